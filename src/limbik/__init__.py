@@ -1,0 +1,26 @@
+"""limbik: inverse kinematics for limbs, chains and skeletons.
+
+Arrays first: every function takes array-likes with points ``(..., 3)`` and
+quaternions ``(..., 4)`` (x, y, z, w), broadcasting over leading dimensions.
+"""
+
+from importlib.metadata import PackageNotFoundError, version
+
+from limbik import errors
+from limbik.errors import InvalidInputError, LimbikError
+from limbik.geometry import Frame
+from limbik.solvers import Solution
+
+try:
+    __version__ = version("limbik")
+except PackageNotFoundError:  # pragma: no cover - running from a source tree
+    __version__ = "0.0.0"
+
+__all__ = [
+    "Frame",
+    "InvalidInputError",
+    "LimbikError",
+    "Solution",
+    "__version__",
+    "errors",
+]

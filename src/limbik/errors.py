@@ -1,0 +1,99 @@
+"""The limbik exception tree.
+
+Every error limbik raises on purpose is a :class:`LimbikError`. Errors about the
+caller's values also subclass :class:`ValueError`, so ``except ValueError`` keeps
+working for code that does not know limbik.
+
+Messages name the argument, what was expected and what was received, e.g.
+``target must have shape (..., 3), got (4,)``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = [
+    "BVHParseError",
+    "DetectionError",
+    "InvalidInputError",
+    "LimbikError",
+    "NonFiniteInputError",
+    "ParseError",
+    "TerrainError",
+    "URDFError",
+]
+
+
+class LimbikError(Exception):
+    """Base class of every error limbik raises on purpose."""
+
+
+class InvalidInputError(LimbikError, ValueError):
+    """An argument has the wrong shape, type or value.
+
+    Attributes
+    ----------
+    argument : str or None
+        The name of the offending argument, where there is one.
+    """
+
+    def __init__(self, message: str, *, argument: str | None = None) -> None:
+        super().__init__(message)
+        self.argument = argument
+
+
+class NonFiniteInputError(InvalidInputError):
+    """An argument holds NaN or infinity."""
+
+
+class ParseError(LimbikError, ValueError):
+    """A file could not be parsed.
+
+    Attributes
+    ----------
+    path : str
+        The file (or ``"<string>"``).
+    line : int
+        1-based line number where the problem was found (0 when unknown).
+    expected : str
+        What the parser expected there.
+    """
+
+    def __init__(self, path: str | Path, line: int, expected: str, got: str = "") -> None:
+        self.path = str(path)
+        self.line = int(line)
+        self.expected = expected
+        self.got = got
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        message = f"{where}: expected {expected}"
+        if got:
+            message += f", got {got}"
+        super().__init__(message)
+
+
+class BVHParseError(ParseError):
+    """A BVH file is malformed."""
+
+
+class URDFError(ParseError):
+    """A URDF file is malformed, or does not hold the requested chain."""
+
+
+class DetectionError(LimbikError, ValueError):
+    """Limbs could not be found in a skeleton.
+
+    Attributes
+    ----------
+    names : list of str
+        The joint names that were searched.
+    """
+
+    def __init__(self, message: str, names: list[str] | None = None) -> None:
+        self.names = list(names or [])
+        if self.names:
+            message += f"; joints are: {', '.join(self.names)}"
+        super().__init__(message)
+
+
+class TerrainError(InvalidInputError):
+    """A terrain could not be built from the given data."""

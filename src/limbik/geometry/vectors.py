@@ -1,0 +1,59 @@
+"""Batched 3-vector helpers. All take ``(..., 3)`` float64 arrays and broadcast."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from limbik._validation import FloatArray
+from limbik.tolerances import EPS_DIRECTION
+
+__all__ = ["any_perpendicular", "dot", "norm", "normalize", "project_off"]
+
+
+def dot(a: FloatArray, b: FloatArray) -> FloatArray:
+    """Dot product over the last axis: ``(..., 3), (..., 3) -> (...)``."""
+    return np.einsum("...i,...i->...", a, b)
+
+
+def norm(v: FloatArray) -> FloatArray:
+    """Euclidean norm over the last axis: ``(..., 3) -> (...)``."""
+    return np.sqrt(dot(v, v))
+
+
+def normalize(v: FloatArray, fallback: FloatArray | None = None) -> FloatArray:
+    """Unit vectors ``(..., 3)``.
+
+    Where a vector's norm is below ``EPS_DIRECTION`` the result is ``fallback``
+    (broadcast), or zero when no fallback is given. Never NaN.
+    """
+    v = np.asarray(v, dtype=np.float64)
+    n = norm(v)[..., None]
+    small = n < EPS_DIRECTION
+    out = v / np.where(small, 1.0, n)
+    if fallback is None:
+        return np.where(small, 0.0, out)
+    return np.where(small, np.broadcast_to(fallback, out.shape), out)
+
+
+def project_off(v: FloatArray, axis: FloatArray) -> FloatArray:
+    """The part of ``v`` perpendicular to the unit vector ``axis``: ``(..., 3)``."""
+    return v - dot(v, axis)[..., None] * axis
+
+
+def any_perpendicular(v: FloatArray) -> FloatArray:
+    """A unit vector perpendicular to each ``v`` ``(..., 3)``, chosen stably.
+
+    Uses the world axis least aligned with ``v``; a zero ``v`` gives +X.
+    """
+    v = np.asarray(v, dtype=np.float64)
+    a = np.abs(v)
+    # pick X unless v is mostly along X, then Y unless mostly along Y, else Z
+    use_x = (a[..., 0] <= a[..., 1]) & (a[..., 0] <= a[..., 2])
+    use_y = ~use_x & (a[..., 1] <= a[..., 2])
+    helper = np.zeros(np.broadcast_shapes(v.shape), dtype=np.float64)
+    helper[..., 0] = use_x
+    helper[..., 1] = use_y
+    helper[..., 2] = ~use_x & ~use_y
+    u = normalize(v)
+    p = project_off(helper, u)
+    return normalize(p, fallback=np.array([1.0, 0.0, 0.0]))

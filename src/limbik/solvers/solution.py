@@ -1,0 +1,74 @@
+"""``Solution``: the result type every limbik solver returns."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["Solution"]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Solution:
+    """The outcome of a (batched) IK solve. An unreachable target is a result, not an error.
+
+    Attributes
+    ----------
+    positions : ndarray, shape (..., n_joints, 3)
+        Solved joint positions, root first, end effector last.
+    reached : ndarray of bool, shape (...)
+        Whether the end effector is within the solver's tolerance of the target.
+    error : ndarray, shape (...)
+        End-effector distance to the target (for pose targets: the weighted pose error).
+    iterations : ndarray of int, shape (...)
+        Iterations used (0 for closed-form solvers).
+    rotations : ndarray, shape (..., n_joints - 1, 4), optional
+        World rotation (x, y, z, w) of each bone, where the solver defines them.
+    q : ndarray, shape (..., dof), optional
+        Joint coordinates, for joint-space solvers (radians or length units).
+    """
+
+    positions: NDArray[np.float64]
+    reached: NDArray[np.bool_]
+    error: NDArray[np.float64]
+    iterations: NDArray[np.int64]
+    rotations: NDArray[np.float64] | None = None
+    q: NDArray[np.float64] | None = None
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """Batch shape (``()`` for a single solve)."""
+        return tuple(self.error.shape)
+
+    @property
+    def end_effector(self) -> NDArray[np.float64]:
+        """End-effector positions ``(..., 3)``."""
+        return self.positions[..., -1, :]
+
+    def __getitem__(self, index: Any) -> Solution:
+        """Index the batch dimensions: ``solution[3]``, ``solution[mask]``."""
+        changes: dict[str, Any] = {}
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if value is not None:
+                changes[field.name] = value[index]
+        return Solution(**changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready nested lists, one key per field that is set."""
+        out: dict[str, Any] = {}
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if value is not None:
+                out[field.name] = np.asarray(value).tolist()
+        return out
+
+    def __repr__(self) -> str:
+        if self.shape == ():
+            return (f"Solution(reached={bool(self.reached)}, error={float(self.error):.3g}, "
+                    f"iterations={int(self.iterations)}, n_joints={self.positions.shape[-2]})")
+        return (f"Solution(shape={self.shape}, reached={int(np.sum(self.reached))}/"
+                f"{self.reached.size}, max_error={float(np.max(self.error, initial=0.0)):.3g})")

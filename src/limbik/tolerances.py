@@ -1,0 +1,30 @@
+"""Default tolerances and epsilons, in one place.
+
+Lengths are relative to the problem's own scale (a chain's total length, a limb's
+reach) unless a name says otherwise, so the same defaults work for metres,
+centimetres and CMU units.
+"""
+
+from __future__ import annotations
+
+#: Below this norm a direction vector is treated as zero (float64, unitless).
+EPS_DIRECTION = 1e-12
+
+#: Relative slack when deciding if a two-bone target is reachable.
+REACH_RTOL = 1e-12
+
+#: Default reach tolerance of iterative solvers, relative to the chain length.
+ITERATIVE_RTOL = 1e-6
+
+#: Default iteration cap of FABRIK and CCD.
+MAX_ITERATIONS = 100
+
+#: Default cap of the Jacobian family.
+MAX_JACOBIAN_ITERATIONS = 300
+
+#: A reached flag is set when the end effector is within this distance of the
+#: target, relative to the limb's total length (analytic solvers).
+ANALYTIC_REACH_RTOL = 1e-9
+
+#: Tolerance for "is this quaternion of unit norm" checks.
+UNIT_QUATERNION_ATOL = 1e-6

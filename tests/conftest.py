@@ -1,0 +1,32 @@
+"""Shared fixtures: seeded generators and the optional shared data folder."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, settings
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+settings.register_profile(
+    "limbik", deadline=None, max_examples=100,
+    suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("limbik")
+
+#: The repository's sibling folder of real data (BVH clips, URDFs), if present.
+SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    return np.random.default_rng(12345)
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"shared data folder not found at {SHARED_DATA}")
+    return SHARED_DATA

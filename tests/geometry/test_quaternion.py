@@ -1,0 +1,63 @@
+"""The free quaternion functions against scipy, plus degenerate cases."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given
+from scipy.spatial.transform import Rotation
+
+from limbik.geometry import (
+    axis_angle_from_quaternion,
+    matrix_from_quaternion,
+    quaternion_from_matrix,
+    quaternion_from_two_vectors,
+    quaternion_multiply,
+    quaternion_slerp,
+    rotate_vectors,
+)
+
+from strategies import quaternions, unit_vectors
+
+
+def test_against_scipy(rng):
+    a = Rotation.random(2000, random_state=3)
+    b = Rotation.random(2000, random_state=4)
+    v = rng.normal(size=(2000, 3))
+    np.testing.assert_allclose(matrix_from_quaternion(a.as_quat()), a.as_matrix(), atol=1e-12)
+    np.testing.assert_allclose(rotate_vectors(a.as_quat(), v), a.apply(v), atol=1e-12)
+    ab = quaternion_multiply(a.as_quat(), b.as_quat())
+    np.testing.assert_allclose(matrix_from_quaternion(ab), (a * b).as_matrix(), atol=1e-12)
+    q = quaternion_from_matrix(a.as_matrix())
+    np.testing.assert_allclose(np.abs(np.sum(q * a.as_quat(), axis=1)), 1.0, atol=1e-12)
+
+
+def test_from_matrix_half_turns():
+    for axis in np.eye(3):
+        m = Rotation.from_rotvec(np.pi * axis).as_matrix()
+        np.testing.assert_allclose(matrix_from_quaternion(quaternion_from_matrix(m)), m,
+                                   atol=1e-12)
+
+
+@given(unit_vectors, unit_vectors)
+def test_two_vectors_rotates_a_onto_b_minimally(a, b):
+    q = quaternion_from_two_vectors(a, b)
+    np.testing.assert_allclose(rotate_vectors(q, a), b, atol=1e-9)
+    _, angle = axis_angle_from_quaternion(q)
+    expected = np.arccos(np.clip(np.dot(a, b), -1, 1))
+    assert abs(angle - expected) < 1e-6
+
+
+def test_two_vectors_degenerate():
+    q = quaternion_from_two_vectors([0, 0, 1.0], [0, 0, -1.0])
+    assert np.isfinite(q).all()
+    np.testing.assert_allclose(rotate_vectors(q, [0, 0, 1.0]), [0, 0, -1], atol=1e-12)
+    np.testing.assert_allclose(quaternion_from_two_vectors([0, 0, 0.0], [1, 0, 0.0]),
+                               [0, 0, 0, 1])
+
+
+@given(quaternions, quaternions)
+def test_slerp_stays_unit_and_hits_endpoints(q0, q1):
+    for t in (0.0, 0.3, 1.0):
+        q = quaternion_slerp(q0, q1, t)
+        assert abs(np.linalg.norm(q) - 1) < 1e-12
+    assert abs(abs(np.dot(quaternion_slerp(q0, q1, 1.0), q1)) - 1) < 1e-9

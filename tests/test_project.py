@@ -1,0 +1,44 @@
+"""Project hygiene: README's commands, CI script, lint and types."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def quick_start_commands() -> list[str]:
+    text = (ROOT / "README.md").read_text()
+    section = text.split("## Quick start", 1)[1]
+    block = re.search(r"```[a-z]*\n(.*?)```", section, re.S)
+    assert block is not None
+    return [line for line in block.group(1).splitlines() if line.strip()]
+
+
+def test_quick_start_has_exactly_two_commands():
+    commands = quick_start_commands()
+    assert len(commands) == 2
+    assert "limbik demo" in commands[0]
+    assert "pytest" in commands[1]
+
+
+def test_ci_runs_the_readme_test_command_verbatim():
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert quick_start_commands()[1] in ci
+
+
+@pytest.mark.parametrize("tool", ["ruff", "mypy"])
+def test_lint_and_types_are_clean(tool):
+    if shutil.which(tool) is None and tool == "ruff":
+        pytest.skip("ruff is not installed")
+    args = {"ruff": ["-m", "ruff", "check", "src", "tests", "benchmarks"],
+            "mypy": ["-m", "mypy"]}[tool]
+    done = subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True,
+                          check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
