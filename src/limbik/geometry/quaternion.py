@@ -31,8 +31,10 @@ IDENTITY = np.array([0.0, 0.0, 0.0, 1.0])
 
 def quaternion_multiply(a: FloatArray, b: FloatArray) -> FloatArray:
     """Hamilton product ``a ⊗ b`` ``(..., 4)``: rotate by ``b`` first, then ``a``."""
-    ax, ay, az, aw = np.moveaxis(np.asarray(a), -1, 0)
-    bx, by, bz, bw = np.moveaxis(np.asarray(b), -1, 0)
+    a = np.asarray(a)
+    b = np.asarray(b)
+    ax, ay, az, aw = a[..., 0], a[..., 1], a[..., 2], a[..., 3]
+    bx, by, bz, bw = b[..., 0], b[..., 1], b[..., 2], b[..., 3]
     return np.stack(
         [
             aw * bx + ax * bw + ay * bz - az * by,
@@ -60,15 +62,25 @@ def quaternion_normalize(q: FloatArray) -> FloatArray:
 def rotate_vectors(q: FloatArray, v: FloatArray) -> FloatArray:
     """Rotate vectors ``(..., 3)`` by unit quaternions ``(..., 4)``; broadcasts."""
     q = np.asarray(q)
-    u = q[..., :3]
-    w = q[..., 3:4]
-    t = 2.0 * np.cross(u, v)
-    return v + w * t + np.cross(u, t)
+    v = np.asarray(v)
+    x, y, z, w = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    vx, vy, vz = v[..., 0], v[..., 1], v[..., 2]
+    # v' = v + w t + u × t with t = 2 u × v
+    tx = 2.0 * (y * vz - z * vy)
+    ty = 2.0 * (z * vx - x * vz)
+    tz = 2.0 * (x * vy - y * vx)
+    return np.stack(
+        [vx + w * tx + (y * tz - z * ty),
+         vy + w * ty + (z * tx - x * tz),
+         vz + w * tz + (x * ty - y * tx)],
+        axis=-1,
+    )
 
 
 def matrix_from_quaternion(q: FloatArray) -> FloatArray:
     """Rotation matrices ``(..., 3, 3)`` from unit quaternions ``(..., 4)``."""
-    x, y, z, w = np.moveaxis(np.asarray(q), -1, 0)
+    q = np.asarray(q)
+    x, y, z, w = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
     xx, yy, zz = x * x, y * y, z * z
     xy, xz, yz = x * y, x * z, y * z
     wx, wy, wz = w * x, w * y, w * z
