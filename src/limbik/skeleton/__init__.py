@@ -1,0 +1,16 @@
+"""Skeletons and motion: BVH I/O, forward kinematics, applying IK, limb detection, clips."""
+
+from limbik.skeleton.bvh import format_bvh, parse_bvh, read_bvh, write_bvh
+from limbik.skeleton.motion import Motion, forward_kinematics
+from limbik.skeleton.skeleton import CHANNEL_NAMES, Skeleton
+
+__all__ = [
+    "CHANNEL_NAMES",
+    "Motion",
+    "Skeleton",
+    "format_bvh",
+    "forward_kinematics",
+    "parse_bvh",
+    "read_bvh",
+    "write_bvh",
+]
