@@ -9,6 +9,7 @@ from importlib.metadata import PackageNotFoundError, version
 from limbik import errors
 from limbik.errors import InvalidInputError, LimbikError
 from limbik.geometry import Frame
+from limbik.skeleton import Motion, Skeleton, format_bvh, parse_bvh, read_bvh, write_bvh
 from limbik.solvers import Solution
 
 try:
@@ -20,7 +21,13 @@ __all__ = [
     "Frame",
     "InvalidInputError",
     "LimbikError",
+    "Motion",
+    "Skeleton",
     "Solution",
     "__version__",
     "errors",
+    "format_bvh",
+    "parse_bvh",
+    "read_bvh",
+    "write_bvh",
 ]

@@ -268,7 +268,7 @@ def _parse_data(source: str, lines: list[str], first: int, frames: int,
         rows.append(text)
         row_lines.append(i + 1)
     if len(rows) < frames:
-        raise BVHParseError(source, len(lines) + 1 if lines else 1,
+        raise BVHParseError(source, (row_lines[-1] if row_lines else first) + 1,
                             f"{frames} frames of motion data", f"{len(rows)} frames")
     split: list[list[str]] = []
     for text, line in zip(rows, row_lines, strict=True):
