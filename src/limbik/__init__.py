@@ -21,6 +21,8 @@ from limbik.skeleton import (
     format_bvh,
     parse_bvh,
     read_bvh,
+    resample,
+    trim,
     write_bvh,
 )
 from limbik.solvers import Solution
@@ -48,5 +50,7 @@ __all__ = [
     "format_bvh",
     "parse_bvh",
     "read_bvh",
+    "resample",
+    "trim",
     "write_bvh",
 ]

@@ -2,6 +2,7 @@
 
 from limbik.skeleton.apply import apply_chain, apply_ik
 from limbik.skeleton.bvh import format_bvh, parse_bvh, read_bvh, write_bvh
+from limbik.skeleton.clip import resample, trim
 from limbik.skeleton.limbs import Arm, Leg, find_arms, find_legs
 from limbik.skeleton.motion import Motion, forward_kinematics
 from limbik.skeleton.skeleton import CHANNEL_NAMES, Skeleton
@@ -20,5 +21,7 @@ __all__ = [
     "forward_kinematics",
     "parse_bvh",
     "read_bvh",
+    "resample",
+    "trim",
     "write_bvh",
 ]

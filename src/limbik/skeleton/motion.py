@@ -47,6 +47,14 @@ def forward_kinematics(parents: np.ndarray, local_rotations: FloatArray,
     return q_world, p_world
 
 
+def _unit_quaternions(value: Any) -> FloatArray:
+    """Validated quaternions; rows already of unit norm (to rounding) are kept bit for bit."""
+    q = as_quaternions(value, "rotations")  # validates shape, finiteness and zero norm
+    raw = np.asarray(value, dtype=np.float64)
+    near_unit = np.abs(np.sum(raw * raw, axis=-1) - 1.0) <= 4 * np.finfo(np.float64).eps
+    return np.where(near_unit[..., None], raw, q)
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class Motion:
     """An animation of a :class:`Skeleton`: F frames of local joint transforms.
@@ -82,7 +90,7 @@ class Motion:
                 f"skeleton must be a Skeleton, got {type(self.skeleton).__name__}",
                 argument="skeleton")
         J = self.skeleton.num_joints
-        rot = as_quaternions(self.rotations, "rotations")
+        rot = _unit_quaternions(self.rotations)
         if rot.ndim != 3 or rot.shape[1] != J:
             raise InvalidInputError(
                 f"rotations must have shape (frames, {J}, 4), got {rot.shape}",
