@@ -46,6 +46,8 @@ def corner_case_bvh(frames: int = 5, seed: int = 0, *, crlf: bool = True) -> str
     width = sum(widths)
     data = rng.uniform(-180, 180, size=(frames, width))
     data[:, :3] = rng.normal(size=(frames, 3))
+    slider = 6 + 3 * len(ORDERS) + 2  # first column of the joint "Slider"
+    data[:, [slider + 1, slider + 3, slider + 5]] = rng.normal(scale=0.5, size=(frames, 3))
     for f in range(frames):
         lines.append(" ".join(f"{v:.8e}" if (f + i) % 3 == 0 else f"{v:.9f}"
                               for i, v in enumerate(data[f])))
