@@ -34,8 +34,7 @@ from limbik.skeleton.skeleton import CHANNEL_NAMES, Skeleton
 __all__ = ["format_bvh", "parse_bvh", "read_bvh", "write_bvh"]
 
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
-_NUMBER_TEXT = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
-_DATA_LINE = re.compile(rf"[ \t\f\v]*(?:{_NUMBER_TEXT}[ \t\f\v]+)*{_NUMBER_TEXT}[ \t\f\v]*")
+_NOT_NUMERIC = re.compile(r"[^0-9eE+\-.\s]")
 _INT = re.compile(r"[+]?\d+")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _CHANNELS = {name.lower(): name for name in CHANNEL_NAMES}
@@ -276,11 +275,20 @@ def _parse_data(source: str, lines: list[str], first: int, frames: int,
         if len(parts) != channels:
             raise BVHParseError(source, line, f"{channels} values in a frame",
                                 f"{len(parts)} values")
-        if not _DATA_LINE.fullmatch(text):
+        if _NOT_NUMERIC.search(text):
             bad = next((p for p in parts if not _NUMBER.fullmatch(p)), text.strip()[:40])
             raise BVHParseError(source, line, "a decimal number", repr(bad))
         split.append(parts)
-    data = np.array(split, dtype=np.float64).reshape(frames, channels)
+    try:
+        # only digits, signs, dots and exponents are left, so float() accepts
+        # exactly the decimal numbers
+        data = np.array(split, dtype=np.float64).reshape(frames, channels)
+    except ValueError:
+        for parts, line in zip(split, row_lines, strict=True):
+            for p in parts:
+                if not _NUMBER.fullmatch(p):
+                    raise BVHParseError(source, line, "a decimal number", repr(p)) from None
+        raise  # pragma: no cover - every token matched, so the conversion cannot fail
     finite = np.isfinite(data)
     if not np.all(finite):
         row, col = (int(i) for i in np.argwhere(~finite)[0])

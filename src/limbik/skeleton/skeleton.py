@@ -97,6 +97,7 @@ class Skeleton:
         if off.shape != (J, 3):
             raise InvalidInputError(f"offsets must have shape ({J}, 3), got {off.shape}",
                                     argument="offsets")
+        ch: tuple[tuple[str, ...], ...]
         if channels is None:
             ch = tuple((CHANNEL_NAMES[:3] + ("Zrotation", "Yrotation", "Xrotation")) if i == 0
                        else ("Zrotation", "Yrotation", "Xrotation") for i in range(J))
