@@ -96,28 +96,23 @@ def test_two_bone_targets_on_real_legs(shared_data, rng):
             check_leg_application(motion, leg, rng)
 
 
-def test_two_bone_targets_on_a_bare_leg(rng):
-    """Hip directly below the root (no separate hip joint): the root is turned only
-    where the hip target moves; here it does not, so the rest is untouched."""
+def test_hip_directly_below_the_root(rng):
+    """Without a separate hip joint the hip's parent is the root, which also carries
+    the rest of the body: a hip target that is already met leaves the root alone,
+    and the thigh still swings its knee onto the target."""
     motion = synthetic_motion(rng)
-    leg = limbik.Leg("left", 1, 2, 2, None)
-    sk = motion.skeleton
     pos = motion.world_positions()
-    # chain hip→knee→(end site) has one bone with a joint: use root→hip→knee
-    H, K = pos[:, 0], pos[:, 1]
-    A = pos[:, 2]
-    L1 = np.linalg.norm(K - H, axis=-1)
-    theta = rng.uniform(-1, 1, size=len(H))
-    axis = np.cross(A - H, [0.0, 0.0, 1.0])
+    hip, knee = pos[:, 1], pos[:, 2]
+    theta = rng.uniform(-1, 1, size=len(hip))
+    axis = np.cross(knee - hip, [0.0, 0.0, 1.0])
     axis /= np.linalg.norm(axis, axis=-1, keepdims=True)
     q = np.concatenate([axis * np.sin(theta / 2)[:, None], np.cos(theta / 2)[:, None]], axis=-1)
-    K2 = H + rotate_vectors(q, K - H)
-    new = limbik.apply_ik(motion, {"LeftUpLeg": K2})
+    new_knee = hip + rotate_vectors(q, knee - hip)
+    new = limbik.apply_ik(motion, {"LeftUpLeg": hip, "LeftLeg": new_knee})
+    np.testing.assert_array_equal(new.rotations[:, 0], motion.rotations[:, 0])
     after = new.world_positions()
-    np.testing.assert_allclose(after[:, 1], K2, atol=1e-12)
-    np.testing.assert_allclose(np.linalg.norm(after[:, 2] - after[:, 1], axis=-1),
-                               np.linalg.norm(A - K, axis=-1), atol=1e-12)
-    assert np.all(L1 > 0) and leg.side == "left" and sk.num_joints == 3
+    np.testing.assert_array_equal(after[:, :2], pos[:, :2])
+    np.testing.assert_allclose(after[:, 2], new_knee, atol=1e-12)
 
 
 def test_world_rotation_targets_are_taken_exactly(rng):

@@ -110,7 +110,8 @@ class _Node:
 
 
 def _joint_name(tokens: _Tokens, keyword: str, line: int) -> str:
-    """The name after ROOT/JOINT: the rest of its line, up to an optional ``{``."""
+    """The name after ROOT/JOINT: the rest of its line (inner spacing kept), up to an
+    optional ``{``."""
     if tokens.buffer_line != line:
         raise BVHParseError(tokens.source, line, f"a joint name after {keyword}", "end of line")
     parts = tokens.rest_of_line()
@@ -120,7 +121,11 @@ def _joint_name(tokens: _Tokens, keyword: str, line: int) -> str:
     if not parts or "{" in parts or "}" in parts:
         raise BVHParseError(tokens.source, line, f"a joint name after {keyword}",
                             repr(" ".join(parts)) if parts else "end of line")
-    return " ".join(parts)
+    # the same words, with the spacing they have in the file
+    raw = tokens.lines[line - 1]
+    pattern = r"\s+".join(re.escape(p) for p in parts)
+    found = re.search(rf"(?<!\S){pattern}(?=\s*(?:\{{\s*)?$)", raw)
+    return found.group(0) if found else " ".join(parts)
 
 
 def _parse_offset(tokens: _Tokens) -> list[float]:
