@@ -150,6 +150,14 @@ def test_malformed_input_reports_line_and_expectation(text, line, expected):
     assert isinstance(info.value, ValueError)
 
 
+def test_byte_order_mark_and_latin1_names(tmp_path):
+    path = tmp_path / "bom.bvh"
+    path.write_bytes(b"\xef\xbb\xbf" + SMALL_BVH.replace("\n", "\r\n").encode())
+    assert limbik.read_bvh(path).names == ("Hips", "LeftUpLeg", "LeftLeg")
+    path.write_bytes(SMALL_BVH.replace("LeftLeg", "Genou\xe9").encode("latin-1"))
+    assert limbik.read_bvh(path).names[2] == "Genou\xe9"
+
+
 def test_read_bvh_error_carries_the_file(tmp_path):
     path = tmp_path / "bad.bvh"
     path.write_bytes(b"HIERARCHY\r\nROOT Hips\r\n{\r\n\tOFFSET 0 0\r\n}\r\n")
@@ -240,3 +248,27 @@ def test_fuzzed_synthetic_clip_raises_only_bvh_parse_error(data):
 def test_arbitrary_text_raises_only_bvh_parse_error(text):
     _check_parse(text)
     _check_parse("HIERARCHY\nROOT A\n{\n" + text)
+
+
+@pytest.mark.parametrize("order", ["XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX"])
+def test_round_trip_is_exact_at_and_near_gimbal_lock(order, rng):
+    """Written Euler angles reproduce each rotation to rounding, also where the
+    middle angle is ±90° (or within 1e-13° of it), for every rotation order."""
+    from scipy.spatial.transform import Rotation
+
+    channels = ("Xposition", "Yposition", "Zposition", *(f"{a}rotation" for a in order))
+    sk = limbik.Skeleton(["a", "b", "c"], [-1, 0, 1], [(0, 0, 0), (1, 2, 3), (100, -50, 20)],
+                         channels=[channels] * 3)
+    frames = 300
+    angles = rng.uniform(-180, 180, size=(frames, 3, 3))
+    angles[:, :, 1] = rng.choice([90, -90, 90 - 1e-7, -90 + 1e-9, 89.9999, 90 - 1e-13],
+                                 size=(frames, 3))
+    q = Rotation.from_euler(order, angles.reshape(-1, 3), degrees=True).as_quat()
+    q = q.reshape(frames, 3, 4)
+    q[:100] = Rotation.random(300, rng=1).as_quat().reshape(100, 3, 4)
+    motion = limbik.Motion(sk, rng.normal(size=(frames, 3)), q, 0.1)
+    again = limbik.parse_bvh(limbik.format_bvh(motion))
+    error = (Rotation.from_quat(again.rotations.reshape(-1, 4))
+             * Rotation.from_quat(motion.rotations.reshape(-1, 4)).inv()).magnitude()
+    assert error.max() < 1e-13
+    assert np.abs(again.world_positions() - motion.world_positions()).max() < 1e-11

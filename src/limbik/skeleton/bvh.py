@@ -17,17 +17,19 @@ non-finite numbers (``nan``, ``inf``, overflowing exponents) are malformed.
 from __future__ import annotations
 
 import re
-import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy.spatial.transform import Rotation
 
 from limbik._io import atomic_write
 from limbik._validation import FloatArray
 from limbik.errors import BVHParseError, InvalidInputError
-from limbik.geometry.quaternion import quaternion_from_axis_angle, quaternion_multiply
+from limbik.geometry.quaternion import (
+    matrix_from_quaternion,
+    quaternion_from_axis_angle,
+    quaternion_multiply,
+)
 from limbik.skeleton.motion import Motion
 from limbik.skeleton.skeleton import CHANNEL_NAMES, Skeleton
 
@@ -342,7 +344,7 @@ def parse_bvh(text: str, *, source: str = "<string>") -> Motion:
     BVHParseError
         For any malformed input, with ``path``, ``line`` (1-based) and ``expected``.
     """
-    lines = _LINE_BREAK.split(text)
+    lines = _LINE_BREAK.split(text.removeprefix("\ufeff"))
     tokens = _Tokens(source, lines)
     try:
         nodes, end_sites = _parse_hierarchy(tokens)
@@ -371,7 +373,7 @@ def read_bvh(path: str | Path) -> Motion:
     p = Path(path)
     raw = p.read_bytes()
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         text = raw.decode("latin-1")
     return parse_bvh(text, source=str(p))
@@ -383,13 +385,35 @@ def _complete(order: str) -> str:
     return order + "".join(a for a in "XYZ" if a not in order)
 
 
+def _axis_matrices(axis: int, angle: FloatArray) -> FloatArray:
+    """Rotation matrices ``(F, 3, 3)`` about coordinate ``axis`` by ``angle`` (rad)."""
+    c, s = np.cos(angle), np.sin(angle)
+    m = np.zeros(angle.shape + (3, 3))
+    a1, a2 = (axis + 1) % 3, (axis + 2) % 3
+    m[..., axis, axis] = 1.0
+    m[..., a1, a1] = c
+    m[..., a2, a2] = c
+    m[..., a2, a1] = s
+    m[..., a1, a2] = -s
+    return m
+
+
 def _euler_degrees(order: str, q: FloatArray) -> FloatArray:
-    """Angles ``(F, 3)`` in degrees with ``R = R_order[0] · R_order[1] · R_order[2]``."""
-    if q.shape[0] == 0:
-        return np.zeros((0, 3))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # gimbal lock: the angles still give the rotation
-        return np.asarray(Rotation.from_quat(q).as_euler(order.upper(), degrees=True))
+    """Angles ``(F, 3)`` in degrees with ``R = R_order[0] · R_order[1] · R_order[2]``.
+
+    The middle angle comes from a well-conditioned ``atan2``; the last one is taken
+    from what the first two leave, so the angles reproduce the rotation to rounding
+    even at or near gimbal lock (where the first angle alone is ill-defined).
+    """
+    i, j, k = ("XYZ".index(a) for a in order.upper())
+    e = 1.0 if (j - i) % 3 == 1 else -1.0  # even permutation (XYZ, YZX, ZXY)
+    r = matrix_from_quaternion(q)
+    b = np.arctan2(e * r[..., i, k], np.hypot(r[..., i, i], r[..., i, j]))
+    a = np.arctan2(-e * r[..., j, k], r[..., k, k])
+    rest = np.einsum("...ji,...jk->...ik", _axis_matrices(i, a) @ _axis_matrices(j, b), r)
+    k1, k2 = (k + 1) % 3, (k + 2) % 3
+    c = np.arctan2(rest[..., k2, k1], rest[..., k1, k1])
+    return np.rad2deg(np.stack([a, b, c], axis=-1))
 
 
 def _layout(motion: Motion) -> tuple[list[list[str]], FloatArray]:
