@@ -240,6 +240,7 @@ def test_fuzzed_real_clip_raises_only_bvh_parse_error(data):
 @given(data=st.data())
 def test_fuzzed_synthetic_clip_raises_only_bvh_parse_error(data):
     _check_parse(data.draw(mutations(corner_case_bvh(frames=3, seed=7, crlf=False))))
+    _check_parse(data.draw(mutations(corner_case_bvh(frames=2, seed=8, crlf=True))))
     _check_parse(data.draw(mutations(SMALL_BVH)))
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -208,12 +207,9 @@ def _quaternions_from_channels(order: str, degrees: FloatArray) -> FloatArray:
 
 def _parse_motion_header(source: str, lines: list[str], start: int) -> tuple[int, float, int]:
     """Frame count, frame time and the index of the first data line after ``MOTION``."""
-    # Tokens after the MOTION keyword, lazily, with their line numbers.
+    # tokens of the lines after MOTION, read lazily, with their line numbers
     stream: list[tuple[str, int]] = []
     index = start
-    first = lines[start - 1].split()[1:] if start >= 1 else []
-    stream.extend((t, start) for t in first)
-    values: dict[str, Any] = {}
 
     def take(expected: str) -> tuple[str, int]:
         nonlocal index
@@ -233,7 +229,7 @@ def _parse_motion_header(source: str, lines: list[str], start: int) -> tuple[int
         raise BVHParseError(source, line, "Frames:", repr(tok))
     if not _INT.fullmatch(tok):
         raise BVHParseError(source, line, "a non-negative integer frame count", repr(tok))
-    values["frames"] = int(tok)
+    frames = int(tok)
     tok, line = take("Frame Time:")
     if tok.lower() != "frame":
         raise BVHParseError(source, line, "Frame Time:", repr(tok))
@@ -250,7 +246,7 @@ def _parse_motion_header(source: str, lines: list[str], start: int) -> tuple[int
     if stream:
         raise BVHParseError(source, stream[0][1], "end of line after the frame time",
                             repr(stream[0][0]))
-    return values["frames"], frame_time, index
+    return frames, frame_time, index
 
 
 def _parse_data(source: str, lines: list[str], first: int, frames: int,
