@@ -7,6 +7,8 @@ import dataclasses
 import numpy as np
 import pytest
 from bvh_samples import SMALL_BVH
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import limbik
 from limbik.errors import InvalidInputError, NonFiniteInputError
@@ -217,3 +219,27 @@ def test_invalid_arguments(rng):
         limbik.apply_ik(motion, {2: [0, 0, 0]}, rotations={1: [0, 0, 0, 1]})
     with pytest.raises(InvalidInputError, match="motion must be a Motion"):
         limbik.apply_ik("motion", {})
+
+
+@settings(max_examples=40)
+@given(st.integers(0, 2**32 - 1), st.integers(3, 8), st.integers(1, 6))
+def test_any_length_consistent_chain_pose_is_reproduced(seed, n, frames):
+    """For a random chain and any pose of a sub-chain reachable by turning its
+    joints, applying the sub-chain's positions reproduces them; joints above the
+    sub-chain are untouched."""
+    rng = np.random.default_rng(seed)
+    offsets = rng.normal(size=(n, 3))
+    sk = limbik.Skeleton([f"j{i}" for i in range(n)], [-1, *range(n - 1)], offsets)
+    q = rng.normal(size=(frames, n, 4))
+    motion = limbik.Motion(sk, rng.normal(size=(frames, 3)), q, 0.1)
+    first = int(rng.integers(1, n - 1))
+    posed = np.array(motion.rotations)
+    posed[:, first - 1:] = rng.normal(size=(frames, n - first + 1, 4))
+    target = dataclasses.replace(motion, rotations=posed).world_positions()
+    joints = list(range(first, n))
+    new = limbik.apply_ik(motion, {j: target[:, j] for j in joints})
+    after = new.world_positions()
+    scale = 1 + np.abs(target).max()
+    assert np.abs(after[:, joints] - target[:, joints]).max() < 1e-10 * scale
+    np.testing.assert_array_equal(after[:, :first], motion.world_positions()[:, :first])
+    assert np.all(np.isfinite(new.rotations))
