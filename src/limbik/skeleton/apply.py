@@ -124,8 +124,8 @@ def apply_ik(motion: Motion, positions: Mapping[int | str, Any] | None = None,
         if j in world_rot:
             new = world_rot[j]
         elif j in drivers:
-            new = _aim(follow, q_anim[:, j], p_anim, p_world[:, j], drivers[j], targets,
-                       translations)
+            new = _aim(follow, q_anim[:, j], p_anim[:, j], p_anim, p_world[:, j], drivers[j],
+                       targets, translations)
         else:
             q_world[:, j] = follow
             continue
@@ -137,15 +137,14 @@ def apply_ik(motion: Motion, positions: Mapping[int | str, Any] | None = None,
     return dataclasses.replace(motion, rotations=q_local, root_positions=root)
 
 
-def _aim(follow: FloatArray, animated: FloatArray, p_anim: FloatArray, origin: FloatArray,
-         children: list[int], targets: dict[int, FloatArray],
-         translations: FloatArray) -> FloatArray:
+def _aim(follow: FloatArray, animated: FloatArray, animated_position: FloatArray,
+         p_anim: FloatArray, origin: FloatArray, children: list[int],
+         targets: dict[int, FloatArray], translations: FloatArray) -> FloatArray:
     """New world rotation ``(F, 4)`` of a joint at ``origin`` aiming its children at targets.
 
     The swing is measured from the animated world bone direction, so the bone keeps
     its animated twist; frames whose targets are already met keep ``follow``.
     """
-    j_anim_pos = p_anim[:, children[0]] - rotate_vectors(animated, translations[:, children[0]])
     met = np.ones(follow.shape[0], dtype=bool)
     for c in children:
         here = origin + rotate_vectors(follow, translations[:, c])
@@ -155,7 +154,7 @@ def _aim(follow: FloatArray, animated: FloatArray, p_anim: FloatArray, origin: F
     lengths = [float(np.max(norm(translations[:, c]), initial=0.0)) for c in children]
     order = [children[k] for k in np.argsort(lengths)[::-1]]
     lead = order[0]
-    a = p_anim[:, lead] - j_anim_pos
+    a = p_anim[:, lead] - animated_position
     b = targets[lead] - origin
     swing = quaternion_from_two_vectors(a, b)
     new = quaternion_multiply(swing, animated)
