@@ -9,6 +9,22 @@ from importlib.metadata import PackageNotFoundError, version
 from limbik import errors
 from limbik.errors import InvalidInputError, LimbikError
 from limbik.geometry import Frame
+from limbik.skeleton import (
+    Arm,
+    Leg,
+    Motion,
+    Skeleton,
+    apply_chain,
+    apply_ik,
+    find_arms,
+    find_legs,
+    format_bvh,
+    parse_bvh,
+    read_bvh,
+    resample,
+    trim,
+    write_bvh,
+)
 from limbik.solvers import Solution
 
 try:
@@ -17,10 +33,24 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0.0.0"
 
 __all__ = [
+    "Arm",
     "Frame",
     "InvalidInputError",
+    "Leg",
     "LimbikError",
+    "Motion",
+    "Skeleton",
     "Solution",
     "__version__",
+    "apply_chain",
+    "apply_ik",
     "errors",
+    "find_arms",
+    "find_legs",
+    "format_bvh",
+    "parse_bvh",
+    "read_bvh",
+    "resample",
+    "trim",
+    "write_bvh",
 ]

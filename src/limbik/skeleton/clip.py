@@ -1,0 +1,66 @@
+"""Clip utilities: resample a :class:`Motion` to a new frame rate, and trim it."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from limbik._validation import FloatArray, as_float, as_int
+from limbik.errors import InvalidInputError
+from limbik.geometry.quaternion import quaternion_slerp
+from limbik.skeleton.motion import Motion
+
+__all__ = ["resample", "trim"]
+
+
+def _interpolate(values: FloatArray, index: FloatArray, alpha: FloatArray) -> FloatArray:
+    """Linear interpolation of ``values`` ``(F, ...)`` between frames ``index`` and ``index+1``."""
+    a = values[index]
+    b = values[np.minimum(index + 1, values.shape[0] - 1)]
+    w = alpha.reshape(alpha.shape + (1,) * (values.ndim - 1))
+    return a + w * (b - a)
+
+
+def resample(motion: Motion, frame_rate: float) -> Motion:
+    """``motion`` sampled at ``frame_rate`` frames per second (> 0).
+
+    New frames sit at ``t = k / frame_rate`` for every ``t`` within the clip's
+    duration, so the first frame is kept and the last new frame is at or before
+    the last old one. Rotations are slerped (shorter arc), positions lerped.
+    A clip of one frame stays one frame. Returns a new :class:`Motion` with
+    ``frame_time = 1 / frame_rate``.
+    """
+    rate = as_float(frame_rate, "frame_rate", minimum=0.0, exclusive=True)
+    F = motion.num_frames
+    if F == 0:
+        return dataclasses.replace(motion, frame_time=1.0 / rate)
+    # count in units of old frames; the tiny slack keeps an exact end frame
+    step = motion.frame_rate / rate
+    count = int(np.floor((F - 1) / step + 1e-9)) + 1
+    t = np.minimum(np.arange(count) * step, F - 1)
+    index = np.minimum(np.floor(t).astype(np.int64), F - 1)
+    alpha = t - index
+    nxt = np.minimum(index + 1, F - 1)
+    rotations = quaternion_slerp(motion.rotations[index], motion.rotations[nxt],
+                                 np.broadcast_to(alpha[:, None], (count, motion.num_joints)))
+    root = _interpolate(motion.root_positions, index, alpha)
+    translations = {j: _interpolate(v, index, alpha) for j, v in motion.joint_translations.items()}
+    return dataclasses.replace(motion, rotations=rotations, root_positions=root,
+                               frame_time=1.0 / rate, joint_translations=translations)
+
+
+def trim(motion: Motion, start: int = 0, stop: int | None = None) -> Motion:
+    """Frames ``start`` to ``stop`` (exclusive) of ``motion``; negative values count
+    from the end, as in Python slicing. The result must hold at least one frame."""
+    F = motion.num_frames
+    s = as_int(start, "start")
+    e = F if stop is None else as_int(stop, "stop")
+    lo, hi, _ = slice(s, e).indices(F)
+    if hi <= lo:
+        raise InvalidInputError(
+            f"start and stop must select at least one of {F} frames, got start={start}, "
+            f"stop={stop}", argument="stop")
+    return dataclasses.replace(
+        motion, rotations=motion.rotations[lo:hi], root_positions=motion.root_positions[lo:hi],
+        joint_translations={j: v[lo:hi] for j, v in motion.joint_translations.items()})

@@ -1,0 +1,208 @@
+"""``Motion``: per-frame local rotations of a :class:`Skeleton`, and forward kinematics."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from limbik._validation import FloatArray, as_float, as_points, as_quaternions
+from limbik.errors import InvalidInputError
+from limbik.geometry.frame import Frame
+from limbik.geometry.quaternion import quaternion_multiply, rotate_vectors
+from limbik.skeleton.skeleton import Skeleton
+
+__all__ = ["Motion", "forward_kinematics"]
+
+
+def _readonly(array: np.ndarray) -> np.ndarray:
+    out = np.array(array, dtype=np.float64)
+    out.flags.writeable = False
+    return out
+
+
+def forward_kinematics(parents: np.ndarray, local_rotations: FloatArray,
+                       local_translations: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """World rotations ``(..., J, 4)`` and positions ``(..., J, 3)`` of a joint tree.
+
+    ``parents`` ``(J,)`` lists each joint's parent (-1 for roots), parents first.
+    ``local_rotations`` ``(..., J, 4)`` and ``local_translations`` ``(..., J, 3)``
+    place each joint in its parent: ``world_j = world_parent · (R_j, t_j)``.
+    The loop runs over joints; every step is vectorised over the leading dimensions.
+    """
+    q_local = np.asarray(local_rotations, dtype=np.float64)
+    t_local = np.asarray(local_translations, dtype=np.float64)
+    q_world = np.empty(np.broadcast_shapes(q_local.shape[:-1], t_local.shape[:-1]) + (4,))
+    p_world = np.empty(q_world.shape[:-1] + (3,))
+    for j, p in enumerate(parents.tolist()):
+        if p < 0:
+            q_world[..., j, :] = q_local[..., j, :]
+            p_world[..., j, :] = t_local[..., j, :]
+        else:
+            qp = q_world[..., p, :]
+            q_world[..., j, :] = quaternion_multiply(qp, q_local[..., j, :])
+            p_world[..., j, :] = p_world[..., p, :] + rotate_vectors(qp, t_local[..., j, :])
+    return q_world, p_world
+
+
+def _unit_quaternions(value: Any) -> FloatArray:
+    """Validated quaternions; rows already of unit norm (to rounding) are kept bit for bit."""
+    q = as_quaternions(value, "rotations")  # validates shape, finiteness and zero norm
+    raw = np.asarray(value, dtype=np.float64)
+    near_unit = np.abs(np.sum(raw * raw, axis=-1) - 1.0) <= 4 * np.finfo(np.float64).eps
+    return np.where(near_unit[..., None], raw, q)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Motion:
+    """An animation of a :class:`Skeleton`: F frames of local joint transforms.
+
+    Attributes
+    ----------
+    skeleton : Skeleton
+        The joint hierarchy (J joints).
+    root_positions : ndarray, shape (F, 3)
+        The root's translation per frame (the BVH root position channels).
+    rotations : ndarray, shape (F, J, 4)
+        Local joint rotations as unit quaternions (x, y, z, w): a joint's frame in
+        its parent's is ``(rotations[f, j], offset_j)``.
+    frame_time : float
+        Seconds per frame (> 0).
+    joint_translations : mapping of int to ndarray (F, 3)
+        Per-frame local translations of non-root joints that have BVH position
+        channels; they replace those joints' offsets. Empty for most clips.
+
+    Arrays are validated and stored read-only. Use :func:`dataclasses.replace` to
+    derive a changed motion, e.g. ``replace(motion, root_positions=new)``.
+    """
+
+    skeleton: Skeleton
+    root_positions: FloatArray
+    rotations: FloatArray
+    frame_time: float
+    joint_translations: Mapping[int, FloatArray] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.skeleton, Skeleton):
+            raise InvalidInputError(
+                f"skeleton must be a Skeleton, got {type(self.skeleton).__name__}",
+                argument="skeleton")
+        J = self.skeleton.num_joints
+        rot = _unit_quaternions(self.rotations)
+        if rot.ndim != 3 or rot.shape[1] != J:
+            raise InvalidInputError(
+                f"rotations must have shape (frames, {J}, 4), got {rot.shape}",
+                argument="rotations")
+        F = rot.shape[0]
+        root = as_points(self.root_positions, "root_positions")
+        if root.shape != (F, 3):
+            raise InvalidInputError(
+                f"root_positions must have shape ({F}, 3), got {root.shape}",
+                argument="root_positions")
+        ft = as_float(self.frame_time, "frame_time", minimum=0.0, exclusive=True)
+        translations: dict[int, FloatArray] = {}
+        for key, value in dict(self.joint_translations).items():
+            j = self.skeleton.index(key)
+            if j == 0:
+                raise InvalidInputError(
+                    "joint_translations must not hold the root (use root_positions), got 0",
+                    argument="joint_translations")
+            t = as_points(value, f"joint_translations[{j}]")
+            if t.shape != (F, 3):
+                raise InvalidInputError(
+                    f"joint_translations[{j}] must have shape ({F}, 3), got {t.shape}",
+                    argument="joint_translations")
+            translations[j] = _readonly(t)
+        object.__setattr__(self, "rotations", _readonly(rot))
+        object.__setattr__(self, "root_positions", _readonly(root))
+        object.__setattr__(self, "frame_time", ft)
+        object.__setattr__(self, "joint_translations", translations)
+
+    # ------------------------------------------------------------------ sizes
+    @property
+    def num_frames(self) -> int:
+        """Number of frames F."""
+        return int(self.rotations.shape[0])
+
+    @property
+    def num_joints(self) -> int:
+        """Number of joints J."""
+        return self.skeleton.num_joints
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The skeleton's joint names."""
+        return self.skeleton.names
+
+    @property
+    def frame_rate(self) -> float:
+        """Frames per second."""
+        return 1.0 / self.frame_time
+
+    @property
+    def duration(self) -> float:
+        """Seconds from the first to the last frame, ``(F - 1) · frame_time``."""
+        return max(self.num_frames - 1, 0) * self.frame_time
+
+    def __len__(self) -> int:
+        return self.num_frames
+
+    def __repr__(self) -> str:
+        return (f"Motion({self.num_frames} frames at {self.frame_rate:.6g} fps, "
+                f"{self.num_joints} joints)")
+
+    # ------------------------------------------------------------------ kinematics
+    def local_translations(self) -> FloatArray:
+        """Each joint's translation in its parent ``(F, J, 3)`` (offsets, or animated)."""
+        t = np.broadcast_to(self.skeleton.offsets, (self.num_frames, self.num_joints, 3)).copy()
+        t[:, 0] = self.root_positions
+        for j, value in self.joint_translations.items():
+            t[:, j] = value
+        return t
+
+    def world_frames(self) -> Frame:
+        """World transform of every joint per frame: a :class:`Frame` of shape ``(F, J)``."""
+        q, p = forward_kinematics(self.skeleton.parents, self.rotations,
+                                  self.local_translations())
+        return Frame._make(q, p)
+
+    def world_positions(self, *, include_end_sites: bool = False) -> FloatArray:
+        """World joint positions ``(F, J, 3)``.
+
+        With ``include_end_sites`` the End Sites follow the joints: ``(F, J + E, 3)``,
+        in the order of ``skeleton.end_site_parents``.
+        """
+        q, p = forward_kinematics(self.skeleton.parents, self.rotations,
+                                  self.local_translations())
+        if not include_end_sites:
+            return p
+        sk = self.skeleton
+        ends = p[:, sk.end_site_parents] + rotate_vectors(q[:, sk.end_site_parents],
+                                                          sk.end_site_offsets)
+        return np.concatenate([p, ends], axis=1)
+
+    def world_rotations(self) -> FloatArray:
+        """World joint rotations ``(F, J, 4)`` (x, y, z, w)."""
+        q, _ = forward_kinematics(self.skeleton.parents, self.rotations,
+                                  self.local_translations())
+        return q
+
+    def rest_positions(self, *, include_end_sites: bool = False) -> FloatArray:
+        """World positions of the rest pose ``(J, 3)`` (see :meth:`Skeleton.rest_positions`)."""
+        return self.skeleton.rest_positions(include_end_sites=include_end_sites)
+
+    @classmethod
+    def rest(cls, skeleton: Skeleton, num_frames: int = 1, frame_time: float = 1.0 / 30.0,
+             ) -> Motion:
+        """A motion that holds the rest pose (identity rotations, root at its offset)."""
+        n = int(num_frames)
+        rot = np.zeros((n, skeleton.num_joints, 4))
+        rot[..., 3] = 1.0
+        root = np.broadcast_to(skeleton.offsets[0], (n, 3))
+        return cls(skeleton, root, rot, frame_time)
+
+    def with_rotations(self, rotations: Any) -> Motion:
+        """This motion with new local rotations ``(F, J, 4)``."""
+        return dataclasses.replace(self, rotations=rotations)

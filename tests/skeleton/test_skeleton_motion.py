@@ -1,0 +1,171 @@
+"""Skeleton and Motion: validation, topology helpers, forward kinematics, rest pose."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from bvh_samples import SMALL_BVH, corner_case_bvh
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.spatial.transform import Rotation
+
+import limbik
+from limbik.errors import InvalidInputError, NonFiniteInputError
+
+
+def chain_skeleton(n=4):
+    return limbik.Skeleton([f"j{i}" for i in range(n)], [-1, *range(n - 1)],
+                           [(0, 0, 0)] + [(0, -1.0, 0)] * (n - 1), end_sites={n - 1: (0, -0.5, 0)})
+
+
+def test_skeleton_basics():
+    sk = limbik.parse_bvh(corner_case_bvh(frames=1)).skeleton
+    assert sk.num_joints == len(sk) == len(sk.names)
+    assert sk.parents[0] == -1 and np.all(sk.parents[1:] < np.arange(1, len(sk)))
+    assert sk.index("Twist") == len(sk) - 1
+    assert sk.children("Hips") == [1, sk.index("Left Arm Joint")]
+    assert sk.ancestors("Twist") == [sk.index(n) for n in ("Fixed", "Slider", "Left Arm Joint", "Hips")]
+    assert sk.is_ancestor("Hips", "Twist") and not sk.is_ancestor("Twist", "Hips")
+    mask = sk.descendants_mask("Slider")
+    assert [sk.names[i] for i in np.flatnonzero(mask)] == ["Slider", "Fixed", "Twist"]
+    assert not sk.descendants_mask("Slider", include_self=False)[sk.index("Slider")]
+    assert sk.leaves() == [sk.index("Chain5"), sk.index("Twist")]
+    assert sk.num_channels == 6 + 18 + 2 + 6 + 0 + 1
+    assert sk.end_site_parents.tolist() == [sk.index("Chain5"), sk.index("Twist")]
+    assert "Skeleton(11 joints" in repr(sk)
+    with pytest.raises(ValueError, match="read-only"):
+        sk.offsets[0, 0] = 1.0
+    with pytest.raises(AttributeError, match="immutable"):
+        sk.names = ()
+    assert sk == limbik.parse_bvh(corner_case_bvh(frames=2, seed=0)).skeleton
+
+
+def test_rest_pose_and_bone_lengths():
+    sk = chain_skeleton()
+    np.testing.assert_allclose(sk.rest_positions(), [[0, 0, 0], [0, -1, 0], [0, -2, 0], [0, -3, 0]])
+    np.testing.assert_allclose(sk.rest_positions(include_end_sites=True)[-1], [0, -3.5, 0])
+    np.testing.assert_allclose(sk.bone_lengths(), [0, 1, 1, 1])
+    rest = limbik.Motion.rest(sk, num_frames=3)
+    np.testing.assert_allclose(rest.world_positions(), np.broadcast_to(sk.rest_positions(), (3, 4, 3)))
+    np.testing.assert_allclose(rest.rest_positions(), sk.rest_positions())
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"names": []}, "at least one joint"),
+        ({"names": ["a", "a"]}, "unique"),
+        ({"parents": [0, 0]}, r"parents\[0\] must be -1"),
+        ({"parents": [-1, 1]}, r"parents\[1\] must be in \[0, 1\)"),
+        ({"parents": [-1]}, "parents must be 2 ints"),
+        ({"offsets": [(0, 0, 0)]}, r"offsets must have shape \(2, 3\)"),
+        ({"offsets": [(0, 0, 0), (0, np.nan, 0)]}, "offsets must be finite"),
+        ({"channels": [("Xposition",), ("Wrotation",)]}, "must be one of"),
+        ({"channels": [("Xrotation", "Xrotation"), ()]}, "must not repeat"),
+        ({"channels": [()]}, "channels must have 2 entries"),
+        ({"end_sites": {5: (0, 0, 0)}}, "end_sites keys"),
+    ],
+)
+def test_skeleton_validation(kwargs, match):
+    args = {"names": ["a", "b"], "parents": [-1, 0], "offsets": [(0, 0, 0), (0, 1, 0)]}
+    args.update(kwargs)
+    with pytest.raises(InvalidInputError, match=match):
+        limbik.Skeleton(**args)
+
+
+def test_index_errors():
+    sk = chain_skeleton()
+    with pytest.raises(InvalidInputError, match="joint must be one of"):
+        sk.index("nope")
+    with pytest.raises(InvalidInputError, match=r"joint index must be in \[0, 4\)"):
+        sk.index(4)
+    with pytest.raises(InvalidInputError, match="joint must be a name or an int"):
+        sk.index(1.0)
+
+
+def test_motion_validation_and_replace():
+    m = limbik.parse_bvh(SMALL_BVH)
+    assert (m.num_frames, m.num_joints) == (2, 3)
+    assert m.frame_rate == pytest.approx(1 / 0.0333333)
+    assert m.duration == pytest.approx(0.0333333)
+    moved = dataclasses.replace(m, root_positions=m.root_positions + [1.0, 0, 0])
+    np.testing.assert_allclose(moved.world_positions(), m.world_positions() + [1.0, 0, 0])
+    with pytest.raises(ValueError, match="read-only"):
+        m.rotations[0, 0, 0] = 1.0
+    with pytest.raises(InvalidInputError, match=r"root_positions must have shape \(2, 3\)"):
+        dataclasses.replace(m, root_positions=np.zeros((3, 3)))
+    with pytest.raises(InvalidInputError, match=r"rotations must have shape \(frames, 3, 4\)"):
+        dataclasses.replace(m, rotations=np.ones((2, 2, 4)))
+    with pytest.raises(NonFiniteInputError, match="rotations must be finite"):
+        dataclasses.replace(m, rotations=np.full((2, 3, 4), np.nan))
+    with pytest.raises(InvalidInputError, match="non-zero quaternion"):
+        dataclasses.replace(m, rotations=np.zeros((2, 3, 4)))
+    with pytest.raises(InvalidInputError, match="frame_time must be > 0"):
+        dataclasses.replace(m, frame_time=0.0)
+    with pytest.raises(InvalidInputError, match="must not hold the root"):
+        dataclasses.replace(m, joint_translations={0: np.zeros((2, 3))})
+    with pytest.raises(InvalidInputError, match="skeleton must be a Skeleton"):
+        limbik.Motion("sk", np.zeros((2, 3)), np.zeros((2, 3, 4)), 0.1)
+    # unnormalised quaternions are normalised; unit ones are kept bit for bit
+    scaled = dataclasses.replace(m, rotations=2 * m.rotations)
+    np.testing.assert_allclose(scaled.rotations, m.rotations, atol=1e-15)
+    np.testing.assert_array_equal(dataclasses.replace(m).rotations, m.rotations)
+
+
+@settings(max_examples=40)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 12))
+def test_fk_matches_matrix_composition(seed, frames):
+    """World frames compose local (R, t) as 4x4 matrices do; world_frames and
+    world_positions agree; end sites are the parent frame applied to their offset."""
+    rng = np.random.default_rng(seed)
+    sk = limbik.parse_bvh(corner_case_bvh(frames=1, seed=seed % 5)).skeleton
+    J = sk.num_joints
+    q = rng.normal(size=(frames, J, 4))
+    m = limbik.Motion(sk, rng.normal(size=(frames, 3)), q, 0.1,
+                      {sk.index("Slider"): rng.normal(size=(frames, 3))})
+    t = m.local_translations()
+    mats = np.zeros((frames, J, 4, 4))
+    rots = Rotation.from_quat(m.rotations.reshape(-1, 4)).as_matrix().reshape(frames, J, 3, 3)
+    for j in range(J):
+        local = np.zeros((frames, 4, 4))
+        local[:, :3, :3] = rots[:, j]
+        local[:, :3, 3] = t[:, j]
+        local[:, 3, 3] = 1
+        p = sk.parents[j]
+        mats[:, j] = local if p < 0 else mats[:, p] @ local
+    frames_ = m.world_frames()
+    assert frames_.shape == (frames, J)
+    np.testing.assert_allclose(frames_.as_matrix(), mats, atol=1e-9)
+    pos = m.world_positions(include_end_sites=True)
+    np.testing.assert_allclose(pos[:, :J], mats[..., :3, 3], atol=1e-9)
+    for e, (parent, offset) in enumerate(zip(sk.end_site_parents, sk.end_site_offsets, strict=True)):
+        np.testing.assert_allclose(pos[:, J + e], mats[:, parent, :3, :3] @ offset + mats[:, parent, :3, 3], atol=1e-9)
+    np.testing.assert_allclose(m.world_rotations(), frames_.quaternion)
+
+
+def test_joint_translations_replace_offsets():
+    m = limbik.parse_bvh(corner_case_bvh(frames=3, seed=2))
+    j = m.skeleton.index("Slider")
+    assert set(m.joint_translations) == {j}
+    t = m.local_translations()
+    np.testing.assert_array_equal(t[:, j], m.joint_translations[j])
+    other = m.skeleton.index("Fixed")
+    np.testing.assert_array_equal(t[:, other], np.broadcast_to(m.skeleton.offsets[other], (3, 3)))
+
+
+def test_writer_adds_channels_a_motion_needs():
+    """A joint without rotation channels that is rotated, and a root without
+    position channels that moves, get channels on writing."""
+    sk = limbik.Skeleton(["a", "b"], [-1, 0], [(0, 1, 0), (0, 1, 0)], channels=[(), ()])
+    rot = Rotation.from_euler("xyz", [[10, 20, 30], [0, 0, 0]], degrees=True).as_quat()
+    m = limbik.Motion(sk, np.array([[0, 1, 0], [0, 2, 0]]),
+                      np.stack([rot, rot], axis=1), 0.5)
+    again = limbik.parse_bvh(limbik.format_bvh(m))
+    assert again.skeleton.position_axes(0) == "XYZ"
+    assert again.skeleton.rotation_order(1) == "ZYX"
+    np.testing.assert_allclose(again.world_positions(), m.world_positions(), atol=1e-12)
+    still = limbik.Motion.rest(sk, 2)
+    text = limbik.format_bvh(dataclasses.replace(still, root_positions=np.tile([0, 1.0, 0], (2, 1))))
+    assert "CHANNELS 0" in text
