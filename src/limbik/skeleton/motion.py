@@ -11,7 +11,8 @@ import numpy as np
 from limbik._validation import FloatArray, as_float, as_points, as_quaternions
 from limbik.errors import InvalidInputError
 from limbik.geometry.frame import Frame
-from limbik.geometry.quaternion import quaternion_multiply, rotate_vectors
+from limbik.geometry.quaternion import rotate_vectors
+from limbik.skeleton._fk_kernels import forward_kinematics_kernel
 from limbik.skeleton.skeleton import Skeleton
 
 __all__ = ["Motion", "forward_kinematics"]
@@ -34,17 +35,15 @@ def forward_kinematics(parents: np.ndarray, local_rotations: FloatArray,
     """
     q_local = np.asarray(local_rotations, dtype=np.float64)
     t_local = np.asarray(local_translations, dtype=np.float64)
-    q_world = np.empty(np.broadcast_shapes(q_local.shape[:-1], t_local.shape[:-1]) + (4,))
-    p_world = np.empty(q_world.shape[:-1] + (3,))
-    for j, p in enumerate(parents.tolist()):
-        if p < 0:
-            q_world[..., j, :] = q_local[..., j, :]
-            p_world[..., j, :] = t_local[..., j, :]
-        else:
-            qp = q_world[..., p, :]
-            q_world[..., j, :] = quaternion_multiply(qp, q_local[..., j, :])
-            p_world[..., j, :] = p_world[..., p, :] + rotate_vectors(qp, t_local[..., j, :])
-    return q_world, p_world
+    shape = np.broadcast_shapes(q_local.shape[:-1], t_local.shape[:-1])
+    joints = shape[-1]
+    q = np.ascontiguousarray(np.broadcast_to(q_local, shape + (4,))).reshape(-1, joints, 4)
+    t = np.ascontiguousarray(np.broadcast_to(t_local, shape + (3,))).reshape(-1, joints, 3)
+    q_world = np.empty_like(q)
+    p_world = np.empty_like(t)
+    forward_kinematics_kernel(np.ascontiguousarray(parents, dtype=np.int64), q, t, q_world,
+                              p_world)
+    return q_world.reshape(shape + (4,)), p_world.reshape(shape + (3,))
 
 
 def _unit_quaternions(value: Any) -> FloatArray:

@@ -1,0 +1,42 @@
+"""Compiled forward kinematics of a joint tree over many frames."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def forward_kinematics_kernel(parents: np.ndarray, q_local: np.ndarray, t_local: np.ndarray,
+                              q_world: np.ndarray, p_world: np.ndarray) -> None:
+    """Fill ``q_world (N, J, 4)`` and ``p_world (N, J, 3)`` from local transforms.
+
+    ``parents (J,)`` come before their children; -1 marks a root. Quaternions are
+    (x, y, z, w).
+    """
+    n, joints = q_local.shape[0], q_local.shape[1]
+    for f in range(n):
+        for j in range(joints):
+            p = parents[j]
+            lx, ly, lz, lw = q_local[f, j, 0], q_local[f, j, 1], q_local[f, j, 2], q_local[f, j, 3]
+            vx, vy, vz = t_local[f, j, 0], t_local[f, j, 1], t_local[f, j, 2]
+            if p < 0:
+                q_world[f, j, 0] = lx
+                q_world[f, j, 1] = ly
+                q_world[f, j, 2] = lz
+                q_world[f, j, 3] = lw
+                p_world[f, j, 0] = vx
+                p_world[f, j, 1] = vy
+                p_world[f, j, 2] = vz
+                continue
+            x, y, z, w = q_world[f, p, 0], q_world[f, p, 1], q_world[f, p, 2], q_world[f, p, 3]
+            q_world[f, j, 0] = w * lx + x * lw + y * lz - z * ly
+            q_world[f, j, 1] = w * ly - x * lz + y * lw + z * lx
+            q_world[f, j, 2] = w * lz + x * ly - y * lx + z * lw
+            q_world[f, j, 3] = w * lw - x * lx - y * ly - z * lz
+            tx = 2.0 * (y * vz - z * vy)
+            ty = 2.0 * (z * vx - x * vz)
+            tz = 2.0 * (x * vy - y * vx)
+            p_world[f, j, 0] = p_world[f, p, 0] + vx + w * tx + (y * tz - z * ty)
+            p_world[f, j, 1] = p_world[f, p, 1] + vy + w * ty + (z * tx - x * tz)
+            p_world[f, j, 2] = p_world[f, p, 2] + vz + w * tz + (x * ty - y * tx)
