@@ -85,7 +85,7 @@ def apply_ik(motion: Motion, positions: Mapping[int | str, Any] | None = None,
         raise InvalidInputError(f"motion must be a Motion, got {type(motion).__name__}",
                                 argument="motion")
     sk = motion.skeleton
-    F, J = motion.num_frames, motion.num_joints
+    F = motion.num_frames
     parents = sk.parents.tolist()
     targets: dict[int, FloatArray] = {}
     for key, value in dict(positions or {}).items():
@@ -109,31 +109,28 @@ def apply_ik(motion: Motion, positions: Mapping[int | str, Any] | None = None,
     if drivers:
         q_anim, p_anim = forward_kinematics(sk.parents, motion.rotations, translations)
     q_local = np.array(motion.rotations)
-    q_world = np.empty((F, J, 4))
-    p_world = np.empty((F, J, 3))
     root = targets.get(0, motion.root_positions)
-    for j in range(J):
+    translations[:, 0] = root
+    changed = sorted(set(drivers) | set(world_rot))
+    q_world, p_world = forward_kinematics(sk.parents, q_local, translations)
+    done: list[int] = []
+    for j in changed:
+        if any(sk.is_ancestor(d, j) for d in done):
+            # an earlier change moved this joint: refresh the world transforms
+            q_world, p_world = forward_kinematics(sk.parents, q_local, translations)
+            done = []
         p = parents[j]
-        if p < 0:
-            parent_q = np.broadcast_to(_IDENTITY, (F, 4))
-            p_world[:, j] = root
-        else:
-            parent_q = q_world[:, p]
-            p_world[:, j] = p_world[:, p] + rotate_vectors(parent_q, translations[:, j])
-        follow = quaternion_multiply(parent_q, q_local[:, j])
+        parent_q = (np.broadcast_to(_IDENTITY, (F, 4)) if p < 0 else q_world[:, p])
+        follow = q_world[:, j]
         if j in world_rot:
             new = world_rot[j]
-        elif j in drivers:
+        else:
             new = _aim(follow, q_anim[:, j], p_anim[:, j], p_anim, p_world[:, j], drivers[j],
                        targets, translations)
-        else:
-            q_world[:, j] = follow
-            continue
-        q_world[:, j] = new
-        q_local[:, j] = quaternion_multiply(quaternion_conjugate(parent_q), new)
+        local = quaternion_multiply(quaternion_conjugate(parent_q), new)
         unchanged = np.all(new == follow, axis=-1)
-        if np.any(unchanged):
-            q_local[unchanged, j] = motion.rotations[unchanged, j]
+        q_local[:, j] = np.where(unchanged[:, None], motion.rotations[:, j], local)
+        done.append(j)
     return dataclasses.replace(motion, rotations=q_local, root_positions=root)
 
 
