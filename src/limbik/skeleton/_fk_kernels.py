@@ -8,15 +8,19 @@ from numba import njit
 
 @njit(cache=True)
 def forward_kinematics_kernel(parents: np.ndarray, q_local: np.ndarray, t_local: np.ndarray,
-                              q_world: np.ndarray, p_world: np.ndarray) -> None:
+                              q_world: np.ndarray, p_world: np.ndarray,
+                              only: np.ndarray) -> None:
     """Fill ``q_world (N, J, 4)`` and ``p_world (N, J, 3)`` from local transforms.
 
     ``parents (J,)`` come before their children; -1 marks a root. Quaternions are
-    (x, y, z, w).
+    (x, y, z, w). Only joints with ``only[j]`` true are (re)computed; the others must
+    already hold their world transforms (pass all true for a full pass).
     """
     n, joints = q_local.shape[0], q_local.shape[1]
     for f in range(n):
         for j in range(joints):
+            if not only[j]:
+                continue
             p = parents[j]
             lx, ly, lz, lw = q_local[f, j, 0], q_local[f, j, 1], q_local[f, j, 2], q_local[f, j, 3]
             vx, vy, vz = t_local[f, j, 0], t_local[f, j, 1], t_local[f, j, 2]

@@ -38,6 +38,7 @@ from limbik.geometry.quaternion import (
     rotate_vectors,
 )
 from limbik.geometry.vectors import dot, norm, normalize, project_off
+from limbik.skeleton._fk_kernels import forward_kinematics_kernel
 from limbik.skeleton.motion import Motion, forward_kinematics
 
 __all__ = ["apply_chain", "apply_ik"]
@@ -113,11 +114,15 @@ def apply_ik(motion: Motion, positions: Mapping[int | str, Any] | None = None,
     translations[:, 0] = root
     changed = sorted(set(drivers) | set(world_rot))
     q_world, p_world = forward_kinematics(sk.parents, q_local, translations)
+    parents64 = np.ascontiguousarray(sk.parents, dtype=np.int64)
     done: list[int] = []
     for j in changed:
         if any(sk.is_ancestor(d, j) for d in done):
-            # an earlier change moved this joint: refresh the world transforms
-            q_world, p_world = forward_kinematics(sk.parents, q_local, translations)
+            # earlier changes moved this joint: refresh their subtrees' world transforms
+            stale = np.zeros(len(parents), dtype=np.bool_)
+            for d in done:
+                stale |= sk.descendants_mask(d, include_self=True)
+            forward_kinematics_kernel(parents64, q_local, translations, q_world, p_world, stale)
             done = []
         p = parents[j]
         parent_q = (np.broadcast_to(_IDENTITY, (F, 4)) if p < 0 else q_world[:, p])

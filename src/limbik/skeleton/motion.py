@@ -42,7 +42,7 @@ def forward_kinematics(parents: np.ndarray, local_rotations: FloatArray,
     q_world = np.empty_like(q)
     p_world = np.empty_like(t)
     forward_kinematics_kernel(np.ascontiguousarray(parents, dtype=np.int64), q, t, q_world,
-                              p_world)
+                              p_world, np.ones(joints, dtype=np.bool_))
     return q_world.reshape(shape + (4,)), p_world.reshape(shape + (3,))
 
 
