@@ -6,7 +6,7 @@ quaternions ``(..., 4)`` (x, y, z, w), broadcasting over leading dimensions.
 
 from importlib.metadata import PackageNotFoundError, version
 
-from limbik import errors
+from limbik import errors, roblox
 from limbik.errors import InvalidInputError, LimbikError
 from limbik.geometry import Frame
 from limbik.solvers import Solution
@@ -23,4 +23,5 @@ __all__ = [
     "Solution",
     "__version__",
     "errors",
+    "roblox",
 ]
