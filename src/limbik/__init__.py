@@ -9,7 +9,7 @@ from importlib.metadata import PackageNotFoundError, version
 from limbik import errors, roblox
 from limbik.errors import InvalidInputError, LimbikError
 from limbik.geometry import Frame
-from limbik.solvers import Solution
+from limbik.solvers import Solution, two_bone
 
 try:
     __version__ = version("limbik")
@@ -24,4 +24,5 @@ __all__ = [
     "__version__",
     "errors",
     "roblox",
+    "two_bone",
 ]
