@@ -278,3 +278,29 @@ def test_roblox_errors_name_the_argument():
         roblox.solve_ik_planar([0, 0, 0], [0, np.nan, 1], 1, 1)
     with pytest.raises(InvalidInputError, match="batch shapes must broadcast"):
         roblox.solve_ik_planar(np.zeros((2, 3)), np.ones((3, 3)), 1, 1)
+
+
+def test_lateral_c1_offset_compensation_recipe():
+    """docs/two_bone.md's recipe: turn the plane about its Y axis by −asin(c1x / l3), solve
+    the triangle on the in-plane distance √(l3² − c1x²); the offset arm then reaches."""
+    torso = Frame.from_axis_angle([0.2, 1.0, 0.1], 0.7, position=[0.0, 3.0, 0.0])
+    origin = torso @ Frame.from_translation([1.0, 0.5, 0.0])  # shoulder C0
+    l1, l2, c1x = 1.0, 1.1, 0.25
+    targets = origin.apply(np.array([[0.4, -0.8, -1.2], [-0.3, 0.5, -1.0], [0.9, -0.2, 0.6]]))
+    elbow_rest = Frame.from_translation([0.0, -l1 / 2, 0.0])
+    shoulder_c1 = Frame.from_translation([c1x, l1 / 2, 0.0])  # arm hangs c1x to the side
+    wrist_c1 = Frame.from_translation([0.0, l2 / 2, 0.0])
+
+    def hand(plane, s, e):
+        upper = roblox.motor6d_part1(torso, roblox.shoulder_motor_c0(torso, plane, s), shoulder_c1)
+        lower = roblox.motor6d_part1(upper, roblox.elbow_motor_c0(elbow_rest, e), wrist_c1)
+        return lower.apply([0.0, -l2 / 2, 0.0])
+
+    plane, s, e = roblox.solve_ik(origin, targets, l1, l2)
+    miss = np.linalg.norm(hand(plane, s, e) - targets, axis=-1)
+    np.testing.assert_allclose(miss, c1x, rtol=1e-12)  # uncompensated: off by the offset
+    l3 = np.linalg.norm(targets - origin.position, axis=-1)
+    turned = plane @ Frame.from_euler_xyz(0.0, -np.arcsin(c1x / l3), 0.0)
+    in_plane = np.sqrt(l3**2 - c1x**2)
+    flat, s, e = roblox.solve_ik(Frame.identity(), np.stack([0 * l3, 0 * l3, -in_plane], -1), l1, l2)
+    np.testing.assert_allclose(hand(turned @ flat, s, e), targets, atol=1e-12)
