@@ -60,21 +60,24 @@ def _rotate(qx: float, qy: float, qz: float, qw: float, vx: float, vy: float, vz
             vz + qw * tz + (qx * ty - qy * tx))
 
 
-@njit(cache=True, fastmath=_FASTMATH, error_model="numpy")
+@njit(cache=True, fastmath=_FASTMATH, error_model="numpy", inline="always")
 def solve_element(rx: float, ry: float, rz: float, tx: float, ty: float, tz: float,
                   hx: float, hy: float, hz: float, qx: float, qy: float, qz: float,
                   qw: float, l1: float, l2: float, mode: int, policy: int,
-                  max_stretch: float, reach_rtol: float, out: np.ndarray) -> tuple[float, bool]:
-    """Solve one limb: writes root, mid, end into ``out`` ``(3, 3)``.
+                  max_stretch: float
+                  ) -> tuple[float, float, float, float, float, float, float, float, float,
+                             float, float]:
+    """Solve one limb.
 
     ``h`` is the pole/reference point (``MODE_POINT``) and ``q`` the root frame's
-    rotation (``MODE_FRAME``, else the identity). Returns ``(error, reached)``.
+    rotation (``MODE_FRAME``, else the identity). Returns the root, mid and end
+    coordinates (9 floats), the error and the unstretched reach ``upper + lower``.
     """
     dx = tx - rx
     dy = ty - ry
     dz = tz - rz
     reach = l1 + l2
-    tolerance = reach_rtol * reach
+    reach0 = reach
     dist = math.sqrt(dx * dx + dy * dy + dz * dz)
     if policy == POLICY_STRETCH and dist > reach:
         scale = min(dist / reach, max_stretch)
@@ -143,17 +146,8 @@ def solve_element(rx: float, ry: float, rz: float, tx: float, ty: float, tz: flo
     ox = rx + shift * ux
     oy = ry + shift * uy
     oz = rz + shift * uz
-    out[0, 0] = ox
-    out[0, 1] = oy
-    out[0, 2] = oz
-    out[1, 0] = ox + a * ux + b * nx
-    out[1, 1] = oy + a * uy + b * ny
-    out[1, 2] = oz + a * uz + b * nz
-    out[2, 0] = ox + dc * ux
-    out[2, 1] = oy + dc * uy
-    out[2, 2] = oz + dc * uz
-    err = abs(dist - dc)
-    return err, err <= tolerance
+    return (ox, oy, oz, ox + a * ux + b * nx, oy + a * uy + b * ny, oz + a * uz + b * nz,
+            ox + dc * ux, oy + dc * uy, oz + dc * uz, abs(dist - dc), reach0)
 
 
 @njit(cache=True, fastmath=_FASTMATH, error_model="numpy")
@@ -223,10 +217,20 @@ def solve_batch(root: np.ndarray, target: np.ndarray, hint: np.ndarray, quat: np
             qz = quat[jq, 2]
             qw = quat[jq, 3]
             check += (qx + qy + qz + qw) * 0.0
-        err, ok = solve_element(rx, ry, rz, tx, ty, tz, hx, hy, hz, qx, qy, qz, qw, l1, l2,
-                                mode, policy, max_stretch, reach_rtol, positions[i])
+        (ox, oy, oz, mx, my, mz, ex, ey, ez, err, reach) = solve_element(
+            rx, ry, rz, tx, ty, tz, hx, hy, hz, qx, qy, qz, qw, l1, l2, mode, policy,
+            max_stretch)
+        positions[i, 0, 0] = ox
+        positions[i, 0, 1] = oy
+        positions[i, 0, 2] = oz
+        positions[i, 1, 0] = mx
+        positions[i, 1, 1] = my
+        positions[i, 1, 2] = mz
+        positions[i, 2, 0] = ex
+        positions[i, 2, 1] = ey
+        positions[i, 2, 2] = ez
         error[i] = err
-        reached[i] = ok
+        reached[i] = err <= reach_rtol * reach
     return check
 
 
@@ -252,6 +256,16 @@ def solve_one(root: np.ndarray, target: np.ndarray, hint: np.ndarray, upper: flo
     check = (rx + ry + rz + tx + ty + tz + hx + hy + hz + upper + lower) * 0.0
     if not (upper > 0.0 and lower > 0.0):
         check += math.nan
-    err, ok = solve_element(rx, ry, rz, tx, ty, tz, hx, hy, hz, 0.0, 0.0, 0.0, 1.0, upper,
-                            lower, mode, policy, max_stretch, reach_rtol, out)
-    return out, err, ok, check
+    (ox, oy, oz, mx, my, mz, ex, ey, ez, err, reach) = solve_element(
+        rx, ry, rz, tx, ty, tz, hx, hy, hz, 0.0, 0.0, 0.0, 1.0, upper, lower, mode, policy,
+        max_stretch)
+    out[0, 0] = ox
+    out[0, 1] = oy
+    out[0, 2] = oz
+    out[1, 0] = mx
+    out[1, 1] = my
+    out[1, 2] = mz
+    out[2, 0] = ex
+    out[2, 1] = ey
+    out[2, 2] = ez
+    return out, err, err <= reach_rtol * reach, check
