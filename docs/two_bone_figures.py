@@ -10,10 +10,10 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
 
-import limbik  # noqa: E402
+import limbik
 
 OUT = Path(__file__).resolve().parent / "img"
 

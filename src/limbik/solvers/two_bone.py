@@ -83,7 +83,8 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
         ``positions`` ``(..., 3, 3)``: root, mid, end. ``error`` ``(...)`` is the
         distance from the target to the end of the limb anchored at the *input* root,
         and ``reached`` is ``error <= 1e-9 * (upper + lower)``. ``iterations`` is 0.
-        ``rotations`` is not set.
+        ``rotations`` is not set. A single limb given as float64 ``(3,)`` arrays and float
+        lengths takes a compiled fast path; its ``reached``/``error`` are NumPy scalars.
 
     Notes
     -----
