@@ -420,3 +420,21 @@ def test_errors_name_the_argument():
         two_bone(np.zeros((2, 3)), np.zeros((3, 3)), 1, 1)
     with pytest.raises(InvalidInputError, match="upper must be a numeric array"):
         two_bone([0, 0, 0], [0, 1, 1], "long", 1)
+
+
+def test_single_fast_path_accepts_strided_views_and_reports_bad_input():
+    """(3,) float64 views of any strides are read correctly; invalid single-limb input
+    falls through to the batched path's checks."""
+    m = np.array([[1.0, 0.0, 0.0], [2.0, 0.0, 0.0], [3.0, 0.0, 0.0]])
+    target, pole = np.array([0.0, 10.0, 0.0]), np.array([10.0, 5.0, 0.0])
+    strided = two_bone(m.T[0], target, 10.0, 10.0, pole=pole)
+    np.testing.assert_array_equal(strided.positions, two_bone(m.T[0].copy(), target, 10.0, 10.0, pole=pole).positions)
+    np.testing.assert_array_equal(strided.positions[0], [1.0, 2.0, 3.0])
+    with pytest.raises(InvalidInputError, match=r"lower must be > 0, got -1\.0"):
+        two_bone(np.zeros(3), target, 1.0, -1.0)
+    with pytest.raises(NonFiniteInputError, match=r"target must be finite, got inf at index \(2,\)"):
+        two_bone(np.zeros(3), np.array([0.0, 1.0, np.inf]), 1.0, 1.0)
+    with pytest.raises(NonFiniteInputError, match="max_stretch must be finite"):
+        two_bone(np.zeros(3), target, 1.0, 1.0, unreachable="stretch", max_stretch=np.inf)
+    with pytest.raises(InvalidInputError, match="unreachable must be one of"):
+        two_bone(np.zeros(3), target, 1.0, 1.0, unreachable="EXTEND")

@@ -9,9 +9,11 @@ NaN or infinite, or a length is not positive, and the Python layer then reports 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
-from numba import njit
+from numba import njit, types
 
 #: Bend-direction modes.
 MODE_ROLLED = 0  # the seed's rolled plane of the world axes (the default)
@@ -241,7 +243,7 @@ def solve_one(root: np.ndarray, target: np.ndarray, hint: np.ndarray, upper: flo
     """One limb from ``(3,)`` arrays (no quaternion: modes rolled and point).
 
     Returns ``(positions (3, 3), error, reached, check)``; ``check`` as in
-    :func:`solve_batch`.
+    :func:`solve_batch`, and also NaN when ``max_stretch`` is not finite and >= 1.
     """
     out = np.empty((3, 3))
     rx = root[0]
@@ -253,8 +255,8 @@ def solve_one(root: np.ndarray, target: np.ndarray, hint: np.ndarray, upper: flo
     hx = hint[0]
     hy = hint[1]
     hz = hint[2]
-    check = (rx + ry + rz + tx + ty + tz + hx + hy + hz + upper + lower) * 0.0
-    if not (upper > 0.0 and lower > 0.0):
+    check = (rx + ry + rz + tx + ty + tz + hx + hy + hz + upper + lower + max_stretch) * 0.0
+    if not (upper > 0.0 and lower > 0.0 and max_stretch >= 1.0):
         check += math.nan
     (ox, oy, oz, mx, my, mz, ex, ey, ez, err, reach) = solve_element(
         rx, ry, rz, tx, ty, tz, hx, hy, hz, 0.0, 0.0, 0.0, 1.0, upper, lower, mode, policy,
@@ -269,3 +271,21 @@ def solve_one(root: np.ndarray, target: np.ndarray, hint: np.ndarray, upper: flo
     out[2, 1] = ey
     out[2, 2] = ez
     return out, err, err <= reach_rtol * reach, check
+
+
+_single: list[Callable[..., Any]] = []
+
+
+def single_entry() -> Callable[..., Any]:
+    """:func:`solve_one`'s compiled entry point for float64 ``(3,)`` arrays of any strides.
+
+    Calling it skips Numba's argument-type dispatch (about 1.5 µs per call). Callers must
+    pass exactly: three 1-D float64 arrays of length 3, two floats, two ints, two floats.
+    """
+    if not _single:
+        vec = types.Array(types.float64, 1, "A")
+        sig = (vec, vec, vec, types.float64, types.float64, types.int64, types.int64,
+               types.float64, types.float64)
+        entry = solve_one.compile(sig)
+        _single.append(entry if callable(entry) else solve_one)
+    return _single[0]

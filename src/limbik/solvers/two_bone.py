@@ -41,6 +41,12 @@ _F64 = np.dtype(np.float64)
 _SHAPE3 = (3,)
 _FLOAT_TYPES = (float, int, np.float64)
 _NO_POINT3 = np.zeros(3)
+_single: list[Any] = []
+
+
+def _single_entry() -> Any:
+    _single.append(_k.single_entry())
+    return _single[0]
 
 
 def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None,
@@ -113,10 +119,17 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
                                    and point.dtype is _F64))
             and type(upper) in _FLOAT_TYPES and type(lower) in _FLOAT_TYPES
             and type(max_stretch) in _FLOAT_TYPES and type(unreachable) is str):
-        # lean path for one limb given as float64 (3,) arrays and float lengths
-        fast = _solve_one(root, target, point, upper, lower, unreachable, max_stretch)
-        if fast is not None:
-            return fast
+        # lean path for one limb given as float64 (3,) arrays and float lengths; anything
+        # unusual (bad policy, non-finite input, bad lengths) falls through to the
+        # batched path, which reports it
+        policy = _POLICY.get(unreachable)
+        if policy is not None:
+            positions, err, ok, check = (_single[0] if _single else _single_entry())(
+                root, target, _NO_POINT3 if point is None else point, float(upper),
+                float(lower), _k.MODE_ROLLED if point is None else _k.MODE_POINT, policy,
+                float(max_stretch), ANALYTIC_REACH_RTOL)
+            if check == 0.0:
+                return _solution(positions, np.bool_(ok), np.float64(err), _ITER0)
     given = [name for name, value in (("pole", pole), ("reference", reference),
                                       ("root_frame", root_frame)) if value is not None]
     if len(given) > 1:
@@ -213,28 +226,3 @@ def _raise_for_bad_input(root: FloatArray, target: FloatArray, upper: FloatArray
     as_positive(lower, "lower")
     if point_name:
         check_finite(hint, point_name)
-
-
-# ----------------------------------------------------------------------------- single solve
-
-
-
-def _solve_one(root: FloatArray, target: FloatArray, point: FloatArray | None, upper: Any,
-               lower: Any, unreachable: str, max_stretch: Any) -> Solution | None:
-    """One limb through the compiled single-element path; ``None`` means "use the
-    batched path" (which validates and reports) for anything unusual."""
-    policy = _POLICY.get(unreachable)
-    stretch = float(max_stretch)
-    if policy is None or not stretch >= 1.0 or not math.isfinite(stretch):
-        return None
-    if point is None:
-        positions, err, ok, check = _k.solve_one(
-            root, target, _NO_POINT3, float(upper), float(lower), _k.MODE_ROLLED, policy,
-            stretch, ANALYTIC_REACH_RTOL)
-    else:
-        positions, err, ok, check = _k.solve_one(
-            root, target, point, float(upper), float(lower), _k.MODE_POINT, policy, stretch,
-            ANALYTIC_REACH_RTOL)
-    if check != 0.0:
-        return None
-    return _solution(positions, np.bool_(ok), np.float64(err), _ITER0)
