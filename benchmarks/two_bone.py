@@ -146,15 +146,18 @@ def best(fn: Callable[[], object], repeats: int, number: int = 1) -> float:
     return min(times)
 
 
-def best_interleaved(fns: dict[str, Callable[[], object]], repeats: int) -> dict[str, float]:
-    """Best-of-``repeats`` seconds per call, running the candidates in turn each round, so
-    load from other processes hits them alike."""
+def best_interleaved(fns: dict[str, Callable[[], object]], repeats: int,
+                     number: dict[str, int] | int = 1) -> dict[str, float]:
+    """Best-of-``repeats`` seconds per call, running the candidates in turn each round
+    (``number`` calls each), so load from other processes hits them alike."""
     times: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(repeats):
         for name, fn in fns.items():
+            count = number if isinstance(number, int) else number[name]
             start = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - start)
+            for _ in range(count):
+                fn()
+            times[name].append((time.perf_counter() - start) / count)
     return {name: min(values) for name, values in times.items()}
 
 
@@ -194,22 +197,28 @@ def main(argv: list[str] | None = None) -> int:
         inputs = make_inputs(rng, n)
         repeats = 5 if n == 10**6 else 20
         number = 1 if n == 10**6 else (2000 if n == 1 else 50)
+        lists = [a.tolist() for a in inputs]
         if single:
             root, target, pole, l1, l2 = inputs
             args1 = (root[0], target[0], pole[0], float(l1[0]), float(l2[0]))
-            t_lim = best(lambda: limbik_two_bone(*args1), repeats, number)  # noqa: B023
+            run_limbik = lambda: limbik_two_bone(*args1)  # noqa: B023, E731
         else:
-            t_lim = best(lambda: limbik_two_bone(*inputs), repeats, number)  # noqa: B023
-        t_np = best(lambda: numpy_two_bone(*inputs), repeats, number)  # noqa: B023
-        lists = [a.tolist() for a in inputs]
-        if n == 10**6 and not args.full:
+            run_limbik = lambda: limbik_two_bone(*inputs)  # noqa: B023, E731
+        fns = {"limbik": run_limbik, "numpy": lambda: numpy_two_bone(*inputs)}  # noqa: B023
+        counts = {"limbik": number, "numpy": number, "python": max(1, number // 10)}
+        note = ""
+        if n == 10**6:
             part = [a[:100_000] for a in lists]
-            t_py = best(lambda: python_two_bone(*part), 1) * 10  # noqa: B023
-            note = " (timed on 10^5, ×10)"
+            scale = 1 if args.full else 10
+            fns["python"] = (lambda: python_two_bone(*lists)) if args.full else (  # noqa: B023
+                lambda: python_two_bone(*part))  # noqa: B023
+            note = "" if args.full else " (timed on 10^5, ×10)"
+            times = best_interleaved({k: v for k, v in fns.items() if k != "python"}, repeats)
+            times["python"] = best(fns["python"], 1) * scale
         else:
-            t_py = best(lambda: python_two_bone(*lists), 1 if n == 10**6 else 5,  # noqa: B023
-                        1 if n == 10**6 else max(1, number // 10))
-            note = ""
+            fns["python"] = lambda: python_two_bone(*lists)  # noqa: B023
+            times = best_interleaved(fns, repeats, counts)
+        t_lim, t_np, t_py = times["limbik"], times["numpy"], times["python"]
         print(f"{label:>16} {fmt(t_lim)} {fmt(t_np)} {t_np / t_lim:8.1f}x {fmt(t_py)} "
               f"{t_py / t_lim:9.1f}x{note}")
         if n == 1000:  # agreement check of the baselines
@@ -247,11 +256,12 @@ def main(argv: list[str] | None = None) -> int:
 
     root, target, pole, l1, l2 = (a[0] for a in make_inputs(rng, 1))
     a1, a2 = float(l1), float(l2)
-    number = 20000
-    t_single = best(lambda: limbik.two_bone(root, target, a1, a2, pole=pole), 9, number)
-    t_norm = best(lambda: np.linalg.norm(root), 9, number)
-    one = [[list(root)], [list(target)], [list(pole)], [a1], [a2]]
-    t_py1 = best(lambda: python_two_bone(*one), 9, number)
+    one = [[root.tolist()], [target.tolist()], [pole.tolist()], [a1], [a2]]
+    times = best_interleaved({
+        "limbik": lambda: limbik.two_bone(root, target, a1, a2, pole=pole),
+        "norm": lambda: np.linalg.norm(root),
+        "python": lambda: python_two_bone(*one)}, 15, 2000)
+    t_single, t_norm, t_py1 = times["limbik"], times["norm"], times["python"]
     print(f"\nsingle call from Python, float64 (3,) arrays, pole mode: {fmt(t_single)} "
           f"(goal ≤ 3 µs)")
     print(f"  = {t_single / t_norm:.2f}× one np.linalg.norm((3,)) call ({fmt(t_norm)}) on this machine")
