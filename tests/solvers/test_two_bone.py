@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import limbik
 from limbik import Frame, roblox, two_bone
@@ -438,3 +440,25 @@ def test_single_fast_path_accepts_strided_views_and_reports_bad_input():
         two_bone(np.zeros(3), target, 1.0, 1.0, unreachable="stretch", max_stretch=np.inf)
     with pytest.raises(InvalidInputError, match="unreachable must be one of"):
         two_bone(np.zeros(3), target, 1.0, 1.0, unreachable="EXTEND")
+
+
+points = st.tuples(*[st.floats(-1e6, 1e6, allow_nan=False)] * 3).map(np.array)
+lengths = st.floats(1e-6, 1e6)
+
+
+@given(root=points, target=points, pole=st.one_of(st.none(), points), upper=lengths,
+       lower=lengths, policy=st.sampled_from(["extend", "push_root", "stretch"]))
+def test_any_finite_input_gives_finite_output_with_lengths_kept(root, target, pole, upper,
+                                                                 lower, policy):
+    sol = two_bone(root, target, upper, lower, pole=pole, unreachable=policy, max_stretch=1.25)
+    assert np.all(np.isfinite(sol.positions)) and np.isfinite(sol.error)
+    a, b = bone_lengths(sol.positions)
+    d = np.linalg.norm(target - root)
+    scale = min(max(d / (upper + lower), 1.0), 1.25) if policy == "stretch" else 1.0
+    slack = 1e-12 * (np.abs(sol.positions).max() + upper + lower)
+    assert abs(a - upper * scale) <= slack + 1e-9 * upper
+    assert abs(b - lower * scale) <= slack + 1e-9 * lower
+    if policy == "push_root":
+        assert np.linalg.norm(sol.positions[2] - target) <= slack
+    else:
+        np.testing.assert_array_equal(sol.positions[0], root)
