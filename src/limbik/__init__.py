@@ -6,7 +6,7 @@ quaternions ``(..., 4)`` (x, y, z, w), broadcasting over leading dimensions.
 
 from importlib.metadata import PackageNotFoundError, version
 
-from limbik import errors
+from limbik import errors, roblox
 from limbik.errors import InvalidInputError, LimbikError
 from limbik.geometry import Frame
 from limbik.skeleton import (
@@ -25,7 +25,7 @@ from limbik.skeleton import (
     trim,
     write_bvh,
 )
-from limbik.solvers import Solution
+from limbik.solvers import Solution, two_bone
 
 try:
     __version__ = version("limbik")
@@ -53,4 +53,6 @@ __all__ = [
     "resample",
     "trim",
     "write_bvh",
+    "roblox",
+    "two_bone",
 ]

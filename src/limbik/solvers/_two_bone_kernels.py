@@ -1,0 +1,291 @@
+"""Compiled loops of the analytic two-bone solver (see :mod:`limbik.solvers.two_bone`).
+
+One element ``i`` reads row ``i`` of each input, or row 0 where that input holds a
+single row (so scalar lengths and a shared pole need no broadcast copies). Inputs are
+not validated here beyond a cheap fused check: the kernel returns NaN when any input is
+NaN or infinite, or a length is not positive, and the Python layer then reports which.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from numba import njit, types
+
+#: Bend-direction modes.
+MODE_ROLLED = 0  # the seed's rolled plane of the world axes (the default)
+MODE_POINT = 1  # a pole / reference point
+MODE_FRAME = 2  # the seed's rolled plane of a root frame
+
+#: Out-of-reach policies.
+POLICY_EXTEND = 0
+POLICY_PUSH_ROOT = 1
+POLICY_STRETCH = 2
+
+#: Fast-math flags without ``nnan``/``ninf``, so the fused finiteness check survives.
+_FASTMATH = {"nsz", "arcp", "contract", "afn", "reassoc"}
+
+#: Below this fraction of the reach the target is "at the root": the direction falls back.
+AT_ROOT_RTOL = 1e-15
+#: A pole within this angle (rad) of the root→target line gives no usable bend plane.
+POLE_MIN_SINE = 1e-9
+
+
+@njit(cache=True, fastmath=_FASTMATH, error_model="numpy")
+def rolled_bend(x: float, y: float, z: float) -> tuple[float, float, float]:
+    """The seed's rolled plane: where the minimal rotation taking −Z to the unit ``(x, y, z)``
+    sends −Y (the mid joint's side). Exactly behind (``(0, 0, 1)``) gives +Y, the thread's
+    half turn about −X. Uses ``1/(1−z) = (1+z)/(x²+y²)`` for ``z > 0`` to avoid cancellation.
+    """
+    if z > 0.0:
+        r2 = x * x + y * y
+        if r2 == 0.0:
+            return 0.0, 1.0, 0.0
+        s = (1.0 + z) / r2
+    else:
+        s = 1.0 / (1.0 - z)
+    return x * y * s, y * y * s - 1.0, -y
+
+
+@njit(cache=True, fastmath=_FASTMATH, error_model="numpy")
+def _rotate(qx: float, qy: float, qz: float, qw: float, vx: float, vy: float, vz: float
+            ) -> tuple[float, float, float]:
+    """Rotate ``v`` by the unit quaternion ``q``."""
+    tx = 2.0 * (qy * vz - qz * vy)
+    ty = 2.0 * (qz * vx - qx * vz)
+    tz = 2.0 * (qx * vy - qy * vx)
+    return (vx + qw * tx + (qy * tz - qz * ty),
+            vy + qw * ty + (qz * tx - qx * tz),
+            vz + qw * tz + (qx * ty - qy * tx))
+
+
+@njit(cache=True, fastmath=_FASTMATH, error_model="numpy", inline="always")
+def solve_element(rx: float, ry: float, rz: float, tx: float, ty: float, tz: float,
+                  hx: float, hy: float, hz: float, qx: float, qy: float, qz: float,
+                  qw: float, l1: float, l2: float, mode: int, policy: int,
+                  max_stretch: float
+                  ) -> tuple[float, float, float, float, float, float, float, float, float,
+                             float, float]:
+    """Solve one limb.
+
+    ``h`` is the pole/reference point (``MODE_POINT``) and ``q`` the root frame's
+    rotation (``MODE_FRAME``, else the identity). Returns the root, mid and end
+    coordinates (9 floats), the error and the unstretched reach ``upper + lower``.
+    """
+    dx = tx - rx
+    dy = ty - ry
+    dz = tz - rz
+    reach = l1 + l2
+    reach0 = reach
+    dist = math.sqrt(dx * dx + dy * dy + dz * dz)
+    if policy == POLICY_STRETCH and dist > reach:
+        scale = min(dist / reach, max_stretch)
+        l1 *= scale
+        l2 *= scale
+        reach = l1 + l2
+    fold = abs(l1 - l2)
+    # unit direction root -> target; the frame's -Z when the target is at the root
+    if dist > AT_ROOT_RTOL * reach:
+        inv = 1.0 / dist
+        ux = dx * inv
+        uy = dy * inv
+        uz = dz * inv
+    elif mode == MODE_FRAME:
+        ux, uy, uz = _rotate(qx, qy, qz, qw, 0.0, 0.0, -1.0)
+    else:
+        ux = 0.0
+        uy = 0.0
+        uz = -1.0
+    # law of cosines on the clamped distance (the "extend" fold when out of reach)
+    dc = min(max(dist, fold), reach)
+    # sin from Heron's area: exactly 0 at both clamps, accurate near them
+    if dc > 0.0:
+        inv = 1.0 / (2.0 * l1 * dc)
+        cos_a = min(max(((l1 - l2) * (l1 + l2) + dc * dc) * inv, -1.0), 1.0)
+        sin_a = min(math.sqrt((reach + dc) * (reach - dc))
+                    * math.sqrt((dc + fold) * (dc - fold)) * inv, 1.0)
+    else:
+        cos_a = 0.0
+        sin_a = 1.0
+    # bend direction: unit, perpendicular to u, on the mid joint's side
+    have = False
+    nx = 0.0
+    ny = 0.0
+    nz = 0.0
+    if mode == MODE_POINT:
+        px = hx - rx
+        py = hy - ry
+        pz = hz - rz
+        t = px * ux + py * uy + pz * uz
+        nx = px - t * ux
+        ny = py - t * uy
+        nz = pz - t * uz
+        pn2 = nx * nx + ny * ny + nz * nz
+        p2 = px * px + py * py + pz * pz
+        if pn2 > (POLE_MIN_SINE * POLE_MIN_SINE) * p2 and pn2 > 0.0:
+            t = nx * ux + ny * uy + nz * uz  # second Gram-Schmidt pass
+            nx -= t * ux
+            ny -= t * uy
+            nz -= t * uz
+            inv = 1.0 / math.sqrt(nx * nx + ny * ny + nz * nz)
+            nx *= inv
+            ny *= inv
+            nz *= inv
+            have = True
+    if not have:
+        if mode == MODE_FRAME:
+            lx, ly, lz = _rotate(-qx, -qy, -qz, qw, ux, uy, uz)
+            bx, by, bz = rolled_bend(lx, ly, lz)
+            nx, ny, nz = _rotate(qx, qy, qz, qw, bx, by, bz)
+        else:
+            nx, ny, nz = rolled_bend(ux, uy, uz)
+    a = l1 * cos_a
+    b = l1 * sin_a
+    shift = dist - dc if policy == POLICY_PUSH_ROOT else 0.0
+    ox = rx + shift * ux
+    oy = ry + shift * uy
+    oz = rz + shift * uz
+    return (ox, oy, oz, ox + a * ux + b * nx, oy + a * uy + b * ny, oz + a * uz + b * nz,
+            ox + dc * ux, oy + dc * uy, oz + dc * uz, abs(dist - dc), reach0)
+
+
+@njit(cache=True, fastmath=_FASTMATH, error_model="numpy")
+def solve_batch(root: np.ndarray, target: np.ndarray, hint: np.ndarray, quat: np.ndarray,
+                upper: np.ndarray, lower: np.ndarray, mode: int, policy: int,
+                max_stretch: float, reach_rtol: float,
+                positions: np.ndarray, error: np.ndarray, reached: np.ndarray) -> float:
+    """Solve ``positions.shape[0]`` limbs in place.
+
+    Parameters
+    ----------
+    root, target, hint : (N or 1, 3) float64
+        ``hint`` is the pole/reference point (read only in ``MODE_POINT``).
+    quat : (N or 1, 4) float64
+        Root-frame rotations (x, y, z, w), read only in ``MODE_FRAME``.
+    upper, lower : (N or 1,) float64
+    positions : (N, 3, 3) float64, out
+    error : (N,) float64, out
+    reached : (N,) bool, out
+
+    Returns
+    -------
+    float
+        0.0, or NaN when an input is not finite or a length is not positive.
+    """
+    n = positions.shape[0]
+    sr = 1 if root.shape[0] > 1 else 0
+    st = 1 if target.shape[0] > 1 else 0
+    sh = 1 if hint.shape[0] > 1 else 0
+    sq = 1 if quat.shape[0] > 1 else 0
+    s1 = 1 if upper.shape[0] > 1 else 0
+    s2 = 1 if lower.shape[0] > 1 else 0
+    use_hint = mode == MODE_POINT
+    use_quat = mode == MODE_FRAME
+    check = 0.0
+    for i in range(n):
+        jr = i * sr
+        jt = i * st
+        rx = root[jr, 0]
+        ry = root[jr, 1]
+        rz = root[jr, 2]
+        tx = target[jt, 0]
+        ty = target[jt, 1]
+        tz = target[jt, 2]
+        l1 = upper[i * s1]
+        l2 = lower[i * s2]
+        check += (rx + ry + rz + tx + ty + tz + l1 + l2) * 0.0
+        if not (l1 > 0.0 and l2 > 0.0):
+            check += math.nan
+        hx = 0.0
+        hy = 0.0
+        hz = 0.0
+        if use_hint:
+            jh = i * sh
+            hx = hint[jh, 0]
+            hy = hint[jh, 1]
+            hz = hint[jh, 2]
+            check += (hx + hy + hz) * 0.0
+        qx = 0.0
+        qy = 0.0
+        qz = 0.0
+        qw = 1.0
+        if use_quat:
+            jq = i * sq
+            qx = quat[jq, 0]
+            qy = quat[jq, 1]
+            qz = quat[jq, 2]
+            qw = quat[jq, 3]
+            check += (qx + qy + qz + qw) * 0.0
+        (ox, oy, oz, mx, my, mz, ex, ey, ez, err, reach) = solve_element(
+            rx, ry, rz, tx, ty, tz, hx, hy, hz, qx, qy, qz, qw, l1, l2, mode, policy,
+            max_stretch)
+        positions[i, 0, 0] = ox
+        positions[i, 0, 1] = oy
+        positions[i, 0, 2] = oz
+        positions[i, 1, 0] = mx
+        positions[i, 1, 1] = my
+        positions[i, 1, 2] = mz
+        positions[i, 2, 0] = ex
+        positions[i, 2, 1] = ey
+        positions[i, 2, 2] = ez
+        error[i] = err
+        reached[i] = err <= reach_rtol * reach
+    return check
+
+
+@njit(cache=True, fastmath=_FASTMATH, error_model="numpy")
+def solve_one(root: np.ndarray, target: np.ndarray, hint: np.ndarray, upper: float,
+              lower: float, mode: int, policy: int, max_stretch: float, reach_rtol: float
+              ) -> tuple[np.ndarray, float, bool, float]:
+    """One limb from ``(3,)`` arrays (no quaternion: modes rolled and point).
+
+    Returns ``(positions (3, 3), error, reached, check)``; ``check`` as in
+    :func:`solve_batch`, and also NaN when ``max_stretch`` is not finite and >= 1.
+    """
+    out = np.empty((3, 3))
+    rx = root[0]
+    ry = root[1]
+    rz = root[2]
+    tx = target[0]
+    ty = target[1]
+    tz = target[2]
+    hx = hint[0]
+    hy = hint[1]
+    hz = hint[2]
+    check = (rx + ry + rz + tx + ty + tz + hx + hy + hz + upper + lower + max_stretch) * 0.0
+    if not (upper > 0.0 and lower > 0.0 and max_stretch >= 1.0):
+        check += math.nan
+    (ox, oy, oz, mx, my, mz, ex, ey, ez, err, reach) = solve_element(
+        rx, ry, rz, tx, ty, tz, hx, hy, hz, 0.0, 0.0, 0.0, 1.0, upper, lower, mode, policy,
+        max_stretch)
+    out[0, 0] = ox
+    out[0, 1] = oy
+    out[0, 2] = oz
+    out[1, 0] = mx
+    out[1, 1] = my
+    out[1, 2] = mz
+    out[2, 0] = ex
+    out[2, 1] = ey
+    out[2, 2] = ez
+    return out, err, err <= reach_rtol * reach, check
+
+
+_single: list[Callable[..., Any]] = []
+
+
+def single_entry() -> Callable[..., Any]:
+    """:func:`solve_one`'s compiled entry point for float64 ``(3,)`` arrays of any strides.
+
+    Calling it skips Numba's argument-type dispatch (about 1.5 µs per call). Callers must
+    pass exactly: three 1-D float64 arrays of length 3, two floats, two ints, two floats.
+    """
+    if not _single:
+        vec = types.Array(types.float64, 1, "A")
+        sig = (vec, vec, vec, types.float64, types.float64, types.int64, types.int64,
+               types.float64, types.float64)
+        entry = solve_one.compile(sig)
+        _single.append(entry if callable(entry) else solve_one)
+    return _single[0]
