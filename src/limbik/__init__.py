@@ -9,7 +9,15 @@ from importlib.metadata import PackageNotFoundError, version
 from limbik import errors
 from limbik.errors import InvalidInputError, LimbikError
 from limbik.geometry import Frame
-from limbik.solvers import Solution
+from limbik.solvers import (
+    Cone,
+    EllipticalCone,
+    FabrikTree,
+    Hinge,
+    Solution,
+    fabrik,
+    rotations_from_positions,
+)
 
 try:
     __version__ = version("limbik")
@@ -17,10 +25,16 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0.0.0"
 
 __all__ = [
+    "Cone",
+    "EllipticalCone",
+    "FabrikTree",
     "Frame",
+    "Hinge",
     "InvalidInputError",
     "LimbikError",
     "Solution",
     "__version__",
     "errors",
+    "fabrik",
+    "rotations_from_positions",
 ]
