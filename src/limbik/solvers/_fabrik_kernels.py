@@ -97,26 +97,34 @@ def _transport(lx, ly, lz, ux, uy, uz, dx, dy, dz):
 
 # --------------------------------------------------------------------------- ellipse
 @_jit
-def _ellipse_root(r0, z0, z1, g):
-    """Eberly's bisection for the nearest-point parameter (first quadrant)."""
-    n0 = r0 * z0
-    s0 = z1 - 1.0
-    s1 = 0.0 if g < 0 else math.hypot(n0, z1) - 1.0
-    s = 0.0
+def _ellipse_root(r0m1, z0, z1, g):
+    """Eberly's bisection for the Lagrange parameter, as ``t = s + 1`` (first quadrant).
+
+    ``r0m1 = (e0/e1)² − 1 >= 0``. Bisecting ``t`` rather than ``s`` keeps full
+    relative precision when the point is deep inside (``t`` near 0), and the
+    geometric midpoint is used while the bracket spans orders of magnitude.
+    """
+    n0 = (r0m1 + 1.0) * z0
+    t0 = z1
+    t1 = 1.0 if g < 0 else math.hypot(n0, z1)
+    t = t0
     for _ in range(_BISECTION_CAP):
-        s = 0.5 * (s0 + s1)
-        if s == s0 or s == s1:
+        if t0 > 0.0 and t1 > 4.0 * t0:
+            t = math.sqrt(t0) * math.sqrt(t1)
+        else:
+            t = 0.5 * (t0 + t1)
+        if t == t0 or t == t1:
             break
-        ratio0 = n0 / (s + r0)
-        ratio1 = z1 / (s + 1.0)
+        ratio0 = n0 / (t + r0m1)
+        ratio1 = z1 / t
         g = ratio0 * ratio0 + ratio1 * ratio1 - 1.0
         if g > 0.0:
-            s0 = s
+            t0 = t
         elif g < 0.0:
-            s1 = s
+            t1 = t
         else:
             break
-    return s
+    return t
 
 
 @_jit
@@ -132,9 +140,9 @@ def _ellipse_nearest_q1(e0, e1, y0, y1):
             z1 = y1 / e1
             g = z0 * z0 + z1 * z1 - 1.0
             if g != 0.0:
-                r0 = (e0 / e1) * (e0 / e1)
-                sbar = _ellipse_root(r0, z0, z1, g)
-                return r0 * y0 / (sbar + r0), y1 / (sbar + 1.0)
+                r0m1 = (e0 - e1) * (e0 + e1) / (e1 * e1)
+                t = _ellipse_root(r0m1, z0, z1, g)
+                return (r0m1 + 1.0) * y0 / (t + r0m1), y1 / t
             return y0, y1
         return 0.0, e1
     numer0 = e0 * y0
@@ -159,6 +167,11 @@ def ellipse_nearest(a, b, x, y):
     big = max(a, b)
     if big <= 0.0:
         return 0.0, 0.0
+    # flush coordinates far below the ellipse's scale (subnormals lose precision)
+    if ax_ < 1e-200 * big:
+        ax_ = 0.0
+    if ay_ < 1e-200 * big:
+        ay_ = 0.0
     if b <= 1e-12 * big:
         return sx * min(ax_, a), 0.0
     if a <= 1e-12 * big:

@@ -22,7 +22,7 @@ from limbik.solvers import _fabrik_kernels as K
 from limbik.solvers.constraints import Constraint, encode_constraints
 from limbik.solvers.fabrik import check_min_improvement, check_tolerance, root_frame_rows
 from limbik.solvers.solution import Solution
-from limbik.tolerances import MAX_ITERATIONS
+from limbik.tolerances import MAX_TREE_ITERATIONS
 
 __all__ = ["FabrikTree"]
 
@@ -93,7 +93,7 @@ class FabrikTree:
         return int(self.parents.size)
 
     def solve(self, targets: Mapping[int, Any], *, weights: Mapping[int, Any] | None = None,
-              tolerance: float | None = None, max_iterations: int = MAX_ITERATIONS,
+              tolerance: float | None = None, max_iterations: int = MAX_TREE_ITERATIONS,
               min_improvement: float = 0.0, fixed_root: bool = True) -> Solution:
         """Move the targeted joints toward their targets.
 
@@ -109,7 +109,9 @@ class FabrikTree:
             effectors in each branch.
         tolerance, max_iterations, min_improvement, fixed_root
             As in :func:`limbik.fabrik`; ``tolerance`` defaults to 1e-6 times
-            the tree's total bone length.
+            the tree's total bone length and ``max_iterations`` to
+            ``MAX_TREE_ITERATIONS`` (1000): when branches pull apart, sub-bases
+            at centroids converge more slowly than a chain does.
 
         Returns
         -------
