@@ -464,10 +464,13 @@ def solve_chains(pos, target, direction, has_dir, tol_abs, tol_rel, max_iter, mi
     pos (B, n, 3) start poses, overwritten with the solution; target (B, 3);
     direction (B, 3) unit last-bone directions (read when ``has_dir``);
     tol_abs < 0 means ``tol_rel`` × chain length. Outputs reached (B,) bool,
-    error (B,), iterations (B,) int64.
+    error (B,), iterations (B,) int64. Returns False, touching nothing, when
+    ``pos`` or ``target`` holds NaN or inf.
     """
     B = pos.shape[0]
     n = pos.shape[1]
+    if not (_all_finite(pos) and _all_finite(target)):
+        return False
     use_constraints = False
     for i in range(kinds.shape[0]):
         if kinds[i] != FREE and (i > 0 or constrain_root):
@@ -541,6 +544,15 @@ def solve_chains(pos, target, direction, has_dir, tol_abs, tol_rel, max_iter, mi
         reached[b] = err <= tol
         error[b] = err
         iterations[b] = it
+    return True
+
+
+@_jit
+def _all_finite(a):
+    for v in a.ravel():
+        if not math.isfinite(v):
+            return False
+    return True
 
 
 # --------------------------------------------------------------------------- tree

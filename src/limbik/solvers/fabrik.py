@@ -9,6 +9,7 @@ no iterations, as in the seed.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,7 +23,7 @@ from limbik._validation import (
     as_points,
     broadcast_shapes,
 )
-from limbik.errors import InvalidInputError
+from limbik.errors import InvalidInputError, NonFiniteInputError
 from limbik.geometry.frame import Frame
 from limbik.solvers import _fabrik_kernels as K
 from limbik.solvers.constraints import Constraint, encode_constraints
@@ -47,6 +48,14 @@ def root_frame_rows(root_frame: Frame | None) -> tuple[FloatArray, bool]:
             argument="root_frame")
     rows = np.array([root_frame.look, root_frame.up, root_frame.right], dtype=np.float64)
     return rows, True
+
+
+def _as_array(value: Any, name: str) -> FloatArray:
+    """``value`` as a float64 array, without the finiteness scan (the kernels check that)."""
+    try:
+        return np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        return as_float_array(value, name, ())  # raises the standard message
 
 
 def check_tolerance(tolerance: Any) -> tuple[float, float]:
@@ -115,15 +124,16 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
         chain toward it, zero iterations, ``reached`` False unless the end is
         within tolerance anyway.
     """
-    pos = as_float_array(positions, "positions", ())
+    pos = _as_array(positions, "positions")
     if pos.ndim < 2 or pos.shape[-1] != 3 or pos.shape[-2] < 2:
         raise InvalidInputError(
             f"positions must have shape (..., n, 3) with n >= 2, got {pos.shape}",
             argument="positions")
-    tgt = as_points(target, "target")
+    tgt = _as_array(target, "target")
+    if tgt.ndim < 1 or tgt.shape[-1] != 3:
+        raise InvalidInputError(f"target must have shape (..., 3), got {tgt.shape}",
+                                argument="target")
     n = pos.shape[-2]
-    pairs: list[tuple[str, tuple[int, ...]]] = [
-        ("positions", pos.shape[:-2]), ("target", tgt.shape[:-1])]
     has_dir = direction is not None
     if has_dir:
         dvec = as_points(direction, "direction")
@@ -132,25 +142,38 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
             raise InvalidInputError("direction must be non-zero vectors, got a zero vector",
                                     argument="direction")
         dvec = dvec / dn[..., None]
-        pairs.append(("direction", dvec.shape[:-1]))
-    shape = broadcast_shapes(*pairs)
+        shape = broadcast_shapes(("positions", pos.shape[:-2]), ("target", tgt.shape[:-1]),
+                                 ("direction", dvec.shape[:-1]))
+    elif pos.shape[:-2] == tgt.shape[:-1]:
+        shape = pos.shape[:-2]
+    else:
+        shape = broadcast_shapes(("positions", pos.shape[:-2]), ("target", tgt.shape[:-1]))
     tol_abs, tol_rel = check_tolerance(tolerance)
     max_it = as_int(max_iterations, "max_iterations", minimum=0)
     min_imp = check_min_improvement(min_improvement)
     kinds, params, axes = encode_constraints(constraints, n - 1)
     frame0, constrain_root = root_frame_rows(root_frame)
 
-    size = int(np.prod(shape, dtype=np.int64))
-    p = np.array(np.broadcast_to(pos, shape + (n, 3)), dtype=np.float64, order="C")
-    p = p.reshape(size, n, 3)
-    t = np.ascontiguousarray(np.broadcast_to(tgt, shape + (3,)).reshape(size, 3))
+    size = math.prod(shape)
+    if pos.shape[:-2] == shape:
+        p = np.array(pos, dtype=np.float64, order="C").reshape(size, n, 3)
+    else:
+        p = np.array(np.broadcast_to(pos, shape + (n, 3)), order="C").reshape(size, n, 3)
+    if tgt.shape[:-1] == shape:
+        t = np.ascontiguousarray(tgt).reshape(size, 3)
+    else:
+        t = np.ascontiguousarray(np.broadcast_to(tgt, shape + (3,)).reshape(size, 3))
     d = (np.ascontiguousarray(np.broadcast_to(dvec, shape + (3,)).reshape(size, 3))
          if has_dir else _NO_DIRECTION)
     reached = np.empty(size, dtype=np.bool_)
     error = np.empty(size)
     iterations = np.empty(size, dtype=np.int64)
-    K.solve_chains(p, t, d, has_dir, tol_abs, tol_rel, max_it, min_imp, bool(fixed_root),
-                   kinds, params, axes, frame0, constrain_root, reached, error, iterations)
+    ok = K.solve_chains(p, t, d, has_dir, tol_abs, tol_rel, max_it, min_imp, bool(fixed_root),
+                        kinds, params, axes, frame0, constrain_root, reached, error, iterations)
+    if not ok:  # the kernel found NaN or inf: raise the error that names it
+        as_float_array(positions, "positions", ())
+        as_points(target, "target")
+        raise NonFiniteInputError("positions and target must be finite")  # pragma: no cover
     solved = p.reshape(shape + (n, 3))
     rotations = None
     if return_rotations:
