@@ -456,6 +456,59 @@ def _moved(a, b):
 
 
 @_jit
+def _unbend(p, t, lengths, total):
+    """Bend the chain into a small zigzag (in place) when all joints and the target share a line.
+
+    FABRIK never leaves such a line: every step moves joints along it. Returns
+    True when the chain was bent.
+    """
+    n = p.shape[0]
+    ux = t[0] - p[0, 0]
+    uy = t[1] - p[0, 1]
+    uz = t[2] - p[0, 2]
+    m = math.sqrt(ux * ux + uy * uy + uz * uz)
+    if m < 1e-12 * total:
+        ux, uy, uz = 0.0, 0.0, 0.0
+        for i in range(n - 1):
+            if lengths[i] > 1e-12 * total:
+                ux = (p[i + 1, 0] - p[i, 0]) / lengths[i]
+                uy = (p[i + 1, 1] - p[i, 1]) / lengths[i]
+                uz = (p[i + 1, 2] - p[i, 2]) / lengths[i]
+                break
+        if ux == 0.0 and uy == 0.0 and uz == 0.0:
+            ux = 0.0
+            uy = 1.0
+    else:
+        ux /= m
+        uy /= m
+        uz /= m
+    tol = 1e-9 * total
+    for i in range(1, n):
+        cx, cy, cz = _cross(p[i, 0] - p[0, 0], p[i, 1] - p[0, 1], p[i, 2] - p[0, 2], ux, uy, uz)
+        if cx * cx + cy * cy + cz * cz > tol * tol:
+            return False
+    # a unit vector perpendicular to the line
+    if abs(ux) < 0.9:
+        wx, wy, wz = _cross(ux, uy, uz, 1.0, 0.0, 0.0)
+    else:
+        wx, wy, wz = _cross(ux, uy, uz, 0.0, 1.0, 0.0)
+    wn = math.sqrt(wx * wx + wy * wy + wz * wz)
+    wx /= wn
+    wy /= wn
+    wz /= wn
+    ox, oy, oz = p[0, 0], p[0, 1], p[0, 2]
+    for i in range(n - 1):
+        dx, dy, dz = _normalize(p[i + 1, 0] - ox, p[i + 1, 1] - oy, p[i + 1, 2] - oz, ux, uy, uz)
+        ox, oy, oz = p[i + 1, 0], p[i + 1, 1], p[i + 1, 2]
+        sgn = 0.2 if i % 2 == 0 else -0.2
+        dx, dy, dz = _normalize(dx + sgn * wx, dy + sgn * wy, dz + sgn * wz, ux, uy, uz)
+        p[i + 1, 0] = p[i, 0] + lengths[i] * dx
+        p[i + 1, 1] = p[i, 1] + lengths[i] * dy
+        p[i + 1, 2] = p[i, 2] + lengths[i] * dz
+    return True
+
+
+@_jit
 def solve_chains(pos, target, direction, has_dir, tol_abs, tol_rel, max_iter, min_improvement,
                  fixed_root, kinds, params, haxes, frame0, constrain_root,
                  reached, error, iterations):
@@ -496,6 +549,7 @@ def solve_chains(pos, target, direction, has_dir, tol_abs, tol_rel, max_iter, mi
         diry = direction[b, 1]
         dirz = direction[b, 2]
         it = 0
+        bent = False
         if n < 2 or total <= 0.0:
             err = _chain_error(p, t, lengths, False, 0.0, 0.0, 0.0) if n >= 1 else 0.0
             reached[b] = err <= tol
@@ -539,6 +593,15 @@ def solve_chains(pos, target, direction, has_dir, tol_abs, tol_rel, max_iter, mi
                 new_err = _chain_error(p, t, lengths, has_dir, dirx, diry, dirz)
                 improvement = err - new_err
                 err = new_err
+                if (not bent and n > 2 and err > tol and improvement <= 1e-12 * total
+                        and _unbend(p, t, lengths, total)):
+                    # stuck on a line through the target: bend once and go on
+                    bent = True
+                    if use_constraints:
+                        _forward(p, p[0].copy(), lengths, kinds, params, haxes, frame0, True,
+                                 constrain_root)
+                    err = _chain_error(p, t, lengths, has_dir, dirx, diry, dirz)
+                    continue
                 if improvement < min_improvement:
                     break
         reached[b] = err <= tol
