@@ -71,7 +71,7 @@ def python_fabrik(joints: list[list[float]], target: list[float], tol: float,
     return p, it
 
 
-def ikpy_chain():  # type: ignore[no-untyped-def]
+def ikpy_chain():
     from ikpy.chain import Chain
     from ikpy.link import OriginLink, URDFLink
 
@@ -89,14 +89,14 @@ def ikpy_chain():  # type: ignore[no-untyped-def]
         return Chain(links, active_links_mask=mask)
 
 
-def per_call(fn, items) -> float:  # type: ignore[no-untyped-def]
+def per_call(fn, items) -> float:
     t0 = time.perf_counter()
     for x in items:
         fn(x)
     return (time.perf_counter() - t0) / len(items)
 
 
-def best_of(fn, repeats: int) -> float:  # type: ignore[no-untyped-def]
+def best_of(fn, repeats: int) -> float:
     best = math.inf
     for _ in range(repeats):
         t0 = time.perf_counter()
@@ -131,7 +131,7 @@ def main() -> None:
             us = per_call(lambda x, tol=tol: limbik.fabrik(p0, x, tolerance=tol), t) * 1e6
             py_its = []
 
-            def run_py(x, tol=tol, py_its=py_its):  # type: ignore[no-untyped-def]
+            def run_py(x, tol=tol, py_its=py_its):
                 py_its.append(python_fabrik(p0.tolist(), x.tolist(), tol)[1])
 
             py_us = per_call(run_py, t) * 1e6
@@ -168,7 +168,7 @@ def main() -> None:
         t = t[: args.ikpy]
         errs = []
 
-        def run_ikpy(x, errs=errs):  # type: ignore[no-untyped-def]
+        def run_ikpy(x, errs=errs):
             q = chain.inverse_kinematics(x, initial_position=q0)
             errs.append(np.linalg.norm(chain.forward_kinematics(q)[:3, 3] - x))
 

@@ -81,7 +81,7 @@ def tree_picture() -> None:
     plt.close(fig)
 
 
-def carried_frames(p: np.ndarray):  # type: ignore[no-untyped-def]
+def carried_frames(p: np.ndarray):
     """Bone frames (look, up, right) carried with minimal twist from the identity."""
     d = np.diff(p, axis=0)
     d /= np.linalg.norm(d, axis=-1, keepdims=True)

@@ -159,12 +159,12 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
         p = np.array(pos, dtype=np.float64, order="C").reshape(size, n, 3)
     else:
         p = np.array(np.broadcast_to(pos, shape + (n, 3)), order="C").reshape(size, n, 3)
-    if tgt.shape[:-1] == shape:
-        t = np.ascontiguousarray(tgt).reshape(size, 3)
-    else:
-        t = np.ascontiguousarray(np.broadcast_to(tgt, shape + (3,)).reshape(size, 3))
-    d = (np.ascontiguousarray(np.broadcast_to(dvec, shape + (3,)).reshape(size, 3))
-         if has_dir else _NO_DIRECTION)
+    # writeable, contiguous inputs keep the kernel to a single compiled signature
+    t = np.broadcast_to(tgt, shape + (3,)).reshape(size, 3)
+    if not (t.flags.c_contiguous and t.flags.writeable):
+        t = np.array(t, order="C")
+    d = np.array(np.broadcast_to(dvec, shape + (3,)).reshape(size, 3), order="C") if has_dir \
+        else _NO_DIRECTION
     reached = np.empty(size, dtype=np.bool_)
     error = np.empty(size)
     iterations = np.empty(size, dtype=np.int64)
