@@ -216,6 +216,8 @@ def test_validation_errors():
         fabrik(p, [0, 0, 0, 0])
     with pytest.raises(NonFiniteInputError, match="target must be finite"):
         fabrik(p, [np.nan, 0, 0])
+    with pytest.raises(NonFiniteInputError, match=r"positions must be finite, got inf at index \(2, 1\)"):
+        fabrik(np.where(np.arange(12).reshape(4, 3) == 7, np.inf, p), [1, 1, 0])
     with pytest.raises(InvalidInputError, match="batch shapes must broadcast"):
         fabrik(np.stack([p, p]), np.zeros((3, 3)))
     with pytest.raises(InvalidInputError, match="tolerance must be >= 0"):

@@ -134,6 +134,18 @@ def test_free_root_moves_with_the_centroid():
     assert np.all(np.isfinite(s.positions))
 
 
+@pytest.mark.parametrize("targets", [{4: [0.0, 0.0, 0.0], 6: [0.0, 0.0, 0.0]},
+                                     {4: Y_POSE[2], 6: Y_POSE[2]},
+                                     {4: [0.0, 9.0, 0.0], 6: [0.0, 9.0, 0.0]}],
+                         ids=["both-at-root", "both-at-sub-base", "both-beyond-reach"])
+def test_degenerate_tree_targets_give_finite_results(targets):
+    straight = np.zeros((7, 3))
+    straight[:, 1] = [0, 1, 2, 3, 4, 3, 4]  # both branches folded onto the trunk's line
+    s = FabrikTree(Y_PARENTS, straight).solve(targets, max_iterations=200)
+    assert np.all(np.isfinite(s.positions)) and np.isfinite(s.error)
+    np.testing.assert_allclose(tree_lengths(s.positions, Y_PARENTS), 1.0, atol=1e-9)
+
+
 def test_tree_validation_errors():
     with pytest.raises(InvalidInputError, match=r"parents\[0\] must be -1"):
         FabrikTree([0, 0], np.zeros((2, 3)))

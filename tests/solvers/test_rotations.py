@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from limbik import fabrik, rotations_from_positions
+from limbik import Frame, fabrik, rotations_from_positions
 from limbik.errors import InvalidInputError
 from limbik.geometry import (
     axis_angle_from_quaternion,
@@ -79,6 +79,8 @@ def test_rest_rotations_are_carried(rng):
     delta = rotations_from_positions(posed, rest)
     out = rotations_from_positions(posed, rest, rest_rotations=frames)
     assert same_rotation(out, quaternion_multiply(delta, frames))
+    as_frames = rotations_from_positions(posed, rest, rest_rotations=Frame(frames))
+    assert same_rotation(as_frames, out)
 
 
 def test_trees_and_zero_length_bones_are_finite(rng):

@@ -16,6 +16,7 @@ import numpy as np
 
 from limbik._validation import FloatArray, as_float_array, as_quaternions, broadcast_shapes
 from limbik.errors import InvalidInputError
+from limbik.geometry.frame import Frame
 from limbik.geometry.quaternion import (
     quaternion_conjugate,
     quaternion_from_two_vectors,
@@ -49,9 +50,10 @@ def rotations_from_positions(positions: Any, rest_positions: Any, *, parents: An
     parents : sequence of int, shape (n,), optional
         Joint tree (``parents[0] = -1``, ``parents[j] < j``); default a chain.
         Bone ``j − 1`` joins ``parents[j]`` to ``j``.
-    rest_rotations : array_like, shape (..., n − 1, 4), optional
-        World rotations of the bones' own frames in the rest pose. When given,
-        the result is those frames' world rotations in the solved pose.
+    rest_rotations : array_like (..., n − 1, 4) or Frame of shape (..., n − 1), optional
+        World rotations of the bones' own frames in the rest pose (a Frame's
+        positions are ignored). When given, the result is those frames' world
+        rotations in the solved pose.
     local : bool
         Return each bone's rotation relative to its parent bone (bones leaving
         the root: relative to the world) instead of world rotations: the joint
@@ -80,6 +82,8 @@ def rotations_from_positions(positions: Any, rest_positions: Any, *, parents: An
     pairs = [("positions", pos.shape[:-2]), ("rest_positions", rest.shape[:-2])]
     rest_q = None
     if rest_rotations is not None:
+        if isinstance(rest_rotations, Frame):
+            rest_rotations = rest_rotations.quaternion
         rest_q = as_quaternions(rest_rotations, "rest_rotations")
         if rest_q.ndim < 2 or rest_q.shape[-2] != n - 1:
             raise InvalidInputError(
