@@ -127,6 +127,21 @@ def test_batches_broadcast_and_stop_on_their_own(rng):
     assert len(np.unique(s.iterations)) > 1
 
 
+def test_warm_start_follows_a_smooth_target_path():
+    tree = FabrikTree(Y_PARENTS, Y_POSE)
+    pose = Y_POSE
+    for k in range(40):
+        a = np.array([-1.5 + 0.01 * k, 3.0, 0.3])
+        b = np.array([1.2, 3.1 - 0.01 * k, -0.2])
+        s = tree.solve({4: a, 6: b}, start=pose)
+        assert s.reached
+        if k:
+            assert np.abs(s.positions - pose).max() < 0.1
+        pose = s.positions
+    with pytest.raises(InvalidInputError, match=r"start must have shape \(\.\.\., 7, 3\)"):
+        tree.solve({4: a}, start=np.zeros((3, 3)))
+
+
 def test_free_root_moves_with_the_centroid():
     s = FabrikTree(Y_PARENTS, Y_POSE).solve({4: [-20.0, 3.0, 0.0], 6: [-18.0, 3.0, 0.0]},
                                              fixed_root=False)

@@ -94,7 +94,8 @@ class FabrikTree:
 
     def solve(self, targets: Mapping[int, Any], *, weights: Mapping[int, Any] | None = None,
               tolerance: float | None = None, max_iterations: int = MAX_TREE_ITERATIONS,
-              min_improvement: float = 0.0, fixed_root: bool = True) -> Solution:
+              min_improvement: float = 0.0, fixed_root: bool = True,
+              start: Any = None) -> Solution:
         """Move the targeted joints toward their targets.
 
         Parameters
@@ -107,6 +108,10 @@ class FabrikTree:
             Effector weight (> 0, default 1). A sub-base takes the centroid of
             its branches' proposals weighted by the total weight of the
             effectors in each branch.
+        start : array_like, shape (..., n, 3), optional
+            Pose to start from instead of the constructor's ``positions``, e.g.
+            the previous frame's solution. Bone lengths are taken from the
+            pose the solve starts from.
         tolerance, max_iterations, min_improvement, fixed_root
             As in :func:`limbik.fabrik`; ``tolerance`` defaults to 1e-6 times
             the tree's total bone length and ``max_iterations`` to
@@ -150,7 +155,14 @@ class FabrikTree:
             else:
                 wj = np.ones(())
             w_arrays.append(wj)
-        pairs = [("positions", self.positions.shape[:-2])]
+        pose = self.positions
+        if start is not None:
+            pose = as_float_array(start, "start", ())
+            if pose.ndim < 2 or pose.shape[-2:] != (n, 3):
+                raise InvalidInputError(
+                    f"start must have shape (..., {n}, 3) for {n} joints, got {pose.shape}",
+                    argument="start")
+        pairs = [("positions" if start is None else "start", pose.shape[:-2])]
         pairs += [(f"targets[{j}]", a.shape[:-1]) for j, a in zip(effectors, arrays, strict=True)]
         pairs += [(f"weights[{j}]", a.shape) for j, a in zip(effectors, w_arrays, strict=True)]
         shape = broadcast_shapes(*pairs)
@@ -160,7 +172,7 @@ class FabrikTree:
 
         size = int(np.prod(shape, dtype=np.int64))
         k = len(effectors)
-        p = np.array(np.broadcast_to(self.positions, shape + (n, 3)), dtype=np.float64,
+        p = np.array(np.broadcast_to(pose, shape + (n, 3)), dtype=np.float64,
                      order="C").reshape(size, n, 3)
         tg = np.empty((size, k, 3))
         wt = np.empty((size, k))
