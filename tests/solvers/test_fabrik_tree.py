@@ -51,6 +51,15 @@ def test_two_branch_tree_reaches_jointly_reachable_targets(rng):
     np.testing.assert_array_equal(s.positions[:, 0], start[:, 0])
 
 
+def test_an_array_of_targets_addresses_the_leaves_in_order(rng):
+    lengths = np.r_[0.0, tree_lengths(Y_POSE, Y_PARENTS)]
+    goal = random_poses(rng, Y_PARENTS, lengths, 20)
+    tree = FabrikTree(Y_PARENTS, Y_POSE)
+    a = tree.solve(goal[:, [4, 6]])
+    b = tree.solve({4: goal[:, 4], 6: goal[:, 6]})
+    np.testing.assert_array_equal(a.positions, b.positions)
+
+
 def test_sub_bases_under_sub_bases_reach_three_effectors(rng):
     lengths = np.r_[0.0, rng.uniform(0.5, 1.5, size=8)]
     goal = random_poses(rng, DEEP_PARENTS, lengths, 100)
@@ -171,6 +180,8 @@ def test_tree_validation_errors():
     tree = FabrikTree(Y_PARENTS, Y_POSE)
     with pytest.raises(InvalidInputError, match="targets must be a non-empty mapping"):
         tree.solve({})
+    with pytest.raises(InvalidInputError, match=r"or an array of shape \(\.\.\., 2, 3\) for the leaves \[4, 6\]"):
+        tree.solve(np.zeros((3, 3)))
     with pytest.raises(InvalidInputError, match=r"targets key must be a joint index in \[1, 7\)"):
         tree.solve({9: [0, 0, 0]})
     with pytest.raises(InvalidInputError, match="targets key must be >= 1"):

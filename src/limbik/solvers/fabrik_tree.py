@@ -100,10 +100,11 @@ class FabrikTree:
 
         Parameters
         ----------
-        targets : mapping of int to array_like (..., 3)
+        targets : mapping of int to array_like (..., 3), or array_like (..., n_leaves, 3)
             Joint index → target. Usually leaves; any non-root joint works (its
             own children then just follow). Untargeted branches are carried
-            along by the forward pass, keeping their lengths.
+            along by the forward pass, keeping their lengths. An array gives
+            a target to every leaf, in the order of :attr:`leaves`.
         weights : mapping of int to array_like (...), optional
             Effector weight (> 0, default 1). A sub-base takes the centroid of
             its branches' proposals weighted by the total weight of the
@@ -125,11 +126,13 @@ class FabrikTree:
             an effector from its target, so ``reached`` means every effector is
             within tolerance.
         """
-        if not isinstance(targets, Mapping) or not targets:
+        n = self.n_joints
+        if not isinstance(targets, Mapping):
+            targets = self._leaf_targets(targets)
+        if not targets:
             raise InvalidInputError(
                 "targets must be a non-empty mapping {joint index: (..., 3) target}, "
                 f"got {type(targets).__name__}", argument="targets")
-        n = self.n_joints
         effectors = []
         arrays = []
         for key, value in targets.items():
@@ -188,6 +191,21 @@ class FabrikTree:
                       iterations)
         return Solution(positions=p.reshape(shape + (n, 3)), reached=reached.reshape(shape),
                         error=error.reshape(shape), iterations=iterations.reshape(shape))
+
+    def _leaf_targets(self, targets: Any) -> dict[int, Any]:
+        """An array ``(..., n_leaves, 3)`` of targets for every leaf, in ``leaves`` order."""
+        try:
+            arr = np.asarray(targets, dtype=np.float64)
+        except (TypeError, ValueError):
+            arr = np.zeros(0)
+        k = len(self.leaves)
+        if arr.ndim < 2 or arr.shape[-2:] != (k, 3):
+            raise InvalidInputError(
+                "targets must be a non-empty mapping {joint index: (..., 3) target} or an "
+                f"array of shape (..., {k}, 3) for the leaves {list(self.leaves)}, got "
+                f"{type(targets).__name__}" + (f" of shape {arr.shape}" if arr.ndim else ""),
+                argument="targets")
+        return {leaf: arr[..., e, :] for e, leaf in enumerate(self.leaves)}
 
     def __repr__(self) -> str:
         return f"FabrikTree(n_joints={self.n_joints}, leaves={list(self.leaves)})"
