@@ -26,6 +26,14 @@ from limbik.skeleton import (
     write_bvh,
 )
 from limbik.solvers import Solution, two_bone
+from limbik.solvers import (
+    Cone,
+    EllipticalCone,
+    FabrikTree,
+    Hinge,
+    Solution,
+    fabrik,
+    rotations_from_positions,
 
 try:
     __version__ = version("limbik")
@@ -34,7 +42,11 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
 
 __all__ = [
     "Arm",
+    "Cone",
+    "EllipticalCone",
+    "FabrikTree",
     "Frame",
+    "Hinge",
     "InvalidInputError",
     "Leg",
     "LimbikError",
@@ -55,4 +67,6 @@ __all__ = [
     "write_bvh",
     "roblox",
     "two_bone",
+    "fabrik",
+    "rotations_from_positions",
 ]

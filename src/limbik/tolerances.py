@@ -28,3 +28,7 @@ ANALYTIC_REACH_RTOL = 1e-9
 
 #: Tolerance for "is this quaternion of unit norm" checks.
 UNIT_QUATERNION_ATOL = 1e-6
+
+#: Default iteration cap of multi-effector FABRIK trees: sub-bases placed at
+#: centroids converge more slowly than chains when branches pull apart.
+MAX_TREE_ITERATIONS = 1000

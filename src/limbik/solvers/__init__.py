@@ -1,6 +1,19 @@
 """IK solvers. Each returns a :class:`~limbik.solvers.solution.Solution`."""
 
+from limbik.solvers.constraints import Cone, EllipticalCone, Hinge
+from limbik.solvers.fabrik import fabrik
+from limbik.solvers.fabrik_tree import FabrikTree
+from limbik.solvers.rotations import rotations_from_positions
 from limbik.solvers.solution import Solution
 from limbik.solvers.two_bone import two_bone
 
 __all__ = ["Solution", "two_bone"]
+__all__ = [
+    "Cone",
+    "EllipticalCone",
+    "FabrikTree",
+    "Hinge",
+    "Solution",
+    "fabrik",
+    "rotations_from_positions",
+]

@@ -1,0 +1,806 @@
+"""Compiled FABRIK loops: chains, trees and the joint-constraint projections.
+
+Everything here is Numba ``@njit(cache=True)`` code over contiguous float64
+arrays. The public modules (:mod:`limbik.solvers.fabrik`,
+:mod:`limbik.solvers.fabrik_tree`, :mod:`limbik.solvers.constraints`) validate,
+broadcast and allocate; these functions trust their inputs.
+
+Constraints are encoded per bone as ``kind`` (int), ``params`` (4 floats) and
+``axis`` (3 floats, hinge axis in the parent bone's frame):
+
+=========  =====================================  ==========================
+kind       params                                 meaning
+=========  =====================================  ==========================
+0 FREE     unused                                 no limit
+1 CONE     (angle, -, -, -)                       circular cone
+2 ELLIPSE  (tan left, tan right, tan up, tan down)  nearest point on ellipse
+3 SEED     (left, right, up, down) in radians      the seed's atan2 scaling
+4 HINGE    (min angle, max angle, -, -)           plane ⟂ axis, angle range
+=========  =====================================  ==========================
+
+A bone's frame is three unit vectors: ``look`` (along the bone), ``up`` and
+``right = look × up``, as in a CFrame looking down the bone.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+FREE = 0
+CONE = 1
+ELLIPSE = 2
+SEED = 3
+HINGE = 4
+
+_EPS = 1e-12
+_BISECTION_CAP = 256
+
+_jit = njit(cache=True, error_model="numpy", fastmath=False)
+
+
+# --------------------------------------------------------------------------- small vectors
+@_jit
+def _normalize(x, y, z, fx, fy, fz):
+    n = math.sqrt(x * x + y * y + z * z)
+    if n < _EPS:
+        return fx, fy, fz
+    return x / n, y / n, z / n
+
+
+@_jit
+def _cross(ax, ay, az, bx, by, bz):
+    return ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx
+
+
+@_jit
+def _transport(lx, ly, lz, ux, uy, uz, dx, dy, dz):
+    """Carry a frame (look l, up u) to the new look ``d`` by the minimal rotation l → d.
+
+    Returns the new (look, up, right). Opposite directions use a half turn about
+    ``u``. The up vector is re-orthogonalised against ``d``.
+    """
+    c = lx * dx + ly * dy + lz * dz
+    if c > -1.0 + 1e-9:
+        kx, ky, kz = _cross(lx, ly, lz, dx, dy, dz)
+        # Rodrigues for the minimal rotation: R v = c v + k × v + k (k·v) / (1 + c)
+        kv = kx * ux + ky * uy + kz * uz
+        cx, cy, cz = _cross(kx, ky, kz, ux, uy, uz)
+        f = kv / (1.0 + c)
+        nx = c * ux + cx + kx * f
+        ny = c * uy + cy + ky * f
+        nz = c * uz + cz + kz * f
+    else:
+        nx, ny, nz = ux, uy, uz
+    # remove any component along d (rounding) and renormalise
+    p = nx * dx + ny * dy + nz * dz
+    nx -= p * dx
+    ny -= p * dy
+    nz -= p * dz
+    n = math.sqrt(nx * nx + ny * ny + nz * nz)
+    if n < 1e-6:
+        # up collapsed onto d: rebuild from any perpendicular
+        ax, ay, az = 1.0, 0.0, 0.0
+        if abs(dx) > 0.9:
+            ax, ay, az = 0.0, 1.0, 0.0
+        p = ax * dx + ay * dy + az * dz
+        nx, ny, nz = ax - p * dx, ay - p * dy, az - p * dz
+        n = math.sqrt(nx * nx + ny * ny + nz * nz)
+    nx /= n
+    ny /= n
+    nz /= n
+    rx, ry, rz = _cross(dx, dy, dz, nx, ny, nz)
+    return dx, dy, dz, nx, ny, nz, rx, ry, rz
+
+
+# --------------------------------------------------------------------------- ellipse
+@_jit
+def _ellipse_root(r0m1, z0, z1, g):
+    """Eberly's bisection for the Lagrange parameter, as ``t = s + 1`` (first quadrant).
+
+    ``r0m1 = (e0/e1)² − 1 >= 0``. Bisecting ``t`` rather than ``s`` keeps full
+    relative precision when the point is deep inside (``t`` near 0), and the
+    geometric midpoint is used while the bracket spans orders of magnitude.
+    """
+    n0 = (r0m1 + 1.0) * z0
+    t0 = z1
+    t1 = 1.0 if g < 0 else math.hypot(n0, z1)
+    t = t0
+    for _ in range(_BISECTION_CAP):
+        if t0 > 0.0 and t1 > 4.0 * t0:
+            t = math.sqrt(t0) * math.sqrt(t1)
+        else:
+            t = 0.5 * (t0 + t1)
+        if t == t0 or t == t1:
+            break
+        ratio0 = n0 / (t + r0m1)
+        ratio1 = z1 / t
+        g = ratio0 * ratio0 + ratio1 * ratio1 - 1.0
+        if g > 0.0:
+            t0 = t
+        elif g < 0.0:
+            t1 = t
+        else:
+            break
+    return t
+
+
+@_jit
+def _ellipse_nearest_q1(e0, e1, y0, y1):
+    """Nearest point on the ellipse with semi-axes ``e0 >= e1 > 0`` to ``(y0, y1) >= 0``.
+
+    D. Eberly, "Distance from a Point to an Ellipse, an Ellipsoid, or a
+    Hyperellipsoid" (robust bisection on the Lagrange parameter).
+    """
+    if y1 > 0.0:
+        if y0 > 0.0:
+            z0 = y0 / e0
+            z1 = y1 / e1
+            g = z0 * z0 + z1 * z1 - 1.0
+            if g != 0.0:
+                r0m1 = (e0 - e1) * (e0 + e1) / (e1 * e1)
+                t = _ellipse_root(r0m1, z0, z1, g)
+                return (r0m1 + 1.0) * y0 / (t + r0m1), y1 / t
+            return y0, y1
+        return 0.0, e1
+    numer0 = e0 * y0
+    denom0 = e0 * e0 - e1 * e1
+    if numer0 < denom0:
+        xde0 = numer0 / denom0
+        return e0 * xde0, e1 * math.sqrt(max(0.0, 1.0 - xde0 * xde0))
+    return e0, 0.0
+
+
+@_jit
+def ellipse_nearest(a, b, x, y):
+    """Nearest point ``(qx, qy)`` on the axis-aligned ellipse (semi-axes a, b >= 0) to (x, y).
+
+    Degenerate ellipses (a or b zero) are segments; the nearest point of the
+    segment is returned.
+    """
+    sx = 1.0 if x >= 0.0 else -1.0
+    sy = 1.0 if y >= 0.0 else -1.0
+    ax_ = abs(x)
+    ay_ = abs(y)
+    big = max(a, b)
+    if big <= 0.0:
+        return 0.0, 0.0
+    # flush coordinates far below the ellipse's scale (subnormals lose precision)
+    if ax_ < 1e-200 * big:
+        ax_ = 0.0
+    if ay_ < 1e-200 * big:
+        ay_ = 0.0
+    if b <= 1e-12 * big:
+        return sx * min(ax_, a), 0.0
+    if a <= 1e-12 * big:
+        return 0.0, sy * min(ay_, b)
+    if a >= b:
+        qx, qy = _ellipse_nearest_q1(a, b, ax_, ay_)
+    else:
+        qy, qx = _ellipse_nearest_q1(b, a, ay_, ax_)
+    return sx * qx, sy * qy
+
+
+@_jit
+def _inside_ellipse(a, b, x, y):
+    if a > 0.0 and b > 0.0:
+        u = x / a
+        v = y / b
+        return u * u + v * v <= 1.0
+    if a > 0.0:
+        return y == 0.0 and abs(x) <= a
+    if b > 0.0:
+        return x == 0.0 and abs(y) <= b
+    return x == 0.0 and y == 0.0
+
+
+@_jit
+def _normal_point(a, b, x, y):
+    """The ellipse point whose outward normal is parallel to (x, y) (x, y not both 0)."""
+    n = math.hypot(x, y)
+    if n == 0.0:
+        return a, 0.0
+    nx = x / n
+    ny = y / n
+    d = math.sqrt(a * a * nx * nx + b * b * ny * ny)
+    if d == 0.0:
+        return 0.0, 0.0
+    return a * a * nx / d, b * b * ny / d
+
+
+# --------------------------------------------------------------------------- constraints
+@_jit
+def _constrain_cone(angle, dx, dy, dz, lx, ly, lz, rx, ry, rz):
+    h = dx * lx + dy * ly + dz * lz
+    px = dx - h * lx
+    py = dy - h * ly
+    pz = dz - h * lz
+    s = math.sqrt(px * px + py * py + pz * pz)
+    if math.atan2(s, h) <= angle:
+        return dx, dy, dz
+    if s < _EPS:
+        px, py, pz = rx, ry, rz
+    else:
+        px, py, pz = px / s, py / s, pz / s
+    c = math.cos(angle)
+    sn = math.sin(angle)
+    return c * lx + sn * px, c * ly + sn * py, c * lz + sn * pz
+
+
+@_jit
+def _constrain_ellipse(tl, tr, tu, td, dx, dy, dz, lx, ly, lz, ux, uy, uz, rx, ry, rz):
+    """Default elliptical cone: nearest point on the cross-section ellipse at the bone's height.
+
+    ``tl, tr, tu, td`` are the tangents of the four half-angles. Beyond 90° (and
+    at exactly 90°) the direction is always moved to the boundary, to the point
+    whose outward normal is parallel to the sideways part of the direction: the
+    limit of the nearest point as the direction reaches 90° from the front.
+    """
+    h = dx * lx + dy * ly + dz * lz
+    x = dx * rx + dy * ry + dz * rz
+    y = dx * ux + dy * uy + dz * uz
+    a = tr if x >= 0.0 else tl
+    b = tu if y >= 0.0 else td
+    if h > 1e-9:
+        px = x / h
+        py = y / h
+        if _inside_ellipse(a, b, px, py):
+            return dx, dy, dz
+        qx, qy = ellipse_nearest(a, b, px, py)
+    else:
+        if x == 0.0 and y == 0.0:
+            qx, qy = tr, 0.0
+        else:
+            qx, qy = _normal_point(a, b, x, y)
+    vx = lx + qx * rx + qy * ux
+    vy = ly + qx * ry + qy * uy
+    vz = lz + qx * rz + qy * uz
+    return _normalize(vx, vy, vz, lx, ly, lz)
+
+
+@_jit
+def constrain_seed(cx, cy, cz, lx, ly, lz, ux, uy, uz, rx, ry, rz, left, right, up, down):
+    """Port of the seed's ``chain:constrain(calc, line, cf)`` (Lua), line by line.
+
+    ``calc`` is the bone vector, ``line`` the unit cone axis, ``u``/``r`` the
+    frame's up and right; angles in radians. Returns the constrained vector
+    (same length as ``calc``). The only deviation: a bone exactly perpendicular
+    to the axis (zero projection, where the Lua divides 0/0) uses a unit
+    projection, the limit as the bone approaches 90° from the front.
+    """
+    scalar = cx * lx + cy * ly + cz * lz
+    projx = scalar * lx
+    projy = scalar * ly
+    projz = scalar * lz
+    # the closer of up/down and of right/left to calc (table.sort by distance)
+    if (-ux - cx) ** 2 + (-uy - cy) ** 2 + (-uz - cz) ** 2 < (ux - cx) ** 2 + (uy - cy) ** 2 + (
+            uz - cz) ** 2:
+        ux, uy, uz = -ux, -uy, -uz
+    if (-rx - cx) ** 2 + (-ry - cy) ** 2 + (-rz - cz) ** 2 < (rx - cx) ** 2 + (ry - cy) ** 2 + (
+            rz - cz) ** 2:
+        rx, ry, rz = -rx, -ry, -rz
+    adjx = cx - projx
+    adjy = cy - projy
+    adjz = cz - projz
+    if scalar < 0.0:
+        projx, projy, projz = -projx, -projy, -projz
+    xaspect = adjx * rx + adjy * ry + adjz * rz
+    yaspect = adjx * ux + adjy * uy + adjz * uz
+    pm = math.sqrt(projx * projx + projy * projy + projz * projz)
+    if pm == 0.0:
+        projx, projy, projz = lx, ly, lz
+        pm = 1.0
+    lb = -(pm * math.tan(left))
+    rb = pm * math.tan(right)
+    ub = pm * math.tan(up)
+    db = -(pm * math.tan(down))
+    xbound = rb if xaspect >= 0.0 else lb
+    ybound = ub if yaspect >= 0.0 else db
+    ellipse = xaspect * xaspect / (xbound * xbound) + yaspect * yaspect / (ybound * ybound)
+    inbounds = ellipse <= 1.0 and scalar >= 0.0
+    if inbounds:
+        return cx, cy, cz
+    ang = math.atan2(yaspect, xaspect)
+    x = xbound * math.cos(ang)
+    y = ybound * math.sin(ang)
+    fx = projx + rx * x + ux * y
+    fy = projy + ry * x + uy * y
+    fz = projz + rz * x + uz * y
+    m = math.sqrt(cx * cx + cy * cy + cz * cz)
+    fx, fy, fz = _normalize(fx, fy, fz, lx, ly, lz)
+    return fx * m, fy * m, fz * m
+
+
+@_jit
+def _constrain_hinge(lo, hi, dx, dy, dz, lx, ly, lz, ax, ay, az):
+    """Keep ``d`` in the plane ⟂ ``a`` (unit, ⟂ l) at a signed angle from ``l`` in [lo, hi]."""
+    wx, wy, wz = _cross(ax, ay, az, lx, ly, lz)
+    c = dx * lx + dy * ly + dz * lz
+    s = dx * wx + dy * wy + dz * wz
+    if abs(c) < _EPS and abs(s) < _EPS:
+        theta = 0.0
+    else:
+        theta = math.atan2(s, c)
+    if theta < lo or theta > hi:
+        # nearest end of the arc, measured around the circle
+        dlo = abs(theta - lo)
+        dlo = min(dlo, 2.0 * math.pi - dlo)
+        dhi = abs(theta - hi)
+        dhi = min(dhi, 2.0 * math.pi - dhi)
+        theta = lo if dlo <= dhi else hi
+    ct = math.cos(theta)
+    st = math.sin(theta)
+    return ct * lx + st * wx, ct * ly + st * wy, ct * lz + st * wz
+
+
+@_jit
+def _apply_constraint(kind, prm, hax, dx, dy, dz, lx, ly, lz, ux, uy, uz, rx, ry, rz):
+    """Constrain the unit direction ``d`` against the frame (l, u, r). Returns a unit vector."""
+    if kind == CONE:
+        return _constrain_cone(prm[0], dx, dy, dz, lx, ly, lz, rx, ry, rz)
+    if kind == ELLIPSE:
+        return _constrain_ellipse(prm[0], prm[1], prm[2], prm[3], dx, dy, dz,
+                                  lx, ly, lz, ux, uy, uz, rx, ry, rz)
+    if kind == SEED:
+        return constrain_seed(dx, dy, dz, lx, ly, lz, ux, uy, uz, rx, ry, rz,
+                              prm[0], prm[1], prm[2], prm[3])
+    if kind == HINGE:
+        # hinge axis given in the frame's local coordinates (x right, y up, z back)
+        ax = hax[0] * rx + hax[1] * ux - hax[2] * lx
+        ay = hax[0] * ry + hax[1] * uy - hax[2] * ly
+        az = hax[0] * rz + hax[1] * uz - hax[2] * lz
+        return _constrain_hinge(prm[0], prm[1], dx, dy, dz, lx, ly, lz, ax, ay, az)
+    return dx, dy, dz
+
+
+@_jit
+def constrain_direction(kind, prm, hax, d, frame):
+    """Vector wrapper of the constraint projection, for tests and Python callers.
+
+    ``d`` (3,) unit direction, ``frame`` (3, 3) rows look, up, right.
+    """
+    out = np.empty(3)
+    x, y, z = _apply_constraint(kind, prm, hax, d[0], d[1], d[2],
+                                frame[0, 0], frame[0, 1], frame[0, 2],
+                                frame[1, 0], frame[1, 1], frame[1, 2],
+                                frame[2, 0], frame[2, 1], frame[2, 2])
+    out[0] = x
+    out[1] = y
+    out[2] = z
+    return out
+
+
+# --------------------------------------------------------------------------- chain
+@_jit
+def _forward(p, root, lengths, kinds, params, haxes, frame0, use_constraints, constrain_root):
+    """Forward reaching from ``root`` with constraints; writes into ``p`` (n, 3)."""
+    n = p.shape[0]
+    p[0, 0] = root[0]
+    p[0, 1] = root[1]
+    p[0, 2] = root[2]
+    lx, ly, lz = frame0[0, 0], frame0[0, 1], frame0[0, 2]
+    if not use_constraints:
+        for i in range(n - 1):
+            dx = p[i + 1, 0] - p[i, 0]
+            dy = p[i + 1, 1] - p[i, 1]
+            dz = p[i + 1, 2] - p[i, 2]
+            nn = dx * dx + dy * dy + dz * dz
+            if nn < _EPS * _EPS:
+                dx, dy, dz = lx, ly, lz
+            else:
+                inv = 1.0 / math.sqrt(nn)
+                dx *= inv
+                dy *= inv
+                dz *= inv
+                lx, ly, lz = dx, dy, dz
+            L = lengths[i]
+            p[i + 1, 0] = p[i, 0] + L * dx
+            p[i + 1, 1] = p[i, 1] + L * dy
+            p[i + 1, 2] = p[i, 2] + L * dz
+        return
+    ux, uy, uz = frame0[1, 0], frame0[1, 1], frame0[1, 2]
+    rx, ry, rz = frame0[2, 0], frame0[2, 1], frame0[2, 2]
+    for i in range(n - 1):
+        dx = p[i + 1, 0] - p[i, 0]
+        dy = p[i + 1, 1] - p[i, 1]
+        dz = p[i + 1, 2] - p[i, 2]
+        dx, dy, dz = _normalize(dx, dy, dz, lx, ly, lz)
+        k = kinds[i]
+        if k != FREE and (i > 0 or constrain_root):
+            dx, dy, dz = _apply_constraint(k, params[i], haxes[i], dx, dy, dz,
+                                           lx, ly, lz, ux, uy, uz, rx, ry, rz)
+        lx, ly, lz, ux, uy, uz, rx, ry, rz = _transport(lx, ly, lz, ux, uy, uz, dx, dy, dz)
+        L = lengths[i]
+        p[i + 1, 0] = p[i, 0] + L * dx
+        p[i + 1, 1] = p[i, 1] + L * dy
+        p[i + 1, 2] = p[i, 2] + L * dz
+
+
+@_jit
+def _backward(p, target, lengths, has_dir, dirx, diry, dirz):
+    """Backward reaching from ``target``; writes into ``p`` (n, 3)."""
+    n = p.shape[0]
+    # fallback direction for coincident joints: the old last bone, reversed
+    fx, fy, fz = _normalize(p[n - 2, 0] - p[n - 1, 0], p[n - 2, 1] - p[n - 1, 1],
+                            p[n - 2, 2] - p[n - 1, 2], 0.0, 1.0, 0.0)
+    p[n - 1, 0] = target[0]
+    p[n - 1, 1] = target[1]
+    p[n - 1, 2] = target[2]
+    start = n - 2
+    if has_dir:
+        L = lengths[n - 2]
+        p[n - 2, 0] = target[0] - L * dirx
+        p[n - 2, 1] = target[1] - L * diry
+        p[n - 2, 2] = target[2] - L * dirz
+        fx, fy, fz = -dirx, -diry, -dirz
+        start = n - 3
+    for i in range(start, -1, -1):
+        dx = p[i, 0] - p[i + 1, 0]
+        dy = p[i, 1] - p[i + 1, 1]
+        dz = p[i, 2] - p[i + 1, 2]
+        nn = dx * dx + dy * dy + dz * dz
+        if nn < _EPS * _EPS:
+            dx, dy, dz = fx, fy, fz
+        else:
+            inv = 1.0 / math.sqrt(nn)
+            dx *= inv
+            dy *= inv
+            dz *= inv
+            fx, fy, fz = dx, dy, dz
+        L = lengths[i]
+        p[i, 0] = p[i + 1, 0] + L * dx
+        p[i, 1] = p[i + 1, 1] + L * dy
+        p[i, 2] = p[i + 1, 2] + L * dz
+
+
+@_jit
+def _chain_error(p, target, lengths, has_dir, dirx, diry, dirz):
+    n = p.shape[0]
+    ex = p[n - 1, 0] - target[0]
+    ey = p[n - 1, 1] - target[1]
+    ez = p[n - 1, 2] - target[2]
+    err = math.sqrt(ex * ex + ey * ey + ez * ez)
+    if has_dir:
+        L = lengths[n - 2]
+        ex = p[n - 2, 0] - (target[0] - L * dirx)
+        ey = p[n - 2, 1] - (target[1] - L * diry)
+        ez = p[n - 2, 2] - (target[2] - L * dirz)
+        err = max(err, math.sqrt(ex * ex + ey * ey + ez * ez))
+    return err
+
+
+@_jit
+def _moved(a, b):
+    m = 0.0
+    for i in range(a.shape[0]):
+        for k in range(3):
+            m = max(m, abs(a[i, k] - b[i, k]))
+    return m
+
+
+@_jit
+def _unbend(p, t, lengths, total):
+    """Bend the chain into a small zigzag (in place) when all joints and the target share a line.
+
+    FABRIK never leaves such a line: every step moves joints along it. Returns
+    True when the chain was bent.
+    """
+    n = p.shape[0]
+    ux = t[0] - p[0, 0]
+    uy = t[1] - p[0, 1]
+    uz = t[2] - p[0, 2]
+    m = math.sqrt(ux * ux + uy * uy + uz * uz)
+    if m < 1e-12 * total:
+        ux, uy, uz = 0.0, 0.0, 0.0
+        for i in range(n - 1):
+            if lengths[i] > 1e-12 * total:
+                ux = (p[i + 1, 0] - p[i, 0]) / lengths[i]
+                uy = (p[i + 1, 1] - p[i, 1]) / lengths[i]
+                uz = (p[i + 1, 2] - p[i, 2]) / lengths[i]
+                break
+        if ux == 0.0 and uy == 0.0 and uz == 0.0:
+            ux = 0.0
+            uy = 1.0
+    else:
+        ux /= m
+        uy /= m
+        uz /= m
+    tol = 1e-9 * total
+    for i in range(1, n):
+        cx, cy, cz = _cross(p[i, 0] - p[0, 0], p[i, 1] - p[0, 1], p[i, 2] - p[0, 2], ux, uy, uz)
+        if cx * cx + cy * cy + cz * cz > tol * tol:
+            return False
+    # a unit vector perpendicular to the line
+    if abs(ux) < 0.9:
+        wx, wy, wz = _cross(ux, uy, uz, 1.0, 0.0, 0.0)
+    else:
+        wx, wy, wz = _cross(ux, uy, uz, 0.0, 1.0, 0.0)
+    wn = math.sqrt(wx * wx + wy * wy + wz * wz)
+    wx /= wn
+    wy /= wn
+    wz /= wn
+    ox, oy, oz = p[0, 0], p[0, 1], p[0, 2]
+    for i in range(n - 1):
+        dx, dy, dz = _normalize(p[i + 1, 0] - ox, p[i + 1, 1] - oy, p[i + 1, 2] - oz, ux, uy, uz)
+        ox, oy, oz = p[i + 1, 0], p[i + 1, 1], p[i + 1, 2]
+        sgn = 0.2 if i % 2 == 0 else -0.2
+        dx, dy, dz = _normalize(dx + sgn * wx, dy + sgn * wy, dz + sgn * wz, ux, uy, uz)
+        p[i + 1, 0] = p[i, 0] + lengths[i] * dx
+        p[i + 1, 1] = p[i, 1] + lengths[i] * dy
+        p[i + 1, 2] = p[i, 2] + lengths[i] * dz
+    return True
+
+
+@_jit
+def solve_chains(pos, target, direction, has_dir, tol_abs, tol_rel, max_iter, min_improvement,
+                 fixed_root, kinds, params, haxes, frame0, constrain_root,
+                 reached, error, iterations):
+    """FABRIK on a batch of chains, in place.
+
+    pos (B, n, 3) start poses, overwritten with the solution; target (B, 3);
+    direction (B, 3) unit last-bone directions (read when ``has_dir``);
+    tol_abs < 0 means ``tol_rel`` × chain length. Outputs reached (B,) bool,
+    error (B,), iterations (B,) int64. Returns False, touching nothing, when
+    ``pos`` or ``target`` holds NaN or inf.
+    """
+    B = pos.shape[0]
+    n = pos.shape[1]
+    if not (_all_finite(pos) and _all_finite(target)):
+        return False
+    use_constraints = False
+    for i in range(kinds.shape[0]):
+        if kinds[i] != FREE and (i > 0 or constrain_root):
+            use_constraints = True
+    lengths = np.empty(n - 1)
+    root = np.empty(3)
+    scratch = np.empty((n, 3))
+    for b in range(B):
+        p = pos[b]
+        t = target[b]
+        total = 0.0
+        for i in range(n - 1):
+            dx = p[i + 1, 0] - p[i, 0]
+            dy = p[i + 1, 1] - p[i, 1]
+            dz = p[i + 1, 2] - p[i, 2]
+            lengths[i] = math.sqrt(dx * dx + dy * dy + dz * dz)
+            total += lengths[i]
+        root[0] = p[0, 0]
+        root[1] = p[0, 1]
+        root[2] = p[0, 2]
+        tol = tol_abs if tol_abs >= 0.0 else tol_rel * total
+        dirx = direction[b, 0]
+        diry = direction[b, 1]
+        dirz = direction[b, 2]
+        it = 0
+        bent = False
+        if n < 2 or total <= 0.0:
+            err = _chain_error(p, t, lengths, False, 0.0, 0.0, 0.0) if n >= 1 else 0.0
+            reached[b] = err <= tol
+            error[b] = err
+            iterations[b] = 0
+            continue
+        tx = t[0] - root[0]
+        ty = t[1] - root[1]
+        tz = t[2] - root[2]
+        dist = math.sqrt(tx * tx + ty * ty + tz * tz)
+        iterate = True
+        if fixed_root and dist > total:
+            # out of reach: a straight line toward the target (seed)
+            for i in range(n - 1):
+                dx, dy, dz = _normalize(t[0] - p[i, 0], t[1] - p[i, 1], t[2] - p[i, 2],
+                                        tx / dist, ty / dist, tz / dist)
+                p[i + 1, 0] = p[i, 0] + lengths[i] * dx
+                p[i + 1, 1] = p[i, 1] + lengths[i] * dy
+                p[i + 1, 2] = p[i, 2] + lengths[i] * dz
+            iterate = False
+            if use_constraints:
+                scratch[:, :] = p
+                _forward(p, root, lengths, kinds, params, haxes, frame0, True, constrain_root)
+                iterate = _moved(p, scratch) > 1e-12 * total
+        err = _chain_error(p, t, lengths, has_dir, dirx, diry, dirz)
+        if iterate:
+            if use_constraints:
+                # make the start pose itself admissible so every exit satisfies the limits
+                _forward(p, root, lengths, kinds, params, haxes, frame0, True, constrain_root)
+                err = _chain_error(p, t, lengths, has_dir, dirx, diry, dirz)
+            while err > tol and it < max_iter:
+                _backward(p, t, lengths, has_dir, dirx, diry, dirz)
+                if fixed_root:
+                    _forward(p, root, lengths, kinds, params, haxes, frame0, use_constraints,
+                             constrain_root)
+                else:
+                    scratch[0, :] = p[0]
+                    _forward(p, scratch[0], lengths, kinds, params, haxes, frame0,
+                             use_constraints, constrain_root)
+                it += 1
+                new_err = _chain_error(p, t, lengths, has_dir, dirx, diry, dirz)
+                improvement = err - new_err
+                err = new_err
+                if (not bent and n > 2 and err > tol and improvement <= 1e-12 * total
+                        and _unbend(p, t, lengths, total)):
+                    # stuck on a line through the target: bend once and go on
+                    bent = True
+                    if use_constraints:
+                        _forward(p, p[0].copy(), lengths, kinds, params, haxes, frame0, True,
+                                 constrain_root)
+                    err = _chain_error(p, t, lengths, has_dir, dirx, diry, dirz)
+                    continue
+                if improvement < min_improvement:
+                    break
+        reached[b] = err <= tol
+        error[b] = err
+        iterations[b] = it
+    return True
+
+
+@_jit
+def _all_finite(a):
+    for v in a.ravel():
+        if not math.isfinite(v):
+            return False
+    return True
+
+
+# --------------------------------------------------------------------------- tree
+@_jit
+def solve_trees(pos, parents, targets, effectors, weights, tol_abs, tol_rel, max_iter,
+                min_improvement, fixed_root, kinds, params, haxes, frame0, constrain_root,
+                reached, error, iterations):
+    """Multi-effector FABRIK on a batch of trees, in place.
+
+    pos (B, n, 3); parents (n,) int64 with parents[0] = -1 and parents[j] < j;
+    targets (B, k, 3) for the leaves ``effectors`` (k,); weights (B, k) > 0.
+    Bone ``j - 1`` joins joint ``parents[j]`` to joint ``j``. The error is the
+    largest effector distance.
+    """
+    B = pos.shape[0]
+    n = pos.shape[1]
+    k = effectors.shape[0]
+    use_constraints = False
+    for i in range(kinds.shape[0]):
+        if kinds[i] != FREE and (i + 1 < n and (parents[i + 1] != 0 or constrain_root)):
+            use_constraints = True
+    lengths = np.empty(n)
+    eff_of = np.full(n, -1, dtype=np.int64)
+    for e in range(k):
+        eff_of[effectors[e]] = e
+    active = np.zeros(n, dtype=np.bool_)
+    w = np.zeros(n)
+    acc = np.zeros((n, 3))
+    wacc = np.zeros(n)
+    frames = np.empty((n, 9))
+    root = np.empty(3)
+    for b in range(B):
+        p = pos[b]
+        tg = targets[b]
+        total = 0.0
+        lengths[0] = 0.0
+        for j in range(1, n):
+            q = parents[j]
+            dx = p[j, 0] - p[q, 0]
+            dy = p[j, 1] - p[q, 1]
+            dz = p[j, 2] - p[q, 2]
+            lengths[j] = math.sqrt(dx * dx + dy * dy + dz * dz)
+            total += lengths[j]
+        tol = tol_abs if tol_abs >= 0.0 else tol_rel * total
+        # effector weights summed up the tree (a joint's pull = its effectors' weights)
+        for j in range(n):
+            active[j] = False
+            w[j] = 0.0
+        for e in range(k):
+            w[effectors[e]] += weights[b, e]
+            active[effectors[e]] = True
+        for j in range(n - 1, 0, -1):
+            if active[j]:
+                active[parents[j]] = True
+                w[parents[j]] += w[j]
+        root[0] = p[0, 0]
+        root[1] = p[0, 1]
+        root[2] = p[0, 2]
+
+        if use_constraints:
+            # make the start pose admissible so every exit satisfies the limits
+            _tree_forward(p, parents, root, lengths, kinds, params, haxes, frame0, True,
+                          constrain_root, frames)
+        err = _tree_error(p, tg, effectors)
+        it = 0
+        while err > tol and it < max_iter:
+            # backward: effectors to targets, sub-bases to weighted centroids
+            for j in range(n):
+                acc[j, 0] = 0.0
+                acc[j, 1] = 0.0
+                acc[j, 2] = 0.0
+                wacc[j] = 0.0
+            for j in range(n - 1, 0, -1):
+                if not active[j]:
+                    continue
+                q = parents[j]
+                # fallback for coincident joints: keep the old bone direction
+                fx, fy, fz = _normalize(p[q, 0] - p[j, 0], p[q, 1] - p[j, 1],
+                                        p[q, 2] - p[j, 2], 0.0, 1.0, 0.0)
+                e = eff_of[j]
+                if e >= 0:
+                    p[j, 0] = tg[e, 0]
+                    p[j, 1] = tg[e, 1]
+                    p[j, 2] = tg[e, 2]
+                else:
+                    p[j, 0] = acc[j, 0] / wacc[j]
+                    p[j, 1] = acc[j, 1] / wacc[j]
+                    p[j, 2] = acc[j, 2] / wacc[j]
+                dx, dy, dz = _normalize(p[q, 0] - p[j, 0], p[q, 1] - p[j, 1],
+                                        p[q, 2] - p[j, 2], fx, fy, fz)
+                L = lengths[j]
+                wj = w[j]
+                acc[q, 0] += wj * (p[j, 0] + L * dx)
+                acc[q, 1] += wj * (p[j, 1] + L * dy)
+                acc[q, 2] += wj * (p[j, 2] + L * dz)
+                wacc[q] += wj
+            if fixed_root:
+                start = root
+            else:
+                start = np.empty(3)
+                start[0] = acc[0, 0] / wacc[0]
+                start[1] = acc[0, 1] / wacc[0]
+                start[2] = acc[0, 2] / wacc[0]
+            _tree_forward(p, parents, start, lengths, kinds, params, haxes, frame0,
+                          use_constraints, constrain_root, frames)
+            it += 1
+            new_err = _tree_error(p, tg, effectors)
+            improvement = err - new_err
+            err = new_err
+            if improvement < min_improvement:
+                break
+        reached[b] = err <= tol
+        error[b] = err
+        iterations[b] = it
+
+
+@_jit
+def _tree_error(p, tg, effectors):
+    err = 0.0
+    for e in range(effectors.shape[0]):
+        j = effectors[e]
+        ex = p[j, 0] - tg[e, 0]
+        ey = p[j, 1] - tg[e, 1]
+        ez = p[j, 2] - tg[e, 2]
+        err = max(err, math.sqrt(ex * ex + ey * ey + ez * ez))
+    return err
+
+
+@_jit
+def _tree_forward(p, parents, root, lengths, kinds, params, haxes, frame0, use_constraints,
+                  constrain_root, frames):
+    """Forward reaching over a tree (parents first); frames[j] = frame of the bone ending at j."""
+    n = p.shape[0]
+    p[0, 0] = root[0]
+    p[0, 1] = root[1]
+    p[0, 2] = root[2]
+    for m in range(3):
+        for c in range(3):
+            frames[0, 3 * m + c] = frame0[m, c]
+    for j in range(1, n):
+        q = parents[j]
+        f = frames[q]
+        lx, ly, lz = f[0], f[1], f[2]
+        ux, uy, uz = f[3], f[4], f[5]
+        rx, ry, rz = f[6], f[7], f[8]
+        dx, dy, dz = _normalize(p[j, 0] - p[q, 0], p[j, 1] - p[q, 1], p[j, 2] - p[q, 2],
+                                lx, ly, lz)
+        if use_constraints:
+            kd = kinds[j - 1]
+            if kd != FREE and (q != 0 or constrain_root):
+                dx, dy, dz = _apply_constraint(kd, params[j - 1], haxes[j - 1], dx, dy, dz,
+                                               lx, ly, lz, ux, uy, uz, rx, ry, rz)
+            (frames[j, 0], frames[j, 1], frames[j, 2], frames[j, 3], frames[j, 4], frames[j, 5],
+             frames[j, 6], frames[j, 7], frames[j, 8]) = _transport(lx, ly, lz, ux, uy, uz,
+                                                                    dx, dy, dz)
+        else:
+            frames[j, 0] = dx
+            frames[j, 1] = dy
+            frames[j, 2] = dz
+        L = lengths[j]
+        p[j, 0] = p[q, 0] + L * dx
+        p[j, 1] = p[q, 1] + L * dy
+        p[j, 2] = p[q, 2] + L * dz

@@ -1,0 +1,185 @@
+"""``fabrik``: Forward And Backward Reaching IK on batches of point chains (seed 003).
+
+Each iteration sets the end effector on the target and walks back to the root
+keeping bone lengths (backward reaching), then puts the root back and walks out
+again (forward reaching), applying joint constraints on the way out. A target
+beyond the chain's total length gives the straight chain pointing at it, with
+no iterations, as in the seed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from limbik._validation import (
+    FloatArray,
+    as_float,
+    as_float_array,
+    as_int,
+    as_points,
+    broadcast_shapes,
+)
+from limbik.errors import InvalidInputError, NonFiniteInputError
+from limbik.geometry.frame import Frame
+from limbik.solvers import _fabrik_kernels as K
+from limbik.solvers.constraints import Constraint, encode_constraints
+from limbik.solvers.solution import Solution
+from limbik.tolerances import EPS_DIRECTION, ITERATIVE_RTOL, MAX_ITERATIONS
+
+__all__ = ["fabrik"]
+
+_IDENTITY_FRAME = np.array([[0.0, 0.0, -1.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0]])
+_NO_DIRECTION = np.zeros((1, 3))
+
+
+def root_frame_rows(root_frame: Frame | None) -> tuple[FloatArray, bool]:
+    """Rows (look, up, right) of ``root_frame`` and whether bone 0 is constrained."""
+    if root_frame is None:
+        return _IDENTITY_FRAME, False
+    if not isinstance(root_frame, Frame) or root_frame.shape != ():
+        raise InvalidInputError(
+            "root_frame must be a single (unbatched) Frame or None, got "
+            f"{type(root_frame).__name__}"
+            + (f" of shape {root_frame.shape}" if isinstance(root_frame, Frame) else ""),
+            argument="root_frame")
+    rows = np.array([root_frame.look, root_frame.up, root_frame.right], dtype=np.float64)
+    return rows, True
+
+
+def _as_array(value: Any, name: str) -> FloatArray:
+    """``value`` as a float64 array, without the finiteness scan (the kernels check that)."""
+    try:
+        return np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        return as_float_array(value, name, ())  # raises the standard message
+
+
+def check_tolerance(tolerance: Any) -> tuple[float, float]:
+    """(absolute tolerance or -1, relative tolerance) for the kernels."""
+    if tolerance is None:
+        return -1.0, ITERATIVE_RTOL
+    return as_float(tolerance, "tolerance", minimum=0.0), 0.0
+
+
+def check_min_improvement(value: Any) -> float:
+    """A finite float, or ``-inf`` (never stop early)."""
+    if isinstance(value, float | int | np.floating) and value == -np.inf:
+        return -np.inf
+    return as_float(value, "min_improvement")
+
+
+def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
+           max_iterations: int = MAX_ITERATIONS, min_improvement: float = 0.0,
+           constraints: Sequence[Constraint | None] | None = None, fixed_root: bool = True,
+           direction: Any = None, root_frame: Frame | None = None,
+           return_rotations: bool = False) -> Solution:
+    """Solve point chains with FABRIK, batched over leading dimensions.
+
+    Parameters
+    ----------
+    positions : array_like, shape (..., n, 3)
+        Current joint positions, root first (n >= 2). Bone lengths are taken
+        from them, and they are the starting pose.
+    target : array_like, shape (..., 3)
+        End-effector targets; batch shapes broadcast with ``positions``.
+    tolerance : float, optional
+        Reach tolerance, a distance in the data's units. Default:
+        ``ITERATIVE_RTOL`` (1e-6) times each chain's total length.
+    max_iterations : int
+        Cap on backward+forward iterations per chain.
+    min_improvement : float
+        Stop when one iteration lowers the error by less than this (a
+        distance). The default 0 stops only when an iteration makes it worse;
+        ``-inf`` never stops early.
+    constraints : sequence of Constraint or None, optional
+        One entry per bone (n − 1), ``None`` for a free bone. Entry i limits
+        bone i relative to bone i − 1's frame; entry 0 is relative to
+        ``root_frame`` and ignored without one (see
+        :mod:`limbik.solvers.constraints`).
+    fixed_root : bool
+        Keep the root in place (default). When False the root follows the
+        backward pass, so the chain translates and always reaches.
+    direction : array_like, shape (..., 3), optional
+        Desired direction of the last bone. The backward pass lays the last
+        bone along it, and the error becomes the larger of the end-effector
+        distance and the distance of the last bone's start from
+        ``target − length · direction``.
+    root_frame : Frame, optional
+        One unbatched frame that starts the bone frames carried along the chain
+        (default: identity) and against which bone 0 is constrained.
+    return_rotations : bool
+        Also fill ``Solution.rotations`` ``(..., n − 1, 4)``: for each bone, the
+        minimal-twist world rotation from its input pose to its solved pose
+        (see :func:`limbik.rotations_from_positions`).
+
+    Returns
+    -------
+    Solution
+        ``positions`` ``(..., n, 3)``; ``reached``, ``error``, ``iterations``
+        ``(...)``. A target out of reach (with a fixed root) gives the straight
+        chain toward it, zero iterations, ``reached`` False unless the end is
+        within tolerance anyway.
+    """
+    pos = _as_array(positions, "positions")
+    if pos.ndim < 2 or pos.shape[-1] != 3 or pos.shape[-2] < 2:
+        raise InvalidInputError(
+            f"positions must have shape (..., n, 3) with n >= 2, got {pos.shape}",
+            argument="positions")
+    tgt = _as_array(target, "target")
+    if tgt.ndim < 1 or tgt.shape[-1] != 3:
+        raise InvalidInputError(f"target must have shape (..., 3), got {tgt.shape}",
+                                argument="target")
+    n = pos.shape[-2]
+    has_dir = direction is not None
+    if has_dir:
+        dvec = as_points(direction, "direction")
+        dn = np.sqrt(np.einsum("...i,...i->...", dvec, dvec))
+        if np.any(dn < EPS_DIRECTION):
+            raise InvalidInputError("direction must be non-zero vectors, got a zero vector",
+                                    argument="direction")
+        dvec = dvec / dn[..., None]
+        shape = broadcast_shapes(("positions", pos.shape[:-2]), ("target", tgt.shape[:-1]),
+                                 ("direction", dvec.shape[:-1]))
+    elif pos.shape[:-2] == tgt.shape[:-1]:
+        shape = pos.shape[:-2]
+    else:
+        shape = broadcast_shapes(("positions", pos.shape[:-2]), ("target", tgt.shape[:-1]))
+    tol_abs, tol_rel = check_tolerance(tolerance)
+    max_it = as_int(max_iterations, "max_iterations", minimum=0)
+    min_imp = check_min_improvement(min_improvement)
+    kinds, params, axes = encode_constraints(constraints, n - 1)
+    frame0, constrain_root = root_frame_rows(root_frame)
+
+    size = math.prod(shape)
+    if pos.shape[:-2] == shape:
+        p = np.array(pos, dtype=np.float64, order="C").reshape(size, n, 3)
+    else:
+        p = np.array(np.broadcast_to(pos, shape + (n, 3)), order="C").reshape(size, n, 3)
+    # writeable, contiguous inputs keep the kernel to a single compiled signature
+    t = np.broadcast_to(tgt, shape + (3,)).reshape(size, 3)
+    if not (t.flags.c_contiguous and t.flags.writeable):
+        t = np.array(t, order="C")
+    d = np.array(np.broadcast_to(dvec, shape + (3,)).reshape(size, 3), order="C") if has_dir \
+        else _NO_DIRECTION
+    reached = np.empty(size, dtype=np.bool_)
+    error = np.empty(size)
+    iterations = np.empty(size, dtype=np.int64)
+    ok = K.solve_chains(p, t, d, has_dir, tol_abs, tol_rel, max_it, min_imp, bool(fixed_root),
+                        kinds, params, axes, frame0, constrain_root, reached, error, iterations)
+    if not ok:  # the kernel found NaN or inf: raise the error that names it
+        as_float_array(positions, "positions", ())
+        as_points(target, "target")
+        raise NonFiniteInputError("positions and target must be finite")  # pragma: no cover
+    solved = p.reshape(shape + (n, 3))
+    rotations = None
+    if return_rotations:
+        from limbik.solvers.rotations import rotations_from_positions
+
+        rotations = rotations_from_positions(solved, np.broadcast_to(pos, shape + (n, 3)))
+    return Solution(positions=solved, reached=reached.reshape(shape),
+                    error=error.reshape(shape), iterations=iterations.reshape(shape),
+                    rotations=rotations)

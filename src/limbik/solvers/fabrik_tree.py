@@ -1,0 +1,211 @@
+"""``FabrikTree``: FABRIK on joint trees with several end effectors (seed 003).
+
+Backward stage: each targeted effector goes to its target and its branch is
+walked back to the nearest sub-base (a joint where branches meet). A sub-base
+takes the weighted centroid of the positions its branches proposed for it,
+then its own branch is walked back, and so on to the root, at any depth.
+Forward stage: the root goes back in place and every branch is walked out from
+its sub-base, parents before children, applying joint constraints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from limbik._validation import as_float_array, as_int, as_points, broadcast_shapes
+from limbik.errors import InvalidInputError
+from limbik.geometry.frame import Frame
+from limbik.solvers import _fabrik_kernels as K
+from limbik.solvers.constraints import Constraint, encode_constraints
+from limbik.solvers.fabrik import check_min_improvement, check_tolerance, root_frame_rows
+from limbik.solvers.solution import Solution
+from limbik.tolerances import MAX_TREE_ITERATIONS
+
+__all__ = ["FabrikTree"]
+
+
+def _check_parents(parents: Any) -> np.ndarray:
+    try:
+        arr = np.asarray(parents)
+    except (TypeError, ValueError) as exc:  # pragma: no cover - numpy accepts most things
+        raise InvalidInputError(f"parents must be a 1-D int array, got {parents!r}",
+                                argument="parents") from exc
+    if arr.ndim != 1 or arr.size < 2 or not np.issubdtype(arr.dtype, np.integer):
+        raise InvalidInputError(
+            f"parents must be a 1-D int array of length >= 2, got dtype {arr.dtype} shape "
+            f"{arr.shape}", argument="parents")
+    arr = arr.astype(np.int64)
+    if arr[0] != -1:
+        raise InvalidInputError(f"parents[0] must be -1 (joint 0 is the root), got {arr[0]}",
+                                argument="parents")
+    idx = np.arange(arr.size)
+    bad = (arr[1:] < 0) | (arr[1:] >= idx[1:])
+    if np.any(bad):
+        j = int(np.argmax(bad)) + 1
+        raise InvalidInputError(
+            f"parents[j] must be in [0, j) for j >= 1 (parents listed before children), "
+            f"got parents[{j}] = {arr[j]}", argument="parents")
+    return arr
+
+
+class FabrikTree:
+    """A joint tree for multi-effector FABRIK.
+
+    Parameters
+    ----------
+    parents : sequence of int, shape (n,)
+        ``parents[0] = -1`` (joint 0 is the root) and ``0 <= parents[j] < j``.
+        Bone ``j − 1`` joins joint ``parents[j]`` to joint ``j``.
+    positions : array_like, shape (..., n, 3)
+        Joint positions: the bone lengths and the starting pose.
+    constraints : sequence of Constraint or None, optional
+        One entry per bone (n − 1); entry ``j − 1`` limits bone ``j`` relative to
+        the frame of the bone ending at ``parents[j]``. Bones leaving the root
+        are measured in ``root_frame`` and only constrained when it is given.
+        Frames are carried down every branch with minimal twist (see
+        :mod:`limbik.solvers.constraints`).
+    root_frame : Frame, optional
+        One unbatched frame starting the carried bone frames (default identity).
+    """
+
+    def __init__(self, parents: Any, positions: Any, *,
+                 constraints: Sequence[Constraint | None] | None = None,
+                 root_frame: Frame | None = None) -> None:
+        self.parents = _check_parents(parents)
+        self.parents.flags.writeable = False
+        n = self.parents.size
+        pos = as_float_array(positions, "positions", ())
+        if pos.ndim < 2 or pos.shape[-2:] != (n, 3):
+            raise InvalidInputError(
+                f"positions must have shape (..., {n}, 3) for {n} joints, got {pos.shape}",
+                argument="positions")
+        self.positions = pos
+        self._kinds, self._params, self._axes = encode_constraints(constraints, n - 1)
+        self._frame0, self._constrain_root = root_frame_rows(root_frame)
+        children = np.bincount(self.parents[1:], minlength=n)
+        self.leaves = tuple(int(j) for j in np.flatnonzero(children == 0) if j != 0)
+
+    @property
+    def n_joints(self) -> int:
+        return int(self.parents.size)
+
+    def solve(self, targets: Mapping[int, Any], *, weights: Mapping[int, Any] | None = None,
+              tolerance: float | None = None, max_iterations: int = MAX_TREE_ITERATIONS,
+              min_improvement: float = 0.0, fixed_root: bool = True,
+              start: Any = None) -> Solution:
+        """Move the targeted joints toward their targets.
+
+        Parameters
+        ----------
+        targets : mapping of int to array_like (..., 3), or array_like (..., n_leaves, 3)
+            Joint index → target. Usually leaves; any non-root joint works (its
+            own children then just follow). Untargeted branches are carried
+            along by the forward pass, keeping their lengths. An array gives
+            a target to every leaf, in the order of :attr:`leaves`.
+        weights : mapping of int to array_like (...), optional
+            Effector weight (> 0, default 1). A sub-base takes the centroid of
+            its branches' proposals weighted by the total weight of the
+            effectors in each branch.
+        start : array_like, shape (..., n, 3), optional
+            Pose to start from instead of the constructor's ``positions``, e.g.
+            the previous frame's solution. Bone lengths are taken from the
+            pose the solve starts from.
+        tolerance, max_iterations, min_improvement, fixed_root
+            As in :func:`limbik.fabrik`; ``tolerance`` defaults to 1e-6 times
+            the tree's total bone length and ``max_iterations`` to
+            ``MAX_TREE_ITERATIONS`` (1000): when branches pull apart, sub-bases
+            at centroids converge more slowly than a chain does.
+
+        Returns
+        -------
+        Solution
+            ``positions`` ``(..., n, 3)``. ``error`` is the largest distance of
+            an effector from its target, so ``reached`` means every effector is
+            within tolerance.
+        """
+        n = self.n_joints
+        if not isinstance(targets, Mapping):
+            targets = self._leaf_targets(targets)
+        if not targets:
+            raise InvalidInputError(
+                "targets must be a non-empty mapping {joint index: (..., 3) target}, "
+                f"got {type(targets).__name__}", argument="targets")
+        effectors = []
+        arrays = []
+        for key, value in targets.items():
+            j = as_int(key, "targets key", minimum=1)
+            if j >= n:
+                raise InvalidInputError(f"targets key must be a joint index in [1, {n}), got {j}",
+                                        argument="targets")
+            effectors.append(j)
+            arrays.append(as_points(value, f"targets[{j}]"))
+        w_arrays = []
+        if weights is not None:
+            unknown = set(weights) - set(effectors)
+            if unknown:
+                raise InvalidInputError(
+                    f"weights keys must be targeted joints {sorted(effectors)}, got "
+                    f"{sorted(unknown)}", argument="weights")
+        for j in effectors:
+            if weights is not None and j in weights:
+                wj = as_float_array(weights[j], f"weights[{j}]")
+                if np.any(wj <= 0):
+                    raise InvalidInputError(f"weights[{j}] must be > 0, got {wj.min()!r}",
+                                            argument="weights")
+            else:
+                wj = np.ones(())
+            w_arrays.append(wj)
+        pose = self.positions
+        if start is not None:
+            pose = as_float_array(start, "start", ())
+            if pose.ndim < 2 or pose.shape[-2:] != (n, 3):
+                raise InvalidInputError(
+                    f"start must have shape (..., {n}, 3) for {n} joints, got {pose.shape}",
+                    argument="start")
+        pairs = [("positions" if start is None else "start", pose.shape[:-2])]
+        pairs += [(f"targets[{j}]", a.shape[:-1]) for j, a in zip(effectors, arrays, strict=True)]
+        pairs += [(f"weights[{j}]", a.shape) for j, a in zip(effectors, w_arrays, strict=True)]
+        shape = broadcast_shapes(*pairs)
+        tol_abs, tol_rel = check_tolerance(tolerance)
+        max_it = as_int(max_iterations, "max_iterations", minimum=0)
+        min_imp = check_min_improvement(min_improvement)
+
+        size = int(np.prod(shape, dtype=np.int64))
+        k = len(effectors)
+        p = np.array(np.broadcast_to(pose, shape + (n, 3)), dtype=np.float64,
+                     order="C").reshape(size, n, 3)
+        tg = np.empty((size, k, 3))
+        wt = np.empty((size, k))
+        for e in range(k):
+            tg[:, e] = np.broadcast_to(arrays[e], shape + (3,)).reshape(size, 3)
+            wt[:, e] = np.broadcast_to(w_arrays[e], shape).reshape(size)
+        reached = np.empty(size, dtype=np.bool_)
+        error = np.empty(size)
+        iterations = np.empty(size, dtype=np.int64)
+        K.solve_trees(p, self.parents, tg, np.array(effectors, dtype=np.int64), wt, tol_abs,
+                      tol_rel, max_it, min_imp, bool(fixed_root), self._kinds, self._params,
+                      self._axes, self._frame0, self._constrain_root, reached, error,
+                      iterations)
+        return Solution(positions=p.reshape(shape + (n, 3)), reached=reached.reshape(shape),
+                        error=error.reshape(shape), iterations=iterations.reshape(shape))
+
+    def _leaf_targets(self, targets: Any) -> dict[int, Any]:
+        """An array ``(..., n_leaves, 3)`` of targets for every leaf, in ``leaves`` order."""
+        try:
+            arr = np.asarray(targets, dtype=np.float64)
+        except (TypeError, ValueError):
+            arr = np.zeros(0)
+        k = len(self.leaves)
+        if arr.ndim < 2 or arr.shape[-2:] != (k, 3):
+            raise InvalidInputError(
+                "targets must be a non-empty mapping {joint index: (..., 3) target} or an "
+                f"array of shape (..., {k}, 3) for the leaves {list(self.leaves)}, got "
+                f"{type(targets).__name__}" + (f" of shape {arr.shape}" if arr.ndim else ""),
+                argument="targets")
+        return {leaf: arr[..., e, :] for e, leaf in enumerate(self.leaves)}
+
+    def __repr__(self) -> str:
+        return f"FabrikTree(n_joints={self.n_joints}, leaves={list(self.leaves)})"

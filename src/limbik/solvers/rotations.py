@@ -1,0 +1,112 @@
+"""``rotations_from_positions``: bone rotations (joint angles) from solved joint positions.
+
+Point solvers such as FABRIK return joint positions only. A bone's direction
+fixes its rotation up to a twist about the bone; here the twist is chosen as
+small as possible: each bone is turned by the minimal rotation (swing) that
+takes its rest direction, already carried by its parent's rotation, onto its
+solved direction. A bone whose direction did not change relative to its parent
+therefore keeps its parent's rotation, and no bone spins about itself.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from limbik._validation import FloatArray, as_float_array, as_quaternions, broadcast_shapes
+from limbik.errors import InvalidInputError
+from limbik.geometry.frame import Frame
+from limbik.geometry.quaternion import (
+    quaternion_conjugate,
+    quaternion_from_two_vectors,
+    quaternion_multiply,
+    quaternion_normalize,
+    rotate_vectors,
+)
+from limbik.solvers.fabrik_tree import _check_parents
+
+__all__ = ["rotations_from_positions"]
+
+
+def _joint_array(value: Any, name: str) -> FloatArray:
+    arr = as_float_array(value, name, ())
+    if arr.ndim < 2 or arr.shape[-1] != 3 or arr.shape[-2] < 2:
+        raise InvalidInputError(
+            f"{name} must have shape (..., n, 3) with n >= 2, got {arr.shape}", argument=name)
+    return arr
+
+
+def rotations_from_positions(positions: Any, rest_positions: Any, *, parents: Any = None,
+                             rest_rotations: Any = None, local: bool = False) -> FloatArray:
+    """Bone rotations ``(..., n − 1, 4)`` (x, y, z, w) posing ``rest_positions`` as ``positions``.
+
+    Parameters
+    ----------
+    positions : array_like, shape (..., n, 3)
+        Solved joint positions (e.g. ``Solution.positions``).
+    rest_positions : array_like, shape (..., n, 3)
+        The same joints in the rest (or previous) pose; batch shapes broadcast.
+    parents : sequence of int, shape (n,), optional
+        Joint tree (``parents[0] = -1``, ``parents[j] < j``); default a chain.
+        Bone ``j − 1`` joins ``parents[j]`` to ``j``.
+    rest_rotations : array_like (..., n − 1, 4) or Frame of shape (..., n − 1), optional
+        World rotations of the bones' own frames in the rest pose (a Frame's
+        positions are ignored). When given, the result is those frames' world
+        rotations in the solved pose.
+    local : bool
+        Return each bone's rotation relative to its parent bone (bones leaving
+        the root: relative to the world) instead of world rotations: the joint
+        angles.
+
+    Returns
+    -------
+    ndarray, shape (..., n − 1, 4)
+        Without ``rest_rotations``: for each bone the world rotation ``Q``
+        with ``Q · rest_bone = solved_bone`` (directions), built down the tree
+        as ``Q_bone = swing(Q_parent · rest_dir → solved_dir) · Q_parent``.
+        Zero-length bones take their parent's rotation.
+    """
+    pos = _joint_array(positions, "positions")
+    rest = _joint_array(rest_positions, "rest_positions")
+    n = pos.shape[-2]
+    if rest.shape[-2] != n:
+        raise InvalidInputError(
+            f"rest_positions must have {n} joints like positions, got {rest.shape[-2]}",
+            argument="rest_positions")
+    par = (np.arange(-1, n - 1, dtype=np.int64) if parents is None
+           else _check_parents(parents))
+    if par.size != n:
+        raise InvalidInputError(f"parents must have {n} entries, got {par.size}",
+                                argument="parents")
+    pairs = [("positions", pos.shape[:-2]), ("rest_positions", rest.shape[:-2])]
+    rest_q = None
+    if rest_rotations is not None:
+        if isinstance(rest_rotations, Frame):
+            rest_rotations = rest_rotations.quaternion
+        rest_q = as_quaternions(rest_rotations, "rest_rotations")
+        if rest_q.ndim < 2 or rest_q.shape[-2] != n - 1:
+            raise InvalidInputError(
+                f"rest_rotations must have shape (..., {n - 1}, 4), got {rest_q.shape}",
+                argument="rest_rotations")
+        pairs.append(("rest_rotations", rest_q.shape[:-2]))
+    shape = broadcast_shapes(*pairs)
+    identity = np.broadcast_to(np.array([0.0, 0.0, 0.0, 1.0]), shape + (4,))
+    out = np.empty(shape + (n - 1, 4))
+    for j in range(1, n):
+        q = par[j]
+        parent_q = identity if q == 0 else out[..., q - 1, :]
+        r = rest[..., j, :] - rest[..., q, :]
+        d = pos[..., j, :] - pos[..., q, :]
+        swing = quaternion_from_two_vectors(rotate_vectors(parent_q, r), d)
+        out[..., j - 1, :] = quaternion_normalize(quaternion_multiply(swing, parent_q))
+    if rest_q is not None:
+        out = quaternion_normalize(quaternion_multiply(out, rest_q))
+    if local:
+        world = out.copy()
+        for j in range(1, n):
+            q = par[j]
+            if q != 0:
+                out[..., j - 1, :] = quaternion_multiply(quaternion_conjugate(world[..., q - 1, :]),
+                                                         world[..., j - 1, :])
+    return out
