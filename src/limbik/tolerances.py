@@ -28,3 +28,18 @@ ANALYTIC_REACH_RTOL = 1e-9
 
 #: Tolerance for "is this quaternion of unit norm" checks.
 UNIT_QUATERNION_ATOL = 1e-6
+
+#: Default orientation tolerance (radians) of iterative solvers with pose targets.
+ITERATIVE_ANGLE_TOL = 1e-6
+
+#: Default DLS damping λ of the Jacobian family, relative to the chain's reach.
+JACOBIAN_DAMPING = 0.05
+
+#: Default largest change of one joint coordinate in one Jacobian step (rad or length).
+JACOBIAN_MAX_STEP = 0.5
+
+#: Steps without a 0.1 % error drop before a Jacobian or CCD attempt is abandoned.
+JACOBIAN_PATIENCE = 20
+
+#: Default random restarts of the joint-space solvers (tried only while unreached).
+JACOBIAN_RESTARTS = 10
