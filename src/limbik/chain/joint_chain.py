@@ -140,7 +140,7 @@ class JointChain:
     URDF file with :func:`limbik.load_urdf`.
     """
 
-    __slots__ = ("_joints", "_name", "_arrays", "_merged", "_reach")
+    __slots__ = ("_arrays", "_joints", "_merged", "_name", "_reach")
 
     def __init__(self, joints: Sequence[Joint], *, name: str = "") -> None:
         joints = tuple(joints)
@@ -391,7 +391,7 @@ class JointChain:
         """
         qa = self.check_q(q)
         rs, ps = self._world(qa)
-        rot, trans, axis, kind = self._arrays
+        axis, kind = self._arrays[2], self._arrays[3]
         jac = np.zeros(qa.shape[:-1] + (6, self.dof))
         tip = ps[..., -1, :]
         k = 0

@@ -96,6 +96,8 @@ def _ccd_joint_chain(chain: JointChain, target: Any, tolerance: float | None,
     use_rot = tr is not None
     w_pos = as_float(position_weight, "position_weight", minimum=0.0) if use_rot else 1.0
     w_rot = as_float(orientation_weight, "orientation_weight", minimum=0.0) if use_rot else 0.0
+    if w_rot == 0.0:  # orientation ignored: a position target
+        use_rot = False
     starts, shape = start_configurations(chain, q0, batch, restarts, rng)
     count = starts.shape[0]
     tp = np.ascontiguousarray(np.broadcast_to(tp, shape + (3,)).reshape(count, 3))

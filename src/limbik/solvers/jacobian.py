@@ -147,6 +147,7 @@ def jacobian_ik(chain: JointChain, target: Any, *, method: str = "dls",
         Steps without a 0.1 % error drop before an attempt is abandoned.
     position_weight, orientation_weight : float
         Row weights of a pose target (metres-to-radians trade-off); ignored for points.
+        With ``orientation_weight=0`` only the position counts (also for ``reached``).
     restarts : int
         Extra attempts from random configurations within the limits, used only while
         the target is not reached.
@@ -176,6 +177,8 @@ def jacobian_ik(chain: JointChain, target: Any, *, method: str = "dls",
     use_rot = tr is not None
     w_pos = as_float(position_weight, "position_weight", minimum=0.0) if use_rot else 1.0
     w_rot = as_float(orientation_weight, "orientation_weight", minimum=0.0) if use_rot else 0.0
+    if w_rot == 0.0:  # orientation ignored: a position target
+        use_rot = False
     starts, shape = start_configurations(chain, q0, batch, restarts, rng)
     count = starts.shape[0]
     tp = np.ascontiguousarray(np.broadcast_to(tp, shape + (3,)).reshape(count, 3))
