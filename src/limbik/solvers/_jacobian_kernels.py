@@ -216,12 +216,12 @@ def _fill_jacobian(wp, wa, kind, m, nrow, w_pos, w_rot, jac):  # pragma: no cove
 
 
 @njit(cache=True)
-def _solve_spd(a, b, n, out):  # pragma: no cover - compiled
+def _solve_spd(a, b, n, out, l, y):  # pragma: no cover - compiled
     """Solve ``a x = b`` for a symmetric positive-definite ``a (n, n)`` by Cholesky.
 
-    Returns False when ``a`` is not numerically positive definite.
+    ``l (6, 6)`` and ``y (6,)`` are work space. Returns False when ``a`` is not
+    numerically positive definite.
     """
-    l = np.zeros((6, 6))
     for i in range(n):
         for j in range(i + 1):
             s = a[i, j]
@@ -233,7 +233,6 @@ def _solve_spd(a, b, n, out):  # pragma: no cover - compiled
                 l[i, i] = np.sqrt(s)
             else:
                 l[i, j] = s / l[j, j]
-    y = np.zeros(6)
     for i in range(n):
         s = b[i]
         for k in range(i):
@@ -248,9 +247,17 @@ def _solve_spd(a, b, n, out):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _step(method, jac, e, nrow, m, lam2, cutoff, dq):  # pragma: no cover - compiled
-    """One joint update ``dq (m,)`` for the weighted Jacobian ``jac`` and error ``e``."""
-    jjt = np.zeros((nrow, nrow))
+def _step(method, jac, e, nrow, m, lam2, cutoff, dq, work):  # pragma: no cover - compiled
+    """One joint update ``dq (m,)`` for the weighted Jacobian ``jac`` and error ``e``.
+
+    ``work (4, 6, 6)`` is scratch space.
+    """
+    jjt = work[0, :nrow, :nrow]
+    l = work[1]
+    y = work[2, 0]
+    y2 = work[2, 1]
+    for i in range(6):
+        y[i] = 0.0
     for i in range(nrow):
         for j in range(i + 1):
             s = 0.0
@@ -258,7 +265,6 @@ def _step(method, jac, e, nrow, m, lam2, cutoff, dq):  # pragma: no cover - comp
                 s += jac[i, k] * jac[j, k]
             jjt[i, j] = s
             jjt[j, i] = s
-    y = np.zeros(6)
     if method == METHOD_TRANSPOSE:
         # Buss's step length: alpha = <e, J Jᵀ e> / |J Jᵀ e|²
         num = 0.0
@@ -275,12 +281,12 @@ def _step(method, jac, e, nrow, m, lam2, cutoff, dq):  # pragma: no cover - comp
     elif method == METHOD_DLS:
         for i in range(nrow):
             jjt[i, i] += lam2
-        if not _solve_spd(jjt, e, nrow, y):
+        if not _solve_spd(jjt, e, nrow, y, l, y2):
             for i in range(nrow):
                 y[i] = 0.0
     else:
         # J Jᵀ = U diag(σ²) Uᵀ, so J⁺ e = Σ (uᵢ·e)/σᵢ² Jᵀ uᵢ (with damping in the denominator)
-        evals, evecs = np.linalg.eigh(jjt)
+        evals, evecs = np.linalg.eigh(jjt.copy())
         smax2 = max(evals[nrow - 1], 0.0)
         for i in range(nrow):
             s2 = max(evals[i], 0.0)
@@ -348,6 +354,7 @@ def jacobian_solve(pre_rot, pre_trans, axis, kind, lower, upper,
     rv = np.empty(3)
     dq = np.empty(m)
     q = np.empty(m)
+    work = np.zeros((4, 6, 6))
     for b in range(batch):
         best = np.inf
         total = 0
@@ -385,7 +392,7 @@ def jacobian_solve(pre_rot, pre_trans, axis, kind, lower, upper,
                     if stall > patience:
                         break
                 _fill_jacobian(wp, wa, kind, m, nrow, w_pos, w_rot, jac)
-                _step(method, jac, e, nrow, m, lam2, cutoff, dq)
+                _step(method, jac, e, nrow, m, lam2, cutoff, dq, work)
                 # limit the largest joint change of one step
                 big = 0.0
                 for k in range(m):
