@@ -96,13 +96,13 @@ def main() -> None:
         ik_rate, ik_within, ik_time = run_ikpy(path, base, chain, targets[:n_ikpy])
         print(f"\n{label}: {base} -> {tip}, dof {chain.dof}, {args.n} targets "
               f"(ikpy on {n_ikpy}), success = tip within {SUCCESS * 1e3:g} mm")
-        print(f"{'method':<20}{'success':>9}{'limits kept':>13}{'time/solve':>13}"
+        print(f"{'method':<26}{'success':>9}{'limits kept':>13}{'time/solve':>13}"
               f"{'speed vs ikpy':>15}")
         for name, method in METHODS:
             rate, within, per = run_limbik(chain, method, targets)
-            print(f"{'limbik ' + name:<20}{rate:>9.1%}{('yes' if within else 'NO'):>13}"
+            print(f"{'limbik ' + name:<26}{rate:>9.1%}{('yes' if within else 'NO'):>13}"
                   f"{per * 1e6:>10.1f} us{ik_time / per:>14.0f}x")
-        print(f"{'ikpy (defaults)':<20}{ik_rate:>9.1%}{('yes' if ik_within else 'NO'):>13}"
+        print(f"{'ikpy (defaults)':<26}{ik_rate:>9.1%}{('yes' if ik_within else 'NO'):>13}"
               f"{ik_time * 1e6:>10.1f} us{1.0:>14.0f}x")
 
 

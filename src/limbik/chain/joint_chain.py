@@ -140,7 +140,18 @@ class JointChain:
     URDF file with :func:`limbik.load_urdf`.
     """
 
-    __slots__ = ("_arrays", "_joints", "_merged", "_name", "_reach")
+    __slots__ = (
+        "_arrays",
+        "_bounds",
+        "_dof",
+        "_joints",
+        "_lower",
+        "_merged",
+        "_middle",
+        "_name",
+        "_reach",
+        "_upper",
+    )
 
     def __init__(self, joints: Sequence[Joint], *, name: str = "") -> None:
         joints = tuple(joints)
@@ -165,6 +176,11 @@ class JointChain:
             kind[i] = (KIND_FIXED if j.type == "fixed"
                        else KIND_PRISMATIC if j.type == "prismatic" else KIND_REVOLUTE)
         self._arrays = (rot, trans, axis, kind)
+        self._dof = int(np.sum(kind != KIND_FIXED))
+        self._lower = np.array([j.lower for j in joints if j.movable], dtype=np.float64)
+        self._upper = np.array([j.upper for j in joints if j.movable], dtype=np.float64)
+        self._lower.flags.writeable = False
+        self._upper.flags.writeable = False
         self._merged = self._merge()
         # a length scale: sum of origin offsets (never zero)
         reach = float(np.sum(np.linalg.norm(trans, axis=-1)))
@@ -173,6 +189,17 @@ class JointChain:
                            if j.type == "prismatic"]
         reach += float(np.sum(prismatic_range)) if prismatic_range else 0.0
         self._reach = reach if reach > 0 else 1.0
+        wide = np.where(self._merged[3] == KIND_PRISMATIC, self._reach, np.pi)
+        lo = np.where(np.isfinite(self._lower), self._lower, -wide).astype(np.float64)
+        hi = np.where(np.isfinite(self._upper), self._upper, wide).astype(np.float64)
+        lo.flags.writeable = False
+        hi.flags.writeable = False
+        self._bounds = (lo, hi)
+        finite = np.isfinite(self._lower) & np.isfinite(self._upper)
+        middle = np.where(finite, 0.5 * (np.where(finite, self._lower, 0.0)
+                                         + np.where(finite, self._upper, 0.0)), 0.0)
+        middle.flags.writeable = False
+        self._middle = middle
 
     # ------------------------------------------------------------------ constructors
     @classmethod
@@ -259,7 +286,7 @@ class JointChain:
     @property
     def dof(self) -> int:
         """Number of movable joints: the length of ``q``."""
-        return int(np.sum(self._arrays[3] != KIND_FIXED))
+        return self._dof
 
     @property
     def movable_joints(self) -> tuple[Joint, ...]:
@@ -274,12 +301,17 @@ class JointChain:
     @property
     def lower(self) -> FloatArray:
         """Lower limits ``(dof,)`` (``-inf`` where unlimited)."""
-        return np.array([j.lower for j in self.movable_joints], dtype=np.float64)
+        return self._lower
 
     @property
     def upper(self) -> FloatArray:
         """Upper limits ``(dof,)`` (``inf`` where unlimited)."""
-        return np.array([j.upper for j in self.movable_joints], dtype=np.float64)
+        return self._upper
+
+    @property
+    def middle(self) -> FloatArray:
+        """The middle of each joint's range ``(dof,)`` (0 where unlimited): the default start."""
+        return self._middle
 
     @property
     def reach(self) -> float:
@@ -297,6 +329,14 @@ class JointChain:
         movable joint ``k``; entry ``dof`` leads to the tip.
         """
         return self._merged
+
+    @property
+    def joint_arrays(self) -> tuple[FloatArray, FloatArray, FloatArray, np.ndarray]:
+        """Every joint, unmerged: ``(rot (n, 3, 3), trans (n, 3), axis (n, 3), kind (n,))``.
+
+        ``rot``/``trans`` are the origins; ``kind`` is 0 rotation, 1 translation, 2 fixed.
+        """
+        return self._arrays
 
     def __repr__(self) -> str:
         label = f"{self._name!r}, " if self._name else ""
@@ -421,11 +461,7 @@ class JointChain:
 
     def sampling_bounds(self) -> tuple[FloatArray, FloatArray]:
         """Finite bounds ``(dof,)`` for sampling: the limits, or ±π / ±reach where unlimited."""
-        kind = self._merged[3]
-        wide = np.where(kind == KIND_PRISMATIC, self._reach, np.pi)
-        lo = np.where(np.isfinite(self.lower), self.lower, -wide)
-        hi = np.where(np.isfinite(self.upper), self.upper, wide)
-        return lo.astype(np.float64), hi.astype(np.float64)
+        return self._bounds
 
     def within_limits(self, q: Any, atol: float = 1e-12) -> np.ndarray:
         """Bool ``(...)``: every coordinate of ``q`` ``(..., dof)`` is within its limits."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from limbik.solvers._jacobian_kernels import _clip_q, _pose_error, chain_fk
+from limbik.solvers._jacobian_kernels import _clip_q, _pose_error, chain_fk, splitmix64
 
 
 @njit(cache=True)
@@ -46,8 +46,9 @@ def _best_angle(q, lo, hi, big_a, big_b):  # pragma: no cover - compiled
 
 @njit(cache=True)
 def ccd_chain_solve(pre_rot, pre_trans, axis, kind, lower, upper,
-                    target_p, target_r, use_rot, w_pos, w_rot, q_starts,
-                    tolerance, angle_tolerance, max_iterations, patience,
+                    target_p, target_r, use_rot, w_pos, w_rot, q_first,
+                    restarts, seeds, sample_lo, sample_hi, tolerance, angle_tolerance,
+                    max_iterations, patience,
                     q_out, err_out, reached_out, iters_out):  # pragma: no cover - compiled
     """Batched CCD on a joint chain; the arguments are those of ``jacobian_solve``.
 
@@ -56,7 +57,7 @@ def ccd_chain_solve(pre_rot, pre_trans, axis, kind, lower, upper,
     ``w_p² |target − tip|² + w_o² Σᵢ |target_axisᵢ − tip_axisᵢ|²`` with the others held.
     """
     batch = target_p.shape[0]
-    attempts = q_starts.shape[1]
+    attempts = 1 + restarts
     m = axis.shape[0]
     nrow = 6 if use_rot else 3
     wp2 = w_pos * w_pos
@@ -68,6 +69,7 @@ def ccd_chain_solve(pre_rot, pre_trans, axis, kind, lower, upper,
     rv = np.empty(3)
     q = np.empty(m)
     tip_r = np.empty((3, 3))
+    state = np.uint64(0)
     for b in range(batch):
         best = np.inf
         total = 0
@@ -76,8 +78,15 @@ def ccd_chain_solve(pre_rot, pre_trans, axis, kind, lower, upper,
         tpy = target_p[b, 1]
         tpz = target_p[b, 2]
         for att in range(attempts):
-            for k in range(m):
-                q[k] = q_starts[b, att, k]
+            if att == 0:
+                for k in range(m):
+                    q[k] = q_first[b, k]
+            else:
+                if att == 1:
+                    state = seeds[b]
+                for k in range(m):
+                    state, u = splitmix64(state)
+                    q[k] = sample_lo[k] + (sample_hi[k] - sample_lo[k]) * u
             _clip_q(q, lower, upper, kind)
             attempt_best = np.inf
             stall = 0

@@ -18,6 +18,17 @@ METHOD_SVD_DLS = 3
 
 
 @njit(cache=True)
+def splitmix64(state):  # pragma: no cover - compiled
+    """One step of the SplitMix64 generator: ``(new state, uniform float in [0, 1))``."""
+    state = state + np.uint64(0x9E3779B97F4A7C15)
+    z = state
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    z = z ^ (z >> np.uint64(31))
+    return state, float(z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@njit(cache=True)
 def chain_fk(pre_rot, pre_trans, axis, kind, q, wr, wp, wa):  # pragma: no cover - compiled
     """World frames of one chain at ``q`` (m,).
 
@@ -331,18 +342,20 @@ def _clip_q(q, lower, upper, kind):  # pragma: no cover - compiled
 @njit(cache=True)
 def jacobian_solve(pre_rot, pre_trans, axis, kind, lower, upper,
                    target_p, target_r, use_rot, w_pos, w_rot,
-                   q_starts, method, lam, cutoff, max_step,
+                   q_first, restarts, seeds, sample_lo, sample_hi, method, lam, cutoff, max_step,
                    tolerance, angle_tolerance, max_iterations, patience,
                    q_out, err_out, reached_out, iters_out):  # pragma: no cover - compiled
     """Batched Jacobian IK.
 
     ``target_p (B, 3)``, ``target_r (B, 3, 3)`` (ignored unless ``use_rot``),
-    ``q_starts (B, A, m)``: start configurations, tried in turn until one reaches the
-    target. Writes the best ``q_out (B, m)``, its ``err_out (B,)`` (weighted pose error
-    norm), ``reached_out (B,)`` and the iterations used over all attempts ``iters_out``.
+    ``q_first (B, m)``: first starts; then up to ``restarts`` starts uniform in
+    ``[sample_lo, sample_hi]`` (m,), drawn from a generator seeded with ``seeds[b]``, are
+    tried in turn until one reaches the target. Writes the best ``q_out (B, m)``, its
+    ``err_out (B,)`` (weighted pose error norm), ``reached_out (B,)`` and the iterations
+    used over all attempts ``iters_out``.
     """
     batch = target_p.shape[0]
-    attempts = q_starts.shape[1]
+    attempts = 1 + restarts
     m = axis.shape[0]
     nrow = 6 if use_rot else 3
     lam2 = lam * lam
@@ -355,13 +368,21 @@ def jacobian_solve(pre_rot, pre_trans, axis, kind, lower, upper,
     dq = np.empty(m)
     q = np.empty(m)
     work = np.zeros((4, 6, 6))
+    state = np.uint64(0)
     for b in range(batch):
         best = np.inf
         total = 0
         done = False
         for a in range(attempts):
-            for k in range(m):
-                q[k] = q_starts[b, a, k]
+            if a == 0:
+                for k in range(m):
+                    q[k] = q_first[b, k]
+            else:
+                if a == 1:
+                    state = seeds[b]
+                for k in range(m):
+                    state, u = splitmix64(state)
+                    q[k] = sample_lo[k] + (sample_hi[k] - sample_lo[k]) * u
             _clip_q(q, lower, upper, kind)
             attempt_best = np.inf
             stall = 0
@@ -407,3 +428,74 @@ def jacobian_solve(pre_rot, pre_trans, axis, kind, lower, upper,
                 break
         reached_out[b] = done
         iters_out[b] = total
+
+
+@njit(cache=True)
+def all_joint_positions(rot, trans, axis, kind, q, out):  # pragma: no cover - compiled
+    """Positions ``out (B, n + 1, 3)`` of the base and every joint frame (fixed ones too).
+
+    ``rot (n, 3, 3)``, ``trans (n, 3)``, ``axis (n, 3)``, ``kind (n,)`` (0 rotation,
+    1 translation, 2 fixed) are the unmerged joints; ``q (B, dof)``.
+    """
+    n = kind.shape[0]
+    r = np.empty((3, 3))
+    t = np.empty((3, 3))
+    for b in range(q.shape[0]):
+        for i in range(3):
+            for j in range(3):
+                r[i, j] = 1.0 if i == j else 0.0
+        px = 0.0
+        py = 0.0
+        pz = 0.0
+        out[b, 0, 0] = 0.0
+        out[b, 0, 1] = 0.0
+        out[b, 0, 2] = 0.0
+        k = 0
+        for jn in range(n):
+            v = trans[jn]
+            px += r[0, 0] * v[0] + r[0, 1] * v[1] + r[0, 2] * v[2]
+            py += r[1, 0] * v[0] + r[1, 1] * v[1] + r[1, 2] * v[2]
+            pz += r[2, 0] * v[0] + r[2, 1] * v[1] + r[2, 2] * v[2]
+            f = rot[jn]
+            for i in range(3):
+                for j in range(3):
+                    t[i, j] = r[i, 0] * f[0, j] + r[i, 1] * f[1, j] + r[i, 2] * f[2, j]
+            for i in range(3):
+                for j in range(3):
+                    r[i, j] = t[i, j]
+            if kind[jn] != 2:
+                ux = axis[jn, 0]
+                uy = axis[jn, 1]
+                uz = axis[jn, 2]
+                wx = r[0, 0] * ux + r[0, 1] * uy + r[0, 2] * uz
+                wy = r[1, 0] * ux + r[1, 1] * uy + r[1, 2] * uz
+                wz = r[2, 0] * ux + r[2, 1] * uy + r[2, 2] * uz
+                angle = q[b, k]
+                k += 1
+                if kind[jn] == 1:
+                    px += wx * angle
+                    py += wy * angle
+                    pz += wz * angle
+                else:
+                    s = np.sin(angle)
+                    c = np.cos(angle)
+                    C = 1.0 - c
+                    m00 = c + wx * wx * C
+                    m01 = wx * wy * C - wz * s
+                    m02 = wx * wz * C + wy * s
+                    m10 = wy * wx * C + wz * s
+                    m11 = c + wy * wy * C
+                    m12 = wy * wz * C - wx * s
+                    m20 = wz * wx * C - wy * s
+                    m21 = wz * wy * C + wx * s
+                    m22 = c + wz * wz * C
+                    for j in range(3):
+                        a0 = r[0, j]
+                        a1 = r[1, j]
+                        a2 = r[2, j]
+                        r[0, j] = m00 * a0 + m01 * a1 + m02 * a2
+                        r[1, j] = m10 * a0 + m11 * a1 + m12 * a2
+                        r[2, j] = m20 * a0 + m21 * a1 + m22 * a2
+            out[b, jn + 1, 0] = px
+            out[b, jn + 1, 1] = py
+            out[b, jn + 1, 2] = pz

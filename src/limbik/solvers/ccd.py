@@ -98,8 +98,8 @@ def _ccd_joint_chain(chain: JointChain, target: Any, tolerance: float | None,
     w_rot = as_float(orientation_weight, "orientation_weight", minimum=0.0) if use_rot else 0.0
     if w_rot == 0.0:  # orientation ignored: a position target
         use_rot = False
-    starts, shape = start_configurations(chain, q0, batch, restarts, rng)
-    count = starts.shape[0]
+    first, seeds, shape = start_configurations(chain, q0, batch, restarts, rng)
+    count = first.shape[0]
     tp = np.ascontiguousarray(np.broadcast_to(tp, shape + (3,)).reshape(count, 3))
     if tr is None:
         tr_arr = np.zeros((count, 3, 3))
@@ -111,7 +111,8 @@ def _ccd_joint_chain(chain: JointChain, target: Any, tolerance: float | None,
     reached = np.zeros(count, dtype=np.bool_)
     iters = np.zeros(count, dtype=np.int64)
     _k.ccd_chain_solve(pre_rot, pre_trans, axis, kind, lower, upper, tp, tr_arr, use_rot,
-                       w_pos, w_rot, starts, tol, angle_tol, max_iterations, patience,
+                       w_pos, w_rot, first, restarts, seeds,
+                       *chain.sampling_bounds(), tol, angle_tol, max_iterations, patience,
                        q, err, reached, iters)
     return finish(chain, q, reached, err, iters, shape)
 

@@ -86,33 +86,38 @@ def rng_from(rng: Any) -> np.random.Generator:
 
 
 def start_configurations(chain: JointChain, q0: Any, batch: tuple[int, ...], restarts: int,
-                         rng: Any) -> tuple[FloatArray, tuple[int, ...]]:
-    """Starts ``(B, 1 + restarts, dof)`` and the broadcast batch shape.
+                         rng: Any) -> tuple[FloatArray, np.ndarray, tuple[int, ...]]:
+    """First starts ``(B, dof)``, restart seeds ``(B,)`` and the broadcast batch shape.
 
-    Attempt 0 is ``q0`` (default: the middle of each finite limit range, 0 where
-    unlimited), clipped to the limits; the others are uniform within the limits.
+    The first start is ``q0`` (default: :attr:`JointChain.middle`), clipped to the
+    limits. Restarts are uniform within the limits (see :meth:`JointChain.random_q`),
+    drawn in the kernel from one seed per batch element: ``rng=None`` uses the seeds
+    0, 1, 2, ...; otherwise they come from ``rng``.
     """
     if q0 is None:
-        lo, hi = chain.lower, chain.upper
-        finite = np.isfinite(lo) & np.isfinite(hi)
-        mid = np.where(finite, 0.5 * (np.where(finite, lo, 0) + np.where(finite, hi, 0)), 0.0)
-        q_first = np.clip(mid, lo, hi)
+        q_first = chain.middle
     else:
         q_first = chain.clip(chain.check_q(q0, "q0"))
     shape = broadcast_shapes(("target", batch), ("q0", q_first.shape[:-1]))
     count = int(np.prod(shape, dtype=np.int64))
-    starts = np.empty((count, 1 + restarts, chain.dof))
-    starts[:, 0, :] = np.broadcast_to(q_first, shape + (chain.dof,)).reshape(count, chain.dof)
-    if restarts:
-        starts[:, 1:, :] = chain.random_q((count, restarts), rng_from(rng))
-    return starts, shape
+    first = np.ascontiguousarray(
+        np.broadcast_to(q_first, shape + (chain.dof,)).reshape(count, chain.dof))
+    if rng is None:
+        seeds = np.arange(count, dtype=np.uint64)
+    else:
+        seeds = rng_from(rng).integers(0, 2**63, size=count, dtype=np.int64).astype(np.uint64)
+    return first, seeds, shape
 
 
 def finish(chain: JointChain, q: FloatArray, reached: np.ndarray, error: FloatArray,
            iterations: np.ndarray, shape: tuple[int, ...]) -> Solution:
     """Reshape kernel outputs to ``shape`` and add joint positions."""
+    rot, trans, axis, kind = chain.joint_arrays
+    positions = np.empty((q.shape[0], chain.n_joints + 1, 3))
+    _k.all_joint_positions(rot, trans, axis, kind, q, positions)
     q = q.reshape(shape + (chain.dof,))
-    return Solution(positions=chain.joint_positions(q), reached=reached.reshape(shape),
+    return Solution(positions=positions.reshape(shape + positions.shape[1:]),
+                    reached=reached.reshape(shape),
                     error=error.reshape(shape), iterations=iterations.reshape(shape), q=q)
 
 
@@ -179,8 +184,8 @@ def jacobian_ik(chain: JointChain, target: Any, *, method: str = "dls",
     w_rot = as_float(orientation_weight, "orientation_weight", minimum=0.0) if use_rot else 0.0
     if w_rot == 0.0:  # orientation ignored: a position target
         use_rot = False
-    starts, shape = start_configurations(chain, q0, batch, restarts, rng)
-    count = starts.shape[0]
+    first, seeds, shape = start_configurations(chain, q0, batch, restarts, rng)
+    count = first.shape[0]
     tp = np.ascontiguousarray(np.broadcast_to(tp, shape + (3,)).reshape(count, 3))
     if tr is None:
         tr_arr = np.zeros((count, 3, 3))
@@ -192,6 +197,7 @@ def jacobian_ik(chain: JointChain, target: Any, *, method: str = "dls",
     reached = np.zeros(count, dtype=np.bool_)
     iters = np.zeros(count, dtype=np.int64)
     _k.jacobian_solve(pre_rot, pre_trans, axis, kind, lower, upper, tp, tr_arr, use_rot,
-                      w_pos, w_rot, starts, _METHOD_CODES[method], lam, 1e-6, step, tol,
+                      w_pos, w_rot, first, restarts, seeds, *chain.sampling_bounds(),
+                      _METHOD_CODES[method], lam, 1e-6, step, tol,
                       angle_tol, max_iterations, patience, q, err, reached, iters)
     return finish(chain, q, reached, err, iters, shape)
