@@ -8,7 +8,7 @@ import pytest
 from limbik import Frame, JointChain, jacobian_ik, load_urdf
 from limbik.errors import InvalidInputError, NonFiniteInputError
 from limbik.solvers import JACOBIAN_METHODS
-from limbik.solvers._jacobian_kernels import chain_fk
+from limbik.solvers._jacobian_kernels import _jacobi_eigen, chain_fk
 
 PANDA = "urdf/panda_example-robot-data.urdf"
 
@@ -215,3 +215,30 @@ def test_invalid_input_raises():
     fixed_only = JointChain.from_joints([{"type": "fixed"}])
     with pytest.raises(InvalidInputError, match="at least one movable joint"):
         jacobian_ik(fixed_only, [1, 0, 0])
+
+
+def test_jacobi_eigen_decomposes_symmetric_matrices():
+    rng = np.random.default_rng(8)
+    for n in (1, 3, 6):
+        for rank_deficient in (False, True):
+            jac = rng.normal(size=(n, 7))
+            if rank_deficient and n > 1:
+                jac[0] = jac[1]
+            a = jac @ jac.T
+            work = a.copy()
+            v = np.zeros((6, 6))
+            _jacobi_eigen(work, n, v)
+            vecs = v[:n, :n]
+            np.testing.assert_allclose(vecs @ np.diag(np.diag(work)) @ vecs.T, a, atol=1e-10)
+            np.testing.assert_allclose(vecs.T @ vecs, np.eye(n), atol=1e-12)
+
+
+def test_orientation_only_pose_target(panda):
+    rng = np.random.default_rng(9)
+    poses = panda.forward(panda.random_q(10, rng))
+    moved = Frame(poses.quaternion, poses.position + 5.0)  # unreachable positions
+    sol = jacobian_ik(panda, moved, position_weight=0.0)
+    assert sol.reached.mean() >= 0.9
+    got = panda.forward(sol.q[sol.reached]).quaternion
+    dots = np.abs(np.sum(got * moved.quaternion[sol.reached], axis=-1))
+    assert np.all(dots > 1 - 1e-9)

@@ -258,6 +258,51 @@ def _solve_spd(a, b, n, out, l, y):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
+def _jacobi_eigen(a, n, v):  # pragma: no cover - compiled
+    """Eigen-decompose the symmetric ``a (n, n)`` in place by cyclic Jacobi rotations.
+
+    On return the diagonal of ``a`` holds the eigenvalues and the columns of
+    ``v (n, n)`` the matching unit eigenvectors.
+    """
+    for i in range(n):
+        for j in range(n):
+            v[i, j] = 1.0 if i == j else 0.0
+    for _sweep in range(50):
+        off = 0.0
+        diag = 0.0
+        for i in range(n):
+            diag += a[i, i] * a[i, i]
+            for j in range(i + 1, n):
+                off += a[i, j] * a[i, j]
+        if off <= 1e-30 * diag or off < 1e-300:
+            return
+        for p in range(n - 1):
+            for q in range(p + 1, n):
+                apq = a[p, q]
+                if abs(apq) < 1e-300:
+                    continue
+                theta = (a[q, q] - a[p, p]) / (2.0 * apq)
+                t = (1.0 if theta >= 0.0 else -1.0) / (abs(theta) + np.sqrt(theta * theta + 1.0))
+                c = 1.0 / np.sqrt(t * t + 1.0)
+                s = t * c
+                for k in range(n):
+                    akp = a[k, p]
+                    akq = a[k, q]
+                    a[k, p] = c * akp - s * akq
+                    a[k, q] = s * akp + c * akq
+                for k in range(n):
+                    apk = a[p, k]
+                    aqk = a[q, k]
+                    a[p, k] = c * apk - s * aqk
+                    a[q, k] = s * apk + c * aqk
+                for k in range(n):
+                    vkp = v[k, p]
+                    vkq = v[k, q]
+                    v[k, p] = c * vkp - s * vkq
+                    v[k, q] = s * vkp + c * vkq
+
+
+@njit(cache=True)
 def _step(method, jac, e, nrow, m, lam2, cutoff, dq, work):  # pragma: no cover - compiled
     """One joint update ``dq (m,)`` for the weighted Jacobian ``jac`` and error ``e``.
 
@@ -297,10 +342,13 @@ def _step(method, jac, e, nrow, m, lam2, cutoff, dq, work):  # pragma: no cover 
                 y[i] = 0.0
     else:
         # J Jᵀ = U diag(σ²) Uᵀ, so J⁺ e = Σ (uᵢ·e)/σᵢ² Jᵀ uᵢ (with damping in the denominator)
-        evals, evecs = np.linalg.eigh(jjt.copy())
-        smax2 = max(evals[nrow - 1], 0.0)
+        evecs = work[3]
+        _jacobi_eigen(jjt, nrow, evecs)
+        smax2 = 0.0
         for i in range(nrow):
-            s2 = max(evals[i], 0.0)
+            smax2 = max(smax2, jjt[i, i])
+        for i in range(nrow):
+            s2 = max(jjt[i, i], 0.0)
             proj = 0.0
             for j in range(nrow):
                 proj += evecs[j, i] * e[j]

@@ -184,6 +184,8 @@ def jacobian_ik(chain: JointChain, target: Any, *, method: str = "dls",
     w_rot = as_float(orientation_weight, "orientation_weight", minimum=0.0) if use_rot else 0.0
     if w_rot == 0.0:  # orientation ignored: a position target
         use_rot = False
+    if use_rot and w_pos == 0.0:  # position ignored: only the orientation decides `reached`
+        tol = np.inf
     first, seeds, shape = start_configurations(chain, q0, batch, restarts, rng)
     count = first.shape[0]
     tp = np.ascontiguousarray(np.broadcast_to(tp, shape + (3,)).reshape(count, 3))
