@@ -25,7 +25,7 @@ from limbik.skeleton import (
     trim,
     write_bvh,
 )
-from limbik.solvers import Solution, two_bone
+from limbik.solvers import Solution, ccd, jacobian_ik, two_bone
 from limbik.solvers import (
     Cone,
     EllipticalCone,
@@ -34,6 +34,7 @@ from limbik.solvers import (
     Solution,
     fabrik,
     rotations_from_positions,
+from limbik.chain import Joint, JointChain, load_urdf
 
 try:
     __version__ = version("limbik")
@@ -49,6 +50,8 @@ __all__ = [
     "Hinge",
     "InvalidInputError",
     "Leg",
+    "Joint",
+    "JointChain",
     "LimbikError",
     "Motion",
     "Skeleton",
@@ -69,4 +72,7 @@ __all__ = [
     "two_bone",
     "fabrik",
     "rotations_from_positions",
+    "ccd",
+    "jacobian_ik",
+    "load_urdf",
 ]

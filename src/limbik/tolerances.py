@@ -32,3 +32,18 @@ UNIT_QUATERNION_ATOL = 1e-6
 #: Default iteration cap of multi-effector FABRIK trees: sub-bases placed at
 #: centroids converge more slowly than chains when branches pull apart.
 MAX_TREE_ITERATIONS = 1000
+
+#: Default orientation tolerance (radians) of iterative solvers with pose targets.
+ITERATIVE_ANGLE_TOL = 1e-6
+
+#: Default DLS damping λ of the Jacobian family, relative to the chain's reach.
+JACOBIAN_DAMPING = 0.05
+
+#: Default largest change of one joint coordinate in one Jacobian step (rad or length).
+JACOBIAN_MAX_STEP = 0.5
+
+#: Steps without a 0.1 % error drop before a Jacobian or CCD attempt is abandoned.
+JACOBIAN_PATIENCE = 20
+
+#: Default random restarts of the joint-space solvers (tried only while unreached).
+JACOBIAN_RESTARTS = 10

@@ -1,8 +1,10 @@
 """IK solvers. Each returns a :class:`~limbik.solvers.solution.Solution`."""
 
+from limbik.solvers.ccd import ccd
 from limbik.solvers.constraints import Cone, EllipticalCone, Hinge
 from limbik.solvers.fabrik import fabrik
 from limbik.solvers.fabrik_tree import FabrikTree
+from limbik.solvers.jacobian import JACOBIAN_METHODS, jacobian_ik
 from limbik.solvers.rotations import rotations_from_positions
 from limbik.solvers.solution import Solution
 from limbik.solvers.two_bone import two_bone
@@ -17,3 +19,4 @@ __all__ = [
     "fabrik",
     "rotations_from_positions",
 ]
+__all__ = ["JACOBIAN_METHODS", "Solution", "ccd", "jacobian_ik"]

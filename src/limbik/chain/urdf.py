@@ -1,0 +1,228 @@
+"""URDF import: ``load_urdf(path, base_link, tip_link) -> JointChain``.
+
+Reads joint origins (``xyz``, and ``rpy`` as fixed-axis roll-pitch-yaw,
+``R = Rz·Ry·Rx``), axes (default ``(1, 0, 0)``), limits and the revolute,
+continuous, prismatic and fixed types. Meshes, inertia and mimic tags are ignored.
+
+Every problem raises :class:`limbik.errors.URDFError` with the file and line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+from typing import Any
+from xml.parsers import expat
+
+import numpy as np
+
+from limbik.chain.joint_chain import JOINT_TYPES, Joint, JointChain, frame_from_xyz_rpy
+from limbik.errors import InvalidInputError, URDFError
+
+__all__ = ["load_urdf", "parse_urdf"]
+
+
+@dataclasses.dataclass
+class _Element:
+    tag: str
+    attrib: dict[str, str]
+    line: int
+    children: list[_Element] = dataclasses.field(default_factory=list)
+
+    def find(self, tag: str) -> _Element | None:
+        for child in self.children:
+            if child.tag == tag:
+                return child
+        return None
+
+    def findall(self, tag: str) -> list[_Element]:
+        return [child for child in self.children if child.tag == tag]
+
+
+def _parse_xml(data: str | bytes, path: str) -> _Element:
+    """A small element tree that remembers each element's line number."""
+    parser = expat.ParserCreate()
+    stack: list[_Element] = []
+    roots: list[_Element] = []
+
+    def start(tag: str, attrib: dict[str, str]) -> None:
+        element = _Element(tag, dict(attrib), parser.CurrentLineNumber)
+        if stack:
+            stack[-1].children.append(element)
+        else:
+            roots.append(element)
+        stack.append(element)
+
+    def end(tag: str) -> None:
+        stack.pop()
+
+    parser.StartElementHandler = start
+    parser.EndElementHandler = end
+    try:
+        parser.Parse(data, True)
+    except expat.ExpatError as exc:
+        raise URDFError(path, exc.lineno, "well-formed XML",
+                        expat.ErrorString(exc.code)) from None
+    except (ValueError, UnicodeError) as exc:  # e.g. undecodable bytes
+        raise URDFError(path, parser.CurrentLineNumber, "well-formed XML", str(exc)) from None
+    if not roots:  # pragma: no cover - expat reports "no element found" first
+        raise URDFError(path, 1, "a <robot> element", "an empty document")
+    return roots[0]
+
+
+def _floats(element: _Element, attribute: str, count: int, default: tuple[float, ...] | None,
+            path: str, what: str) -> tuple[float, ...]:
+    text = element.attrib.get(attribute)
+    if text is None:
+        if default is None:
+            raise URDFError(path, element.line, f"attribute {attribute!r} on <{element.tag}> "
+                            f"of {what}", "none")
+        return default
+    parts = text.split()
+    try:
+        values = tuple(float(v) for v in parts)
+    except ValueError:
+        values = ()
+    if len(values) != count or not all(math.isfinite(v) for v in values):
+        expected = f"{count} finite number{'s' if count > 1 else ''} in {attribute!r} of {what}"
+        raise URDFError(path, element.line, expected, repr(text))
+    return values
+
+
+@dataclasses.dataclass
+class _JointSpec:
+    element: _Element
+    name: str
+    type: str
+    parent: str
+    child: str
+
+
+def _read_joint(spec: _JointSpec, path: str) -> Joint:
+    el = spec.element
+    what = f"joint {spec.name!r}"
+    if spec.type not in JOINT_TYPES:
+        listed = ", ".join(JOINT_TYPES)
+        raise URDFError(path, el.line, f"a joint type in ({listed}) for {what}",
+                        repr(spec.type))
+    xyz: tuple[float, ...] = (0.0, 0.0, 0.0)
+    rpy: tuple[float, ...] = (0.0, 0.0, 0.0)
+    origin = el.find("origin")
+    if origin is not None:
+        xyz = _floats(origin, "xyz", 3, (0.0, 0.0, 0.0), path, what)
+        rpy = _floats(origin, "rpy", 3, (0.0, 0.0, 0.0), path, what)
+    axis: tuple[float, ...] = (1.0, 0.0, 0.0)
+    axis_el = el.find("axis")
+    if axis_el is not None:
+        axis = _floats(axis_el, "xyz", 3, None, path, what)
+        if spec.type != "fixed" and math.hypot(*axis) < 1e-12:
+            raise URDFError(path, axis_el.line, f"a non-zero axis for {what}", "0 0 0")
+    lower, upper = -np.inf, np.inf
+    if spec.type in ("revolute", "prismatic"):
+        limit = el.find("limit")
+        if limit is None:
+            raise URDFError(path, el.line, f"a <limit> element in {spec.type} {what}", "none")
+        # URDF: lower and upper default to 0
+        (lower,) = _floats(limit, "lower", 1, (0.0,), path, what)
+        (upper,) = _floats(limit, "upper", 1, (0.0,), path, what)
+        if lower > upper:
+            raise URDFError(path, limit.line, f"lower <= upper in the limits of {what}",
+                            f"{lower} > {upper}")
+    try:
+        return Joint(spec.name, spec.type, frame_from_xyz_rpy(xyz, rpy), axis, lower, upper,
+                     parent=spec.parent, child=spec.child)
+    except InvalidInputError as exc:  # pragma: no cover - the checks above come first
+        raise URDFError(path, el.line, f"a valid {what}", str(exc)) from None
+
+
+def _link_attribute(joint: _Element, tag: str, path: str, what: str) -> str:
+    element = joint.find(tag)
+    if element is None:
+        raise URDFError(path, joint.line, f"a <{tag}> element in {what}", "none")
+    link = element.attrib.get("link")
+    if not link:
+        raise URDFError(path, element.line, f"attribute 'link' on <{tag}> of {what}", "none")
+    return link
+
+
+def parse_urdf(text: str | bytes, base_link: str, tip_link: str, *,
+               path: str = "<string>") -> JointChain:
+    """Like :func:`load_urdf`, from the URDF text itself (``path`` names it in errors)."""
+    root = _parse_xml(text, path)
+    if root.tag != "robot":
+        raise URDFError(path, root.line, "a <robot> root element", f"<{root.tag}>")
+    links: list[str] = []
+    for link in root.findall("link"):
+        name = link.attrib.get("name")
+        if not name:
+            raise URDFError(path, link.line, "attribute 'name' on <link>", "none")
+        links.append(name)
+    by_child: dict[str, _JointSpec] = {}
+    for joint in root.findall("joint"):
+        name = joint.attrib.get("name")
+        if not name:
+            raise URDFError(path, joint.line, "attribute 'name' on <joint>", "none")
+        what = f"joint {name!r}"
+        jtype = joint.attrib.get("type")
+        if not jtype:
+            raise URDFError(path, joint.line, f"attribute 'type' on {what}", "none")
+        parent = _link_attribute(joint, "parent", path, what)
+        child = _link_attribute(joint, "child", path, what)
+        if child in by_child:
+            raise URDFError(path, joint.line, f"one parent joint for link {child!r}",
+                            f"joints {by_child[child].name!r} and {name!r}")
+        by_child[child] = _JointSpec(joint, name, jtype, parent, child)
+    known = set(links)
+    for label, link_name in (("base_link", base_link), ("tip_link", tip_link)):
+        if not isinstance(link_name, str) or link_name not in known:
+            listed = ", ".join(links) if links else "(none)"
+            raise URDFError(path, 0, f"{label} to be one of the links: {listed}",
+                            repr(link_name))
+    chain_specs: list[_JointSpec] = []
+    current = tip_link
+    seen = {current}
+    while current != base_link:
+        spec = by_child.get(current)
+        if spec is None or spec.parent in seen:
+            raise URDFError(path, 0, f"a chain of joints from {base_link!r} to {tip_link!r}",
+                            f"none (link {current!r} has no parent leading to {base_link!r})")
+        chain_specs.append(spec)
+        current = spec.parent
+        seen.add(current)
+    if not chain_specs:
+        raise URDFError(path, 0, "different base_link and tip_link",
+                        f"{base_link!r} for both")
+    chain_specs.reverse()
+    joints = [_read_joint(spec, path) for spec in chain_specs]
+    return JointChain(joints, name=f"{base_link}->{tip_link}")
+
+
+def load_urdf(path: str | Path, base_link: str, tip_link: str) -> JointChain:
+    """The serial chain from ``base_link`` to ``tip_link`` of a URDF file.
+
+    Parameters
+    ----------
+    path : str or Path
+        The URDF file.
+    base_link, tip_link : str
+        Link names; the chain's base frame is ``base_link``'s frame and its tip is
+        ``tip_link``'s frame.
+
+    Returns
+    -------
+    JointChain
+        Every joint between the two links, fixed ones included.
+
+    Raises
+    ------
+    limbik.errors.URDFError
+        For an unreadable file, malformed XML (with its line), a missing element or
+        attribute, a bad number, an unsupported joint type on the chain, an unknown
+        link (the message lists the links), or links that no chain connects.
+    """
+    try:
+        data: Any = Path(path).read_bytes()
+    except (OSError, TypeError, ValueError) as exc:
+        raise URDFError(str(path), 0, "a readable URDF file", str(exc)) from None
+    return parse_urdf(data, base_link, tip_link, path=str(path))

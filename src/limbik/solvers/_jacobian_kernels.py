@@ -1,0 +1,549 @@
+"""Compiled loops of the Jacobian IK family (transpose, pseudo-inverse, DLS, SVD-DLS).
+
+The chain arrives in the merged form of :attr:`JointChain.kernel_arrays`:
+``pre_rot (m + 1, 3, 3)``, ``pre_trans (m + 1, 3)``, ``axis (m, 3)``, ``kind (m,)``
+(0 rotation, 1 translation), ``lower``/``upper (m,)``. Every function here works on
+contiguous float64 arrays and loops over the batch in plain Python-free code.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+METHOD_TRANSPOSE = 0
+METHOD_PINV = 1
+METHOD_DLS = 2
+METHOD_SVD_DLS = 3
+
+
+@njit(cache=True)
+def splitmix64(state):  # pragma: no cover - compiled
+    """One step of the SplitMix64 generator: ``(new state, uniform float in [0, 1))``."""
+    state = state + np.uint64(0x9E3779B97F4A7C15)
+    z = state
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    z = z ^ (z >> np.uint64(31))
+    return state, float(z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@njit(cache=True)
+def chain_fk(pre_rot, pre_trans, axis, kind, q, wr, wp, wa):  # pragma: no cover - compiled
+    """World frames of one chain at ``q`` (m,).
+
+    Writes ``wr (m + 1, 3, 3)`` and ``wp (m + 1, 3)``: frame of movable joint ``k``
+    after its motion (entry ``m``: the tip), and ``wa (m, 3)``: world joint axes.
+    """
+    m = q.shape[0]
+    r00 = 1.0
+    r01 = 0.0
+    r02 = 0.0
+    r10 = 0.0
+    r11 = 1.0
+    r12 = 0.0
+    r20 = 0.0
+    r21 = 0.0
+    r22 = 1.0
+    px = 0.0
+    py = 0.0
+    pz = 0.0
+    for k in range(m + 1):
+        t = pre_trans[k]
+        px += r00 * t[0] + r01 * t[1] + r02 * t[2]
+        py += r10 * t[0] + r11 * t[1] + r12 * t[2]
+        pz += r20 * t[0] + r21 * t[1] + r22 * t[2]
+        f = pre_rot[k]
+        a00 = r00 * f[0, 0] + r01 * f[1, 0] + r02 * f[2, 0]
+        a01 = r00 * f[0, 1] + r01 * f[1, 1] + r02 * f[2, 1]
+        a02 = r00 * f[0, 2] + r01 * f[1, 2] + r02 * f[2, 2]
+        a10 = r10 * f[0, 0] + r11 * f[1, 0] + r12 * f[2, 0]
+        a11 = r10 * f[0, 1] + r11 * f[1, 1] + r12 * f[2, 1]
+        a12 = r10 * f[0, 2] + r11 * f[1, 2] + r12 * f[2, 2]
+        a20 = r20 * f[0, 0] + r21 * f[1, 0] + r22 * f[2, 0]
+        a21 = r20 * f[0, 1] + r21 * f[1, 1] + r22 * f[2, 1]
+        a22 = r20 * f[0, 2] + r21 * f[1, 2] + r22 * f[2, 2]
+        r00, r01, r02 = a00, a01, a02
+        r10, r11, r12 = a10, a11, a12
+        r20, r21, r22 = a20, a21, a22
+        if k < m:
+            ux = axis[k, 0]
+            uy = axis[k, 1]
+            uz = axis[k, 2]
+            wx = r00 * ux + r01 * uy + r02 * uz
+            wy = r10 * ux + r11 * uy + r12 * uz
+            wz = r20 * ux + r21 * uy + r22 * uz
+            wa[k, 0] = wx
+            wa[k, 1] = wy
+            wa[k, 2] = wz
+            if kind[k] == 1:
+                px += wx * q[k]
+                py += wy * q[k]
+                pz += wz * q[k]
+            else:
+                # R <- R · Rot(u, q) = Rot_world(w, q) · R
+                s = np.sin(q[k])
+                c = np.cos(q[k])
+                C = 1.0 - c
+                m00 = c + wx * wx * C
+                m01 = wx * wy * C - wz * s
+                m02 = wx * wz * C + wy * s
+                m10 = wy * wx * C + wz * s
+                m11 = c + wy * wy * C
+                m12 = wy * wz * C - wx * s
+                m20 = wz * wx * C - wy * s
+                m21 = wz * wy * C + wx * s
+                m22 = c + wz * wz * C
+                a00 = m00 * r00 + m01 * r10 + m02 * r20
+                a01 = m00 * r01 + m01 * r11 + m02 * r21
+                a02 = m00 * r02 + m01 * r12 + m02 * r22
+                a10 = m10 * r00 + m11 * r10 + m12 * r20
+                a11 = m10 * r01 + m11 * r11 + m12 * r21
+                a12 = m10 * r02 + m11 * r12 + m12 * r22
+                a20 = m20 * r00 + m21 * r10 + m22 * r20
+                a21 = m20 * r01 + m21 * r11 + m22 * r21
+                a22 = m20 * r02 + m21 * r12 + m22 * r22
+                r00, r01, r02 = a00, a01, a02
+                r10, r11, r12 = a10, a11, a12
+                r20, r21, r22 = a20, a21, a22
+        wr[k, 0, 0] = r00
+        wr[k, 0, 1] = r01
+        wr[k, 0, 2] = r02
+        wr[k, 1, 0] = r10
+        wr[k, 1, 1] = r11
+        wr[k, 1, 2] = r12
+        wr[k, 2, 0] = r20
+        wr[k, 2, 1] = r21
+        wr[k, 2, 2] = r22
+        wp[k, 0] = px
+        wp[k, 1] = py
+        wp[k, 2] = pz
+
+
+@njit(cache=True)
+def rotation_error(rt, r, out):  # pragma: no cover - compiled
+    """Rotation vector (axis · angle, world frame) of ``rt · rᵀ``, written to ``out`` (3,).
+
+    Returns the angle in ``[0, π]``. Uses the quaternion of the relative rotation, so it
+    is accurate near 0 and near a half turn.
+    """
+    e = np.empty((3, 3))
+    for i in range(3):
+        for j in range(3):
+            e[i, j] = rt[i, 0] * r[j, 0] + rt[i, 1] * r[j, 1] + rt[i, 2] * r[j, 2]
+    tr = e[0, 0] + e[1, 1] + e[2, 2]
+    # Shepperd: the largest of w, x, y, z first
+    if tr >= e[0, 0] and tr >= e[1, 1] and tr >= e[2, 2]:
+        s = np.sqrt(max(1.0 + tr, 1e-300)) * 2.0
+        w = 0.25 * s
+        x = (e[2, 1] - e[1, 2]) / s
+        y = (e[0, 2] - e[2, 0]) / s
+        z = (e[1, 0] - e[0, 1]) / s
+    elif e[0, 0] >= e[1, 1] and e[0, 0] >= e[2, 2]:
+        s = np.sqrt(max(1.0 + e[0, 0] - e[1, 1] - e[2, 2], 1e-300)) * 2.0
+        w = (e[2, 1] - e[1, 2]) / s
+        x = 0.25 * s
+        y = (e[0, 1] + e[1, 0]) / s
+        z = (e[0, 2] + e[2, 0]) / s
+    elif e[1, 1] >= e[2, 2]:
+        s = np.sqrt(max(1.0 + e[1, 1] - e[0, 0] - e[2, 2], 1e-300)) * 2.0
+        w = (e[0, 2] - e[2, 0]) / s
+        x = (e[0, 1] + e[1, 0]) / s
+        y = 0.25 * s
+        z = (e[1, 2] + e[2, 1]) / s
+    else:
+        s = np.sqrt(max(1.0 + e[2, 2] - e[0, 0] - e[1, 1], 1e-300)) * 2.0
+        w = (e[1, 0] - e[0, 1]) / s
+        x = (e[0, 2] + e[2, 0]) / s
+        y = (e[1, 2] + e[2, 1]) / s
+        z = 0.25 * s
+    if w < 0.0:
+        w = -w
+        x = -x
+        y = -y
+        z = -z
+    sn = np.sqrt(x * x + y * y + z * z)
+    angle = 2.0 * np.arctan2(sn, w)
+    if sn < 1e-300:
+        out[0] = 0.0
+        out[1] = 0.0
+        out[2] = 0.0
+        return 0.0
+    f = angle / sn
+    out[0] = x * f
+    out[1] = y * f
+    out[2] = z * f
+    return angle
+
+
+@njit(cache=True)
+def _pose_error(wr, wp, m, target_p, target_r, w_pos, w_rot, use_rot, e, rv):  # pragma: no cover
+    """Weighted error vector ``e`` (3 or 6); returns (position error, angle error)."""
+    dx = target_p[0] - wp[m, 0]
+    dy = target_p[1] - wp[m, 1]
+    dz = target_p[2] - wp[m, 2]
+    e[0] = w_pos * dx
+    e[1] = w_pos * dy
+    e[2] = w_pos * dz
+    perr = np.sqrt(dx * dx + dy * dy + dz * dz)
+    aerr = 0.0
+    if use_rot:
+        aerr = rotation_error(target_r, wr[m], rv)
+        e[3] = w_rot * rv[0]
+        e[4] = w_rot * rv[1]
+        e[5] = w_rot * rv[2]
+    return perr, aerr
+
+
+@njit(cache=True)
+def _fill_jacobian(wp, wa, kind, m, nrow, w_pos, w_rot, jac):  # pragma: no cover - compiled
+    """Weighted geometric Jacobian (rows: linear, then angular) into ``jac (nrow, m)``."""
+    tx = wp[m, 0]
+    ty = wp[m, 1]
+    tz = wp[m, 2]
+    for k in range(m):
+        ax = wa[k, 0]
+        ay = wa[k, 1]
+        az = wa[k, 2]
+        if kind[k] == 1:
+            jac[0, k] = w_pos * ax
+            jac[1, k] = w_pos * ay
+            jac[2, k] = w_pos * az
+            if nrow == 6:
+                jac[3, k] = 0.0
+                jac[4, k] = 0.0
+                jac[5, k] = 0.0
+        else:
+            rx = tx - wp[k, 0]
+            ry = ty - wp[k, 1]
+            rz = tz - wp[k, 2]
+            jac[0, k] = w_pos * (ay * rz - az * ry)
+            jac[1, k] = w_pos * (az * rx - ax * rz)
+            jac[2, k] = w_pos * (ax * ry - ay * rx)
+            if nrow == 6:
+                jac[3, k] = w_rot * ax
+                jac[4, k] = w_rot * ay
+                jac[5, k] = w_rot * az
+
+
+@njit(cache=True)
+def _solve_spd(a, b, n, out, l, y):  # pragma: no cover - compiled
+    """Solve ``a x = b`` for a symmetric positive-definite ``a (n, n)`` by Cholesky.
+
+    ``l (6, 6)`` and ``y (6,)`` are work space. Returns False when ``a`` is not
+    numerically positive definite.
+    """
+    for i in range(n):
+        for j in range(i + 1):
+            s = a[i, j]
+            for k in range(j):
+                s -= l[i, k] * l[j, k]
+            if i == j:
+                if s <= 1e-300:
+                    return False
+                l[i, i] = np.sqrt(s)
+            else:
+                l[i, j] = s / l[j, j]
+    for i in range(n):
+        s = b[i]
+        for k in range(i):
+            s -= l[i, k] * y[k]
+        y[i] = s / l[i, i]
+    for i in range(n - 1, -1, -1):
+        s = y[i]
+        for k in range(i + 1, n):
+            s -= l[k, i] * out[k]
+        out[i] = s / l[i, i]
+    return True
+
+
+@njit(cache=True)
+def _jacobi_eigen(a, n, v):  # pragma: no cover - compiled
+    """Eigen-decompose the symmetric ``a (n, n)`` in place by cyclic Jacobi rotations.
+
+    On return the diagonal of ``a`` holds the eigenvalues and the columns of
+    ``v (n, n)`` the matching unit eigenvectors.
+    """
+    for i in range(n):
+        for j in range(n):
+            v[i, j] = 1.0 if i == j else 0.0
+    for _sweep in range(50):
+        off = 0.0
+        diag = 0.0
+        for i in range(n):
+            diag += a[i, i] * a[i, i]
+            for j in range(i + 1, n):
+                off += a[i, j] * a[i, j]
+        if off <= 1e-30 * diag or off < 1e-300:
+            return
+        for p in range(n - 1):
+            for q in range(p + 1, n):
+                apq = a[p, q]
+                if abs(apq) < 1e-300:
+                    continue
+                theta = (a[q, q] - a[p, p]) / (2.0 * apq)
+                t = (1.0 if theta >= 0.0 else -1.0) / (abs(theta) + np.sqrt(theta * theta + 1.0))
+                c = 1.0 / np.sqrt(t * t + 1.0)
+                s = t * c
+                for k in range(n):
+                    akp = a[k, p]
+                    akq = a[k, q]
+                    a[k, p] = c * akp - s * akq
+                    a[k, q] = s * akp + c * akq
+                for k in range(n):
+                    apk = a[p, k]
+                    aqk = a[q, k]
+                    a[p, k] = c * apk - s * aqk
+                    a[q, k] = s * apk + c * aqk
+                for k in range(n):
+                    vkp = v[k, p]
+                    vkq = v[k, q]
+                    v[k, p] = c * vkp - s * vkq
+                    v[k, q] = s * vkp + c * vkq
+
+
+@njit(cache=True)
+def _step(method, jac, e, nrow, m, lam2, cutoff, dq, work):  # pragma: no cover - compiled
+    """One joint update ``dq (m,)`` for the weighted Jacobian ``jac`` and error ``e``.
+
+    ``work (4, 6, 6)`` is scratch space.
+    """
+    jjt = work[0, :nrow, :nrow]
+    l = work[1]
+    y = work[2, 0]
+    y2 = work[2, 1]
+    for i in range(6):
+        y[i] = 0.0
+    for i in range(nrow):
+        for j in range(i + 1):
+            s = 0.0
+            for k in range(m):
+                s += jac[i, k] * jac[j, k]
+            jjt[i, j] = s
+            jjt[j, i] = s
+    if method == METHOD_TRANSPOSE:
+        # Buss's step length: alpha = <e, J Jᵀ e> / |J Jᵀ e|²
+        num = 0.0
+        den = 0.0
+        for i in range(nrow):
+            v = 0.0
+            for j in range(nrow):
+                v += jjt[i, j] * e[j]
+            num += e[i] * v
+            den += v * v
+        alpha = num / den if den > 1e-300 else 0.0
+        for i in range(nrow):
+            y[i] = alpha * e[i]
+    elif method == METHOD_DLS:
+        for i in range(nrow):
+            jjt[i, i] += lam2
+        if not _solve_spd(jjt, e, nrow, y, l, y2):
+            for i in range(nrow):
+                y[i] = 0.0
+    else:
+        # J Jᵀ = U diag(σ²) Uᵀ, so J⁺ e = Σ (uᵢ·e)/σᵢ² Jᵀ uᵢ (with damping in the denominator)
+        evecs = work[3]
+        _jacobi_eigen(jjt, nrow, evecs)
+        smax2 = 0.0
+        for i in range(nrow):
+            smax2 = max(smax2, jjt[i, i])
+        for i in range(nrow):
+            s2 = max(jjt[i, i], 0.0)
+            proj = 0.0
+            for j in range(nrow):
+                proj += evecs[j, i] * e[j]
+            if method == METHOD_PINV:
+                if s2 <= cutoff * cutoff * smax2 or s2 <= 1e-300:
+                    continue
+                g = proj / s2
+            else:
+                # damping only for small singular values (numerical filtering):
+                # λᵢ² = λ² (1 − (σᵢ/ε)²) below ε = 2λ, zero above
+                eps2 = 4.0 * lam2
+                li2 = lam2 * (1.0 - s2 / eps2) if s2 < eps2 else 0.0
+                den = s2 + li2
+                if den <= 1e-300:
+                    continue
+                g = proj / den
+            for j in range(nrow):
+                y[j] += g * evecs[j, i]
+    for k in range(m):
+        s = 0.0
+        for i in range(nrow):
+            s += jac[i, k] * y[i]
+        dq[k] = s
+
+
+@njit(cache=True)
+def _clip_q(q, lower, upper, kind):  # pragma: no cover - compiled
+    for k in range(q.shape[0]):
+        if q[k] < lower[k]:
+            q[k] = lower[k]
+        elif q[k] > upper[k]:
+            q[k] = upper[k]
+        elif kind[k] == 0 and lower[k] == -np.inf and upper[k] == np.inf:
+            # unlimited rotation: keep the angle in (-π, π]
+            if q[k] > np.pi or q[k] <= -np.pi:
+                q[k] = q[k] - 2.0 * np.pi * np.floor((q[k] + np.pi) / (2.0 * np.pi))
+
+
+@njit(cache=True)
+def jacobian_solve(pre_rot, pre_trans, axis, kind, lower, upper,
+                   target_p, target_r, use_rot, w_pos, w_rot,
+                   q_first, restarts, seeds, sample_lo, sample_hi, method, lam, cutoff, max_step,
+                   tolerance, angle_tolerance, max_iterations, patience,
+                   q_out, err_out, reached_out, iters_out):  # pragma: no cover - compiled
+    """Batched Jacobian IK.
+
+    ``target_p (B, 3)``, ``target_r (B, 3, 3)`` (ignored unless ``use_rot``),
+    ``q_first (B, m)``: first starts; then up to ``restarts`` starts uniform in
+    ``[sample_lo, sample_hi]`` (m,), drawn from a generator seeded with ``seeds[b]``, are
+    tried in turn until one reaches the target. Writes the best ``q_out (B, m)``, its
+    ``err_out (B,)`` (weighted pose error norm), ``reached_out (B,)`` and the iterations
+    used over all attempts ``iters_out``.
+    """
+    batch = target_p.shape[0]
+    attempts = 1 + restarts
+    m = axis.shape[0]
+    nrow = 6 if use_rot else 3
+    lam2 = lam * lam
+    wr = np.empty((m + 1, 3, 3))
+    wp = np.empty((m + 1, 3))
+    wa = np.empty((m, 3))
+    jac = np.empty((nrow, m))
+    e = np.empty(6)
+    rv = np.empty(3)
+    dq = np.empty(m)
+    q = np.empty(m)
+    work = np.zeros((4, 6, 6))
+    state = np.uint64(0)
+    for b in range(batch):
+        best = np.inf
+        total = 0
+        done = False
+        for a in range(attempts):
+            if a == 0:
+                for k in range(m):
+                    q[k] = q_first[b, k]
+            else:
+                if a == 1:
+                    state = seeds[b]
+                for k in range(m):
+                    state, u = splitmix64(state)
+                    q[k] = sample_lo[k] + (sample_hi[k] - sample_lo[k]) * u
+            _clip_q(q, lower, upper, kind)
+            attempt_best = np.inf
+            stall = 0
+            for it in range(max_iterations + 1):
+                chain_fk(pre_rot, pre_trans, axis, kind, q, wr, wp, wa)
+                perr, aerr = _pose_error(wr, wp, m, target_p[b], target_r[b], w_pos, w_rot,
+                                         use_rot, e, rv)
+                err = 0.0
+                for i in range(nrow):
+                    err += e[i] * e[i]
+                err = np.sqrt(err)
+                ok = perr <= tolerance and (not use_rot or aerr <= angle_tolerance)
+                if ok or err < best:
+                    best = err
+                    for k in range(m):
+                        q_out[b, k] = q[k]
+                    err_out[b] = err
+                if ok:
+                    done = True
+                    break
+                if it == max_iterations:
+                    break
+                if err < attempt_best * (1.0 - 1e-3):
+                    attempt_best = err
+                    stall = 0
+                else:
+                    stall += 1
+                    if stall > patience:
+                        break
+                _fill_jacobian(wp, wa, kind, m, nrow, w_pos, w_rot, jac)
+                _step(method, jac, e, nrow, m, lam2, cutoff, dq, work)
+                # limit the largest joint change of one step
+                big = 0.0
+                for k in range(m):
+                    if abs(dq[k]) > big:
+                        big = abs(dq[k])
+                scale = max_step / big if big > max_step else 1.0
+                for k in range(m):
+                    q[k] += scale * dq[k]
+                _clip_q(q, lower, upper, kind)
+                total += 1
+            if done:
+                break
+        reached_out[b] = done
+        iters_out[b] = total
+
+
+@njit(cache=True)
+def all_joint_positions(rot, trans, axis, kind, q, out):  # pragma: no cover - compiled
+    """Positions ``out (B, n + 1, 3)`` of the base and every joint frame (fixed ones too).
+
+    ``rot (n, 3, 3)``, ``trans (n, 3)``, ``axis (n, 3)``, ``kind (n,)`` (0 rotation,
+    1 translation, 2 fixed) are the unmerged joints; ``q (B, dof)``.
+    """
+    n = kind.shape[0]
+    r = np.empty((3, 3))
+    t = np.empty((3, 3))
+    for b in range(q.shape[0]):
+        for i in range(3):
+            for j in range(3):
+                r[i, j] = 1.0 if i == j else 0.0
+        px = 0.0
+        py = 0.0
+        pz = 0.0
+        out[b, 0, 0] = 0.0
+        out[b, 0, 1] = 0.0
+        out[b, 0, 2] = 0.0
+        k = 0
+        for jn in range(n):
+            v = trans[jn]
+            px += r[0, 0] * v[0] + r[0, 1] * v[1] + r[0, 2] * v[2]
+            py += r[1, 0] * v[0] + r[1, 1] * v[1] + r[1, 2] * v[2]
+            pz += r[2, 0] * v[0] + r[2, 1] * v[1] + r[2, 2] * v[2]
+            f = rot[jn]
+            for i in range(3):
+                for j in range(3):
+                    t[i, j] = r[i, 0] * f[0, j] + r[i, 1] * f[1, j] + r[i, 2] * f[2, j]
+            for i in range(3):
+                for j in range(3):
+                    r[i, j] = t[i, j]
+            if kind[jn] != 2:
+                ux = axis[jn, 0]
+                uy = axis[jn, 1]
+                uz = axis[jn, 2]
+                wx = r[0, 0] * ux + r[0, 1] * uy + r[0, 2] * uz
+                wy = r[1, 0] * ux + r[1, 1] * uy + r[1, 2] * uz
+                wz = r[2, 0] * ux + r[2, 1] * uy + r[2, 2] * uz
+                angle = q[b, k]
+                k += 1
+                if kind[jn] == 1:
+                    px += wx * angle
+                    py += wy * angle
+                    pz += wz * angle
+                else:
+                    s = np.sin(angle)
+                    c = np.cos(angle)
+                    C = 1.0 - c
+                    m00 = c + wx * wx * C
+                    m01 = wx * wy * C - wz * s
+                    m02 = wx * wz * C + wy * s
+                    m10 = wy * wx * C + wz * s
+                    m11 = c + wy * wy * C
+                    m12 = wy * wz * C - wx * s
+                    m20 = wz * wx * C - wy * s
+                    m21 = wz * wy * C + wx * s
+                    m22 = c + wz * wz * C
+                    for j in range(3):
+                        a0 = r[0, j]
+                        a1 = r[1, j]
+                        a2 = r[2, j]
+                        r[0, j] = m00 * a0 + m01 * a1 + m02 * a2
+                        r[1, j] = m10 * a0 + m11 * a1 + m12 * a2
+                        r[2, j] = m20 * a0 + m21 * a1 + m22 * a2
+            out[b, jn + 1, 0] = px
+            out[b, jn + 1, 1] = py
+            out[b, jn + 1, 2] = pz

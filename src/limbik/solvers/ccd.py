@@ -1,0 +1,150 @@
+"""Cyclic coordinate descent (CCD) on joint chains and on point chains.
+
+``ccd(chain, target)`` dispatches on ``chain``:
+
+- a :class:`~limbik.chain.JointChain`: each sweep goes from the tip joint to the
+  base joint, giving each joint the coordinate within its limits that best moves the
+  tip to the target (position, or pose with weights), the others held. Random
+  restarts as in :func:`~limbik.solvers.jacobian.jacobian_ik`.
+- joint positions ``(..., n, 3)`` (the ``fabrik`` input form): each sweep turns the
+  rest of the chain about each joint, from the one next to the end effector to the
+  root, by the smallest rotation that points the end effector at the target. Bone
+  lengths are kept; there are no limits and no ``q``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from limbik._validation import as_float, as_int, as_points, broadcast_shapes
+from limbik.chain.joint_chain import JointChain
+from limbik.errors import InvalidInputError
+from limbik.solvers import _ccd_kernels as _k
+from limbik.solvers.jacobian import check_chain, finish, parse_target, start_configurations
+from limbik.solvers.solution import Solution
+from limbik.tolerances import (
+    ITERATIVE_ANGLE_TOL,
+    ITERATIVE_RTOL,
+    JACOBIAN_PATIENCE,
+    JACOBIAN_RESTARTS,
+    MAX_ITERATIONS,
+)
+
+__all__ = ["ccd"]
+
+
+def ccd(chain: JointChain | Any, target: Any, *, tolerance: float | None = None,
+        max_iterations: int = MAX_ITERATIONS, q0: Any = None,
+        angle_tolerance: float = ITERATIVE_ANGLE_TOL, patience: int = JACOBIAN_PATIENCE,
+        position_weight: float = 1.0, orientation_weight: float = 1.0,
+        restarts: int | None = None, rng: Any = None,
+        min_improvement: float | None = None) -> Solution:
+    """Cyclic coordinate descent toward ``target``.
+
+    Parameters
+    ----------
+    chain : JointChain or array_like (..., n, 3)
+        A joint chain, or the joint positions of point chains (root first, ``n >= 2``).
+    target : array_like (..., 3), or Frame (...) for joint chains
+        End-effector positions (or tip poses). Batch shapes broadcast.
+    tolerance : float, optional
+        Reach distance; default ``ITERATIVE_RTOL`` times the chain length.
+    max_iterations : int
+        Sweep cap (per attempt for joint chains).
+    q0, angle_tolerance, patience, position_weight, orientation_weight, restarts, rng
+        Joint chains only; as in :func:`~limbik.solvers.jacobian.jacobian_ik`
+        (``restarts`` defaults to ``JACOBIAN_RESTARTS``).
+    min_improvement : float, optional
+        Point chains only: stop when a sweep brings the end effector less than this
+        much closer (default ``tolerance / 1000``), e.g. for unreachable targets.
+
+    Returns
+    -------
+    Solution
+        For joint chains, as :func:`~limbik.solvers.jacobian.jacobian_ik` (with ``q``).
+        For point chains: ``positions (..., n, 3)``, ``reached``, ``error`` (end-effector
+        distance) and ``iterations`` (sweeps); ``q`` and ``rotations`` are None.
+    """
+    max_iterations = as_int(max_iterations, "max_iterations", minimum=0)
+    if isinstance(chain, JointChain):
+        if min_improvement is not None:
+            raise InvalidInputError("min_improvement applies to point chains only; "
+                                    "joint chains use patience", argument="min_improvement")
+        return _ccd_joint_chain(chain, target, tolerance, max_iterations, q0, angle_tolerance,
+                                patience, position_weight, orientation_weight,
+                                JACOBIAN_RESTARTS if restarts is None else restarts, rng)
+    for name, value in (("q0", q0), ("restarts", restarts), ("rng", rng)):
+        if value is not None:
+            raise InvalidInputError(f"{name} applies to JointChain only, got a point chain",
+                                    argument=name)
+    return _ccd_points(chain, target, tolerance, max_iterations, min_improvement)
+
+
+def _ccd_joint_chain(chain: JointChain, target: Any, tolerance: float | None,
+                     max_iterations: int, q0: Any, angle_tolerance: float, patience: int,
+                     position_weight: float, orientation_weight: float, restarts: int,
+                     rng: Any) -> Solution:
+    chain = check_chain(chain)
+    tol = (ITERATIVE_RTOL * chain.reach if tolerance is None
+           else as_float(tolerance, "tolerance", minimum=0.0))
+    angle_tol = as_float(angle_tolerance, "angle_tolerance", minimum=0.0)
+    patience = as_int(patience, "patience", minimum=1)
+    restarts = as_int(restarts, "restarts", minimum=0)
+    tp, tr, batch = parse_target(target)
+    use_rot = tr is not None
+    w_pos = as_float(position_weight, "position_weight", minimum=0.0) if use_rot else 1.0
+    w_rot = as_float(orientation_weight, "orientation_weight", minimum=0.0) if use_rot else 0.0
+    if w_rot == 0.0:  # orientation ignored: a position target
+        use_rot = False
+    if use_rot and w_pos == 0.0:  # position ignored: only the orientation decides `reached`
+        tol = np.inf
+    first, seeds, shape = start_configurations(chain, q0, batch, restarts, rng)
+    count = first.shape[0]
+    tp = np.ascontiguousarray(np.broadcast_to(tp, shape + (3,)).reshape(count, 3))
+    if tr is None:
+        tr_arr = np.zeros((count, 3, 3))
+    else:
+        tr_arr = np.ascontiguousarray(np.broadcast_to(tr, shape + (3, 3)).reshape(count, 3, 3))
+    pre_rot, pre_trans, axis, kind, lower, upper = chain.kernel_arrays
+    q = np.zeros((count, chain.dof))
+    err = np.zeros(count)
+    reached = np.zeros(count, dtype=np.bool_)
+    iters = np.zeros(count, dtype=np.int64)
+    _k.ccd_chain_solve(pre_rot, pre_trans, axis, kind, lower, upper, tp, tr_arr, use_rot,
+                       w_pos, w_rot, first, restarts, seeds,
+                       *chain.sampling_bounds(), tol, angle_tol, max_iterations, patience,
+                       q, err, reached, iters)
+    return finish(chain, q, reached, err, iters, shape)
+
+
+def _ccd_points(positions: Any, target: Any, tolerance: float | None, max_iterations: int,
+                min_improvement: float | None) -> Solution:
+    pts = as_points(positions, "positions")
+    if pts.ndim < 2 or pts.shape[-2] < 2:
+        raise InvalidInputError(
+            f"positions must have shape (..., n, 3) with n >= 2, got {pts.shape}",
+            argument="positions")
+    goal = as_points(target, "target")
+    shape = broadcast_shapes(("positions", pts.shape[:-2]), ("target", goal.shape[:-1]))
+    n = pts.shape[-2]
+    count = int(np.prod(shape, dtype=np.int64))
+    flat = np.ascontiguousarray(np.broadcast_to(pts, shape + (n, 3)).reshape(count, n, 3))
+    goal = np.ascontiguousarray(np.broadcast_to(goal, shape + (3,)).reshape(count, 3))
+    length = np.sum(np.linalg.norm(np.diff(flat, axis=1), axis=-1), axis=-1)
+    if tolerance is None:
+        tol = ITERATIVE_RTOL * np.where(length > 0, length, 1.0)
+    else:
+        tol = np.full(count, as_float(tolerance, "tolerance", minimum=0.0))
+    if min_improvement is None:
+        improve = tol * 1e-3
+    else:
+        improve = np.full(count, as_float(min_improvement, "min_improvement", minimum=0.0))
+    out = np.empty_like(flat)
+    err = np.zeros(count)
+    reached = np.zeros(count, dtype=np.bool_)
+    iters = np.zeros(count, dtype=np.int64)
+    _k.ccd_points_solve(flat, goal, tol, max_iterations, improve, out, err, reached, iters)
+    return Solution(positions=out.reshape(shape + (n, 3)), reached=reached.reshape(shape),
+                    error=err.reshape(shape), iterations=iters.reshape(shape))

@@ -1,0 +1,188 @@
+"""CCD on joint chains (limits, pose targets, restarts) and on point chains (lengths, reach, degenerate cases)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from limbik import JointChain, ccd, load_urdf
+from limbik.errors import InvalidInputError, NonFiniteInputError
+
+PANDA = "urdf/panda_example-robot-data.urdf"
+
+
+@pytest.fixture(scope="module")
+def panda():
+    from conftest import SHARED_DATA
+
+    path = SHARED_DATA / PANDA
+    if not path.is_file():
+        pytest.skip(f"shared data folder not found at {SHARED_DATA}")
+    return load_urdf(path, "panda_link0", "panda_hand_tcp")
+
+
+def planar_arm(limits=None, prismatic=False):
+    joints = []
+    for i in range(3):
+        j = {"type": "revolute", "axis": (0, 0, 1), "origin": {"xyz": (1.0 if i else 0.0, 0, 0)}}
+        if limits is not None:
+            j["lower"], j["upper"] = limits[i]
+        joints.append(j)
+    if prismatic:
+        joints.append({"type": "prismatic", "axis": (1, 0, 0), "origin": {"xyz": (1, 0, 0)},
+                       "lower": 0.0, "upper": 0.5})
+    joints.append({"type": "fixed", "origin": {"xyz": (1, 0, 0)}})
+    return JointChain.from_joints(joints)
+
+
+def lengths(points):
+    return np.linalg.norm(np.diff(points, axis=-2), axis=-1)
+
+
+# ---------------------------------------------------------------- joint chains
+def test_panda_targets_within_a_millimetre(panda):
+    rng = np.random.default_rng(11)
+    targets = panda.forward(panda.random_q(100, rng)).position
+    sol = ccd(panda, targets)
+    distance = np.linalg.norm(panda.forward(sol.q).position - targets, axis=-1)
+    assert np.mean(distance < 1e-3) >= 0.95
+    assert panda.within_limits(sol.q, atol=0.0).all()
+    np.testing.assert_allclose(sol.error, distance, atol=1e-12)
+    assert sol.positions.shape == (100, 11, 3)
+
+
+@pytest.mark.parametrize("prismatic", [False, True])
+def test_limits_are_never_crossed(prismatic):
+    limits = [(-0.3, 0.3), (0.2, 0.5), (-1.0, -0.5)]
+    chain = planar_arm(limits, prismatic)
+    rng = np.random.default_rng(12)
+    sol = ccd(chain, rng.uniform(-4, 4, (60, 3)), restarts=2)
+    assert chain.within_limits(sol.q, atol=0.0).all()
+    assert np.all(np.isfinite(sol.positions))
+
+
+def test_reachable_planar_targets_with_prismatic_joint():
+    chain = planar_arm(prismatic=True)
+    rng = np.random.default_rng(13)
+    targets = chain.forward(chain.random_q(50, rng)).position
+    sol = ccd(chain, targets, tolerance=1e-6, max_iterations=500)
+    assert sol.reached.mean() >= 0.95
+    assert chain.within_limits(sol.q, atol=0.0).all()
+
+
+def test_pose_targets_small_arm():
+    chain = JointChain.from_joints([
+        {"type": "revolute", "axis": (0, 0, 1)},
+        {"type": "revolute", "axis": (0, 1, 0), "origin": {"xyz": (0, 0, 0.5)}},
+        {"type": "revolute", "axis": (0, 1, 0), "origin": {"xyz": (0.5, 0, 0)}},
+        {"type": "revolute", "axis": (1, 0, 0), "origin": {"xyz": (0.4, 0, 0)}},
+        {"type": "revolute", "axis": (0, 1, 0)},
+        {"type": "revolute", "axis": (1, 0, 0)},
+        {"type": "fixed", "origin": {"xyz": (0.1, 0, 0)}},
+    ])
+    rng = np.random.default_rng(14)
+    poses = chain.forward(chain.random_q(20, rng))
+    sol = ccd(chain, poses, max_iterations=2000, tolerance=1e-4, angle_tolerance=1e-3)
+    # pose CCD converges slowly (linearly); most reach the tight tolerance, all get close
+    assert sol.reached.mean() >= 0.6
+    assert np.all(sol.error < 2e-2)
+    got = chain.forward(sol.q[sol.reached])
+    assert np.all(got.isclose(poses[sol.reached], atol=2e-3))
+
+
+def test_joint_chain_restarts_deterministic(panda):
+    rng = np.random.default_rng(15)
+    targets = panda.forward(panda.random_q(10, rng)).position
+    a = ccd(panda, targets, max_iterations=3, restarts=2, rng=1)
+    b = ccd(panda, targets, max_iterations=3, restarts=2, rng=1)
+    np.testing.assert_array_equal(a.q, b.q)
+
+
+# ---------------------------------------------------------------- point chains
+def straight_chain(n=10):
+    return np.stack([np.zeros(n), np.arange(n, dtype=float), np.zeros(n)], axis=-1)
+
+
+def test_point_chain_reaches_reachable_targets_and_keeps_lengths():
+    rng = np.random.default_rng(16)
+    chain = straight_chain()
+    d = rng.normal(size=(300, 3))
+    targets = d / np.linalg.norm(d, axis=-1, keepdims=True) * rng.uniform(0.5, 8.5, (300, 1))
+    sol = ccd(chain, targets, tolerance=1e-4, max_iterations=2000)
+    assert sol.positions.shape == (300, 10, 3) and sol.q is None
+    np.testing.assert_allclose(lengths(sol.positions), 1.0, atol=1e-9)
+    np.testing.assert_allclose(sol.positions[:, 0], 0.0, atol=1e-12)
+    assert sol.reached.mean() >= 0.95
+    np.testing.assert_allclose(
+        np.linalg.norm(sol.positions[:, -1] - targets, axis=-1), sol.error, atol=1e-12)
+    assert np.all(sol.error[sol.reached] <= 1e-4)
+
+
+def test_point_chain_unreachable_stretches_toward_target():
+    chain = straight_chain(5)
+    target = np.array([10.0, 3.0, -2.0])
+    sol = ccd(chain, target, max_iterations=1000)
+    assert not sol.reached
+    np.testing.assert_allclose(sol.error, np.linalg.norm(target) - 4.0, atol=1e-3)
+    direction = sol.positions[-1] / np.linalg.norm(sol.positions[-1])
+    np.testing.assert_allclose(direction, target / np.linalg.norm(target), atol=1e-3)
+    assert sol.iterations < 1000  # stopped by the improvement criterion
+
+
+@settings(max_examples=40)
+@given(st.integers(2, 7), st.integers(0, 2**31 - 1))
+def test_point_chain_properties(n, seed):
+    """Random chains and targets: lengths kept, root fixed, never NaN, never farther than at the start."""
+    rng = np.random.default_rng(seed)
+    pts = np.cumsum(rng.normal(size=(n, 3)), axis=0)
+    target = rng.normal(size=3) * 3
+    sol = ccd(pts, target, max_iterations=50)
+    assert np.all(np.isfinite(sol.positions))
+    np.testing.assert_allclose(lengths(sol.positions), lengths(pts), atol=1e-9)
+    np.testing.assert_allclose(sol.positions[0], pts[0])
+    assert sol.error <= np.linalg.norm(pts[-1] - target) + 1e-12
+
+
+def test_point_chain_degenerate_cases():
+    chain = straight_chain(4)
+    # target at the root, pointing exactly away, zero-length bone, folded chain
+    cases = [
+        (chain, np.zeros(3)),
+        (chain, np.array([0.0, -2.0, 0.0])),
+        (np.array([[0, 0, 0], [0, 1, 0], [0, 1, 0], [0, 2, 0]], float), np.array([1.0, 1.0, 0.0])),
+        (np.array([[0, 0, 0], [0, 1, 0], [0, 0, 0], [0, 1, 0]], float), np.array([0.0, 2.0, 0.5])),
+        (np.zeros((3, 3)), np.array([1.0, 0.0, 0.0])),
+    ]
+    for pts, target in cases:
+        sol = ccd(pts, target, max_iterations=200)
+        assert np.all(np.isfinite(sol.positions)) and np.isfinite(sol.error)
+        np.testing.assert_allclose(lengths(sol.positions), lengths(pts), atol=1e-9)
+    # slightly off the line through the chain (exactly on it, CCD has nothing to turn)
+    assert ccd(chain, np.array([0.01, -2.0, 0.0]), tolerance=1e-6, max_iterations=500).reached
+
+
+def test_point_chain_batches_broadcast():
+    chain = straight_chain(4)
+    targets = np.random.default_rng(17).uniform(-2, 2, (2, 5, 3))
+    sol = ccd(chain, targets)
+    assert sol.positions.shape == (2, 5, 4, 3) and sol.reached.shape == (2, 5)
+    many = np.broadcast_to(chain, (5, 4, 3))
+    assert ccd(many, targets[0]).error.shape == (5,)
+
+
+def test_ccd_invalid_input():
+    chain = straight_chain(3)
+    with pytest.raises(InvalidInputError, match="q0 applies to JointChain only"):
+        ccd(chain, [1, 0, 0], q0=[0, 0])
+    with pytest.raises(InvalidInputError, match=r"positions must have shape \(\.\.\., n, 3\) with n >= 2"):
+        ccd(np.zeros((1, 3)), [1, 0, 0])
+    with pytest.raises(InvalidInputError, match=r"positions must have shape \(\.\.\., 3\)"):
+        ccd(np.zeros((3, 2)), [1, 0, 0])
+    with pytest.raises(NonFiniteInputError, match="target must be finite"):
+        ccd(chain, [np.inf, 0, 0])
+    with pytest.raises(InvalidInputError, match="min_improvement applies to point chains only"):
+        ccd(planar_arm(), [1, 0, 0], min_improvement=1e-3)
+    with pytest.raises(InvalidInputError, match="max_iterations must be >= 0"):
+        ccd(chain, [1, 0, 0], max_iterations=-1)

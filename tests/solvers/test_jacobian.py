@@ -1,0 +1,244 @@
+"""Jacobian IK (transpose, pinv, DLS, SVD-DLS): reach, limits, pose targets, determinism, degenerate input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from limbik import Frame, JointChain, jacobian_ik, load_urdf
+from limbik.errors import InvalidInputError, NonFiniteInputError
+from limbik.solvers import JACOBIAN_METHODS
+from limbik.solvers._jacobian_kernels import _jacobi_eigen, chain_fk
+
+PANDA = "urdf/panda_example-robot-data.urdf"
+
+
+@pytest.fixture(scope="module")
+def panda():
+    from conftest import SHARED_DATA
+
+    path = SHARED_DATA / PANDA
+    if not path.is_file():
+        pytest.skip(f"shared data folder not found at {SHARED_DATA}")
+    return load_urdf(path, "panda_link0", "panda_hand_tcp")
+
+
+def planar_arm(limits=None):
+    """Three revolute joints about Z, unit links along X (reach 3)."""
+    joints = []
+    for i in range(3):
+        j = {"name": f"j{i}", "type": "revolute", "axis": (0, 0, 1),
+             "origin": {"xyz": (1.0 if i else 0.0, 0, 0)}}
+        if limits is not None:
+            j["lower"], j["upper"] = limits[i]
+        joints.append(j)
+    joints.append({"name": "tip", "type": "fixed", "origin": {"xyz": (1, 0, 0)}})
+    return JointChain.from_joints(joints)
+
+
+def spatial_arm():
+    """Six joints: revolute about mixed axes, one prismatic, one continuous."""
+    return JointChain.from_joints([
+        {"type": "revolute", "axis": (0, 0, 1), "lower": -3, "upper": 3},
+        {"type": "revolute", "axis": (0, 1, 0), "origin": {"xyz": (0, 0, 0.3)}, "lower": -2,
+         "upper": 2},
+        {"type": "prismatic", "axis": (1, 0, 0), "origin": {"xyz": (0.4, 0, 0)}, "lower": 0,
+         "upper": 0.3},
+        {"type": "revolute", "axis": (0, 1, 0), "origin": {"xyz": (0.1, 0, 0)}, "lower": -2.5,
+         "upper": 2.5},
+        {"type": "continuous", "axis": (1, 0, 0), "origin": {"xyz": (0.3, 0, 0)}},
+        {"type": "revolute", "axis": (0, 1, 0), "lower": -2, "upper": 2},
+        {"type": "fixed", "origin": {"xyz": (0.1, 0, 0.05)}},
+    ])
+
+
+def test_kernel_fk_matches_joint_chain(panda):
+    pre_rot, pre_trans, axis, kind, _, _ = panda.kernel_arrays
+    rng = np.random.default_rng(0)
+    for q in panda.random_q(5, rng):
+        wr, wp, wa = np.empty((8, 3, 3)), np.empty((8, 3)), np.empty((7, 3))
+        chain_fk(pre_rot, pre_trans, axis, kind, q, wr, wp, wa)
+        f = panda.forward(q)
+        np.testing.assert_allclose(wp[-1], f.position, atol=1e-12)
+        np.testing.assert_allclose(wr[-1], f.rotation_matrix, atol=1e-12)
+
+
+def test_panda_default_dls_reaches_random_targets(panda):
+    """Acceptance: 200 FK targets within the limits, defaults: ≥ 99 % within 1e-3 m, limits kept."""
+    rng = np.random.default_rng(42)
+    targets = panda.forward(panda.random_q(200, rng)).position
+    sol = jacobian_ik(panda, targets, method="dls")
+    assert sol.q.shape == (200, 7) and sol.positions.shape == (200, 11, 3)
+    tip = panda.forward(sol.q).position
+    distance = np.linalg.norm(tip - targets, axis=-1)
+    assert np.mean(distance < 1e-3) >= 0.99
+    assert panda.within_limits(sol.q, atol=0.0).all()
+    np.testing.assert_allclose(sol.error, distance, atol=1e-12)
+    assert np.array_equal(sol.reached, distance <= 1e-6 * panda.reach)
+    np.testing.assert_allclose(sol.end_effector, tip, atol=1e-12)
+
+
+@pytest.mark.parametrize("method", JACOBIAN_METHODS)
+def test_every_method_reaches_and_keeps_limits(method):
+    chain = spatial_arm()
+    rng = np.random.default_rng(1)
+    targets = chain.forward(chain.random_q(40, rng)).position
+    sol = jacobian_ik(chain, targets, method=method, tolerance=1e-5, max_iterations=2000)
+    assert chain.within_limits(sol.q, atol=0.0).all()
+    assert np.all(np.isfinite(sol.q)) and np.all(np.isfinite(sol.positions))
+    assert np.mean(sol.reached) >= 0.9
+    done = np.linalg.norm(chain.forward(sol.q[sol.reached]).position - targets[sol.reached], axis=-1)
+    assert np.all(done <= 1e-5)
+    assert np.all(sol.iterations >= 0)
+
+
+@pytest.mark.parametrize("method", JACOBIAN_METHODS)
+def test_tight_limits_are_never_crossed(method):
+    limits = [(-0.3, 0.3), (0.2, 0.5), (-1.0, -0.5)]
+    chain = planar_arm(limits)
+    rng = np.random.default_rng(2)
+    targets = rng.uniform(-3, 3, (50, 3))  # mostly outside what the limits allow
+    sol = jacobian_ik(chain, targets, method=method, restarts=2)
+    lo, hi = np.array(limits).T
+    assert np.all((sol.q >= lo) & (sol.q <= hi))
+    assert np.all(np.isfinite(sol.error))
+
+
+def test_pose_targets(panda):
+    rng = np.random.default_rng(3)
+    poses = panda.forward(panda.random_q(30, rng))
+    for method in ("dls", "svd-dls", "pinv"):
+        sol = jacobian_ik(panda, poses, method=method)
+        assert np.mean(sol.reached) >= 0.9, method
+        got = panda.forward(sol.q[sol.reached])
+        assert np.all(got.isclose(poses[sol.reached], atol=1e-5))
+        assert panda.within_limits(sol.q).all()
+
+
+def test_orientation_weight_zero_is_position_only(panda):
+    rng = np.random.default_rng(4)
+    poses = panda.forward(panda.random_q(10, rng))
+    # a rotation no configuration near it matches: only the position counts
+    twisted = Frame(np.tile([0.3, 0.2, 0.1, 0.9], (10, 1)), poses.position)
+    sol = jacobian_ik(panda, twisted, orientation_weight=0.0)
+    assert sol.reached.all()
+    np.testing.assert_allclose(panda.forward(sol.q).position, poses.position, atol=1e-5)
+
+
+def test_restarts_are_deterministic_with_rng(panda):
+    rng = np.random.default_rng(5)
+    targets = panda.forward(panda.random_q(20, rng)).position
+    a = jacobian_ik(panda, targets, restarts=3, rng=7, max_iterations=5)
+    b = jacobian_ik(panda, targets, restarts=3, rng=np.random.default_rng(7), max_iterations=5)
+    np.testing.assert_array_equal(a.q, b.q)
+    np.testing.assert_array_equal(a.iterations, b.iterations)
+    c = jacobian_ik(panda, targets, restarts=3, rng=8, max_iterations=5)
+    assert not np.array_equal(a.q, c.q)
+
+
+def test_restarts_help():
+    chain = planar_arm([(-1.5, 1.5), (-2.5, 2.5), (-2.5, 2.5)])
+    rng = np.random.default_rng(6)
+    targets = chain.forward(chain.random_q(100, rng)).position
+    none = jacobian_ik(chain, targets, restarts=0, q0=[1.4, 2.4, -2.4])
+    some = jacobian_ik(chain, targets, restarts=8, q0=[1.4, 2.4, -2.4])
+    assert some.reached.sum() >= none.reached.sum()
+    assert some.reached.mean() >= 0.97
+
+
+def test_unreachable_target_is_a_result():
+    chain = planar_arm()
+    sol = jacobian_ik(chain, [10.0, 0.0, 0.0], method="dls")
+    assert not sol.reached and sol.shape == ()
+    np.testing.assert_allclose(sol.error, 7.0, atol=1e-3)
+    np.testing.assert_allclose(sol.end_effector, [3, 0, 0], atol=1e-2)
+
+
+@pytest.mark.parametrize("method", JACOBIAN_METHODS)
+def test_degenerate_targets_stay_finite(method):
+    chain = planar_arm()
+    targets = np.array([[0, 0, 0], [3, 0, 0], [-3, 0, 0], [0, 0, 5], [1e-12, 0, 0]], float)
+    sol = jacobian_ik(chain, targets, method=method, q0=np.zeros(3), restarts=1)
+    for value in (sol.q, sol.positions, sol.error):
+        assert np.all(np.isfinite(value))
+    assert sol.reached[1]  # straight, singular and already there
+
+
+def test_batch_shapes_broadcast():
+    chain = planar_arm()
+    targets = np.random.default_rng(7).uniform(-1, 1, (2, 3, 3)) * [1, 1, 0]
+    sol = jacobian_ik(chain, targets)
+    assert sol.q.shape == (2, 3, 3) and sol.reached.shape == (2, 3)
+    assert sol.positions.shape == (2, 3, 5, 3)
+    q0 = np.zeros((4, 1, 3))
+    sol = jacobian_ik(chain, [1.0, 1.0, 0.0], q0=q0)
+    assert sol.q.shape == (4, 1, 3)
+    single = jacobian_ik(chain, [1.0, 1.0, 0.0])
+    assert single.reached.shape == () and single.q.shape == (3,)
+
+
+def test_small_target_moves_give_small_joint_moves():
+    """Warm-started DLS along a smooth path: joints move continuously."""
+    chain = planar_arm()
+    t = np.linspace(0, 1, 50)
+    path = np.stack([2 + 0.3 * np.cos(t), 0.5 * np.sin(t), 0 * t], axis=-1)
+    q = np.array([0.3, -0.5, 0.4])
+    steps = []
+    for point in path:
+        sol = jacobian_ik(chain, point, q0=q, restarts=0)
+        assert sol.reached
+        steps.append(np.max(np.abs(sol.q - q)))
+        q = sol.q
+    assert max(steps[1:]) < 0.1
+
+
+def test_invalid_input_raises():
+    chain = planar_arm()
+    with pytest.raises(InvalidInputError, match="method must be one of 'transpose', 'pinv', 'dls', 'svd-dls', got 'newton'"):
+        jacobian_ik(chain, [1, 0, 0], method="newton")
+    with pytest.raises(InvalidInputError, match="chain must be a JointChain, got list"):
+        jacobian_ik([[0, 0, 0], [1, 0, 0]], [1, 0, 0])
+    with pytest.raises(InvalidInputError, match=r"target must have shape \(\.\.\., 3\), got \(4,\)"):
+        jacobian_ik(chain, [1, 0, 0, 0])
+    with pytest.raises(NonFiniteInputError, match="target must be finite"):
+        jacobian_ik(chain, [np.nan, 0, 0])
+    with pytest.raises(InvalidInputError, match=r"damping must be >= 0\.0"):
+        jacobian_ik(chain, [1, 0, 0], damping=-1)
+    with pytest.raises(InvalidInputError, match=r"q0 must have shape \(\.\.\., 3\), got \(2,\)"):
+        jacobian_ik(chain, [1, 0, 0], q0=[0, 0])
+    with pytest.raises(InvalidInputError, match="restarts must be >= 0"):
+        jacobian_ik(chain, [1, 0, 0], restarts=-1)
+    with pytest.raises(InvalidInputError, match="rng must be None, an int seed or a numpy Generator"):
+        jacobian_ik(chain, [1, 0, 0], rng="seed")
+    with pytest.raises(InvalidInputError, match="batch shapes must broadcast"):
+        jacobian_ik(chain, np.zeros((2, 3)), q0=np.zeros((3, 3)))
+    fixed_only = JointChain.from_joints([{"type": "fixed"}])
+    with pytest.raises(InvalidInputError, match="at least one movable joint"):
+        jacobian_ik(fixed_only, [1, 0, 0])
+
+
+def test_jacobi_eigen_decomposes_symmetric_matrices():
+    rng = np.random.default_rng(8)
+    for n in (1, 3, 6):
+        for rank_deficient in (False, True):
+            jac = rng.normal(size=(n, 7))
+            if rank_deficient and n > 1:
+                jac[0] = jac[1]
+            a = jac @ jac.T
+            work = a.copy()
+            v = np.zeros((6, 6))
+            _jacobi_eigen(work, n, v)
+            vecs = v[:n, :n]
+            np.testing.assert_allclose(vecs @ np.diag(np.diag(work)) @ vecs.T, a, atol=1e-10)
+            np.testing.assert_allclose(vecs.T @ vecs, np.eye(n), atol=1e-12)
+
+
+def test_orientation_only_pose_target(panda):
+    rng = np.random.default_rng(9)
+    poses = panda.forward(panda.random_q(10, rng))
+    moved = Frame(poses.quaternion, poses.position + 5.0)  # unreachable positions
+    sol = jacobian_ik(panda, moved, position_weight=0.0)
+    assert sol.reached.mean() >= 0.9
+    got = panda.forward(sol.q[sol.reached]).quaternion
+    dots = np.abs(np.sum(got * moved.quaternion[sol.reached], axis=-1))
+    assert np.all(dots > 1 - 1e-9)
