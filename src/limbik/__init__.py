@@ -7,6 +7,7 @@ quaternions ``(..., 4)`` (x, y, z, w), broadcasting over leading dimensions.
 from importlib.metadata import PackageNotFoundError, version
 
 from limbik import errors, roblox
+from limbik.chain import Joint, JointChain, load_urdf
 from limbik.errors import InvalidInputError, LimbikError
 from limbik.geometry import Frame
 from limbik.skeleton import (
@@ -25,16 +26,18 @@ from limbik.skeleton import (
     trim,
     write_bvh,
 )
-from limbik.solvers import Solution, ccd, jacobian_ik, two_bone
 from limbik.solvers import (
     Cone,
     EllipticalCone,
     FabrikTree,
     Hinge,
     Solution,
+    ccd,
     fabrik,
+    jacobian_ik,
     rotations_from_positions,
-from limbik.chain import Joint, JointChain, load_urdf
+    two_bone,
+)
 
 try:
     __version__ = version("limbik")
@@ -49,9 +52,9 @@ __all__ = [
     "Frame",
     "Hinge",
     "InvalidInputError",
-    "Leg",
     "Joint",
     "JointChain",
+    "Leg",
     "LimbikError",
     "Motion",
     "Skeleton",
@@ -59,20 +62,20 @@ __all__ = [
     "__version__",
     "apply_chain",
     "apply_ik",
+    "ccd",
     "errors",
+    "fabrik",
     "find_arms",
     "find_legs",
     "format_bvh",
+    "jacobian_ik",
+    "load_urdf",
     "parse_bvh",
     "read_bvh",
     "resample",
-    "trim",
-    "write_bvh",
     "roblox",
-    "two_bone",
-    "fabrik",
     "rotations_from_positions",
-    "ccd",
-    "jacobian_ik",
-    "load_urdf",
+    "trim",
+    "two_bone",
+    "write_bvh",
 ]

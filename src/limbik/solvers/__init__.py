@@ -9,14 +9,16 @@ from limbik.solvers.rotations import rotations_from_positions
 from limbik.solvers.solution import Solution
 from limbik.solvers.two_bone import two_bone
 
-__all__ = ["Solution", "two_bone"]
 __all__ = [
+    "JACOBIAN_METHODS",
     "Cone",
     "EllipticalCone",
     "FabrikTree",
     "Hinge",
     "Solution",
+    "ccd",
     "fabrik",
+    "jacobian_ik",
     "rotations_from_positions",
+    "two_bone",
 ]
-__all__ = ["JACOBIAN_METHODS", "Solution", "ccd", "jacobian_ik"]
