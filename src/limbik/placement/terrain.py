@@ -315,4 +315,6 @@ def _grid(extent: tuple[float, float, float, float], cell_size: float | None,
     if nx * nz > 25_000_000:
         raise TerrainError(f"extent and cell_size give {nx}x{nz} samples; use a larger cell_size",
                            argument="cell_size")
-    return x_min + cell * np.arange(nx), z_min + cell * np.arange(nz), x_min, z_min, cell
+    xs = x_min + cell * np.arange(nx, dtype=np.float64)
+    zs = z_min + cell * np.arange(nz, dtype=np.float64)
+    return xs.astype(np.float64), zs.astype(np.float64), x_min, z_min, cell
