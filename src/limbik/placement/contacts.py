@@ -1,0 +1,96 @@
+"""Foot contacts: detection from height and speed with hysteresis, or from frame ranges."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from limbik._validation import FloatArray, as_float_array, as_int
+from limbik.errors import InvalidInputError
+
+__all__ = ["contact_spans", "contacts_from_ranges", "detect_contacts", "horizontal_speed"]
+
+
+def horizontal_speed(positions: Any, dt: float) -> FloatArray:
+    """Speed in the XZ plane ``(frames,)`` of a trajectory ``(frames, 3)`` (central differences)."""
+    p = as_float_array(positions, "positions", (3,))
+    if p.shape[0] < 2:
+        return np.zeros(p.shape[0])
+    v = np.gradient(p[:, [0, 2]], dt, axis=0)
+    return np.hypot(v[:, 0], v[:, 1])
+
+
+@njit(cache=True)
+def _hysteresis(height: np.ndarray, speed: np.ndarray, enter_h: float, exit_h: float,
+                enter_v: float, exit_v: float) -> np.ndarray:
+    n = height.shape[0]
+    out = np.zeros(n, dtype=np.bool_)
+    state = False
+    for i in range(n):
+        if state:
+            if height[i] > exit_h or speed[i] > exit_v:
+                state = False
+        elif height[i] <= enter_h and speed[i] <= enter_v:
+            state = True
+        out[i] = state
+    return out
+
+
+def detect_contacts(height: Any, speed: Any, *, enter_height: float, exit_height: float,
+                    enter_speed: float, exit_speed: float, min_frames: int = 3) -> np.ndarray:
+    """Contact mask ``(frames,)`` from a foot's height above its floor and its speed.
+
+    A contact starts when the foot is at most ``enter_height`` high and at most
+    ``enter_speed`` fast, and ends when it rises above ``exit_height`` or moves faster
+    than ``exit_speed`` (hysteresis: enter thresholds are the stricter ones).
+    Contacts and gaps shorter than ``min_frames`` are removed (gaps first).
+    """
+    h = as_float_array(height, "height")
+    v = as_float_array(speed, "speed")
+    if h.shape != v.shape or h.ndim != 1:
+        raise InvalidInputError(f"height and speed must both have shape (frames,), got "
+                                f"{h.shape} and {v.shape}", argument="height")
+    if enter_height > exit_height or enter_speed > exit_speed:
+        raise InvalidInputError("enter thresholds must not exceed exit thresholds, got "
+                                f"height {enter_height} > {exit_height} or speed "
+                                f"{enter_speed} > {exit_speed}", argument="enter_height")
+    mask = _hysteresis(np.ascontiguousarray(h), np.ascontiguousarray(v), float(enter_height),
+                       float(exit_height), float(enter_speed), float(exit_speed))
+    m = as_int(min_frames, "min_frames", minimum=1)
+    # fill short gaps between contacts, then drop short contacts
+    spans = contact_spans(~mask)
+    for start, stop in spans:
+        if stop - start < m and start > 0 and stop < len(mask):
+            mask[start:stop] = True
+    for start, stop in contact_spans(mask):
+        if stop - start < m:
+            mask[start:stop] = False
+    return mask
+
+
+def contact_spans(mask: Any) -> list[tuple[int, int]]:
+    """``[(start, stop), ...]`` half-open frame ranges where ``mask`` ``(frames,)`` is true."""
+    m = np.asarray(mask, dtype=bool)
+    padded = np.concatenate([[False], m, [False]])
+    edges = np.flatnonzero(np.diff(padded.astype(np.int8)))
+    return [(int(a), int(b)) for a, b in zip(edges[::2], edges[1::2], strict=True)]
+
+
+def contacts_from_ranges(ranges: Iterable[Sequence[int]], n_frames: int) -> np.ndarray:
+    """Contact mask ``(n_frames,)`` from inclusive ``(first, last)`` frame ranges."""
+    n = as_int(n_frames, "n_frames", minimum=0)
+    mask = np.zeros(n, dtype=bool)
+    for pair in ranges:
+        if len(pair) != 2:
+            raise InvalidInputError(f"contact ranges must be (first, last) pairs, got {pair!r}",
+                                    argument="contacts")
+        first, last = int(pair[0]), int(pair[1])
+        if not 0 <= first <= last < n:
+            raise InvalidInputError(
+                f"contact range must satisfy 0 <= first <= last < {n}, got ({first}, {last})",
+                argument="contacts")
+        mask[first:last + 1] = True
+    return mask

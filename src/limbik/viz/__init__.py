@@ -1,0 +1,27 @@
+"""Pictures and animations with matplotlib (imported lazily, only when a function runs).
+
+World Y is up. 3-D axes draw world (x, y, z) as matplotlib (x, z, y) so that Y is the
+vertical axis on screen; 2-D views are ``"side"`` (x right, y up), ``"front"``
+(z right, y up) and ``"top"`` (x right, z down the page). Every function takes
+``ax=None`` (a new figure is made) and returns the axes.
+"""
+
+from limbik.viz.plots import (
+    animate_motion,
+    plot_chain,
+    plot_cone,
+    plot_skeleton,
+    plot_solution,
+    plot_terrain_profile,
+    save_figure,
+)
+
+__all__ = [
+    "animate_motion",
+    "plot_chain",
+    "plot_cone",
+    "plot_skeleton",
+    "plot_solution",
+    "plot_terrain_profile",
+    "save_figure",
+]

@@ -1,0 +1,323 @@
+"""matplotlib drawing of chains, solutions, cones, skeletons, terrain and motion."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from limbik._io import atomic_save
+from limbik._validation import FloatArray, as_points, choice
+from limbik.errors import InvalidInputError
+from limbik.geometry.vectors import any_perpendicular, normalize
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+VIEWS = ("3d", "side", "front", "top")
+
+
+def _pyplot() -> Any:
+    import matplotlib.pyplot as plt  # falls back to Agg where there is no display
+
+    return plt
+
+
+def _axes(ax: Any, view: str) -> Any:
+    choice(view, "view", VIEWS)
+    if ax is not None:
+        return ax
+    plt = _pyplot()
+    fig = plt.figure(figsize=(5, 5))
+    if view == "3d":
+        ax = fig.add_subplot(projection="3d")
+        ax.set_xlabel("x")
+        ax.set_ylabel("z")
+        ax.set_zlabel("y (up)")
+        ax.view_init(elev=18, azim=-60)
+    else:
+        ax = fig.add_subplot()
+        ax.set_xlabel({"side": "x", "front": "z", "top": "x"}[view])
+        ax.set_ylabel({"side": "y (up)", "front": "y (up)", "top": "z"}[view])
+        if view == "top":
+            ax.invert_yaxis()
+    return ax
+
+
+def _coords(points: FloatArray, view: str) -> list[FloatArray]:
+    """Columns to hand to matplotlib for ``points`` ``(..., 3)`` in ``view``."""
+    x, y, z = points[..., 0], points[..., 1], points[..., 2]
+    return {"3d": [x, z, y], "side": [x, y], "front": [z, y], "top": [x, z]}[view]
+
+
+def set_equal(ax: Any, points: FloatArray, view: str, margin: float = 0.08) -> None:
+    """Equal scaling on every axis, framing ``points`` ``(..., 3)``."""
+    pts = np.asarray(points, dtype=np.float64).reshape(-1, 3)
+    cols = _coords(pts, view)
+    lo = np.array([c.min() for c in cols])
+    hi = np.array([c.max() for c in cols])
+    centre = (lo + hi) / 2
+    half = max(float(np.max(hi - lo)) / 2, 1e-9) * (1 + margin)
+    if view == "3d":
+        ax.set_xlim(centre[0] - half, centre[0] + half)
+        ax.set_ylim(centre[1] - half, centre[1] + half)
+        ax.set_zlim(centre[2] - half, centre[2] + half)
+        ax.set_box_aspect((1, 1, 1))
+    else:
+        ax.set_aspect("equal", adjustable="box")
+        ax.set_xlim(centre[0] - half, centre[0] + half)
+        ax.set_ylim(centre[1] - half, centre[1] + half)
+        if view == "top":
+            ax.invert_yaxis()
+
+
+def plot_chain(positions: Any, *, ax: Any = None, view: str = "3d", color: str = "C0",
+               label: str | None = None, joints: bool = True, target: Any = None,
+               linewidth: float = 2.5, equal: bool = True) -> Axes:
+    """Draw one chain ``(n, 3)`` or a batch ``(..., n, 3)`` as polylines with joint dots."""
+    pts = as_points(positions, "positions")
+    if pts.ndim < 2:
+        raise InvalidInputError(f"positions must have shape (..., n, 3), got {pts.shape}",
+                                argument="positions")
+    ax = _axes(ax, view)
+    chains = pts.reshape(-1, pts.shape[-2], 3)
+    for k, chain in enumerate(chains):
+        cols = _coords(chain, view)
+        ax.plot(*cols, "-", color=color, lw=linewidth, label=label if k == 0 else None,
+                solid_capstyle="round")
+        if joints:
+            ax.plot(*cols, "o", color=color, ms=4, mec="k", mew=0.5)
+    everything = [pts.reshape(-1, 3)]
+    if target is not None:
+        t = as_points(target, "target").reshape(-1, 3)
+        ax.plot(*_coords(t, view), "*", color="crimson", ms=12, mec="k", mew=0.5,
+                label="target" if label else None)
+        everything.append(t)
+    if equal:
+        set_equal(ax, np.concatenate(everything), view)
+    return ax
+
+
+def plot_solution(solution: Any, target: Any = None, *, ax: Any = None, view: str = "3d",
+                  color: str | None = None, label: str | None = None, equal: bool = True) -> Axes:
+    """Draw a :class:`~limbik.Solution` (every batch element), with its target if given.
+
+    Reached elements are drawn in ``color`` (default green), unreached in orange.
+    """
+    pos = np.asarray(solution.positions)
+    reached = np.asarray(solution.reached).reshape(-1)
+    chains = pos.reshape(-1, pos.shape[-2], 3)
+    ax = _axes(ax, view)
+    for k, chain in enumerate(chains):
+        c = color or ("tab:green" if reached[k] else "tab:orange")
+        plot_chain(chain, ax=ax, view=view, color=c, label=label if k == 0 else None,
+                   equal=False)
+    everything = [chains.reshape(-1, 3)]
+    if target is not None:
+        t = as_points(target, "target").reshape(-1, 3)
+        ax.plot(*_coords(t, view), "*", color="crimson", ms=12, mec="k", mew=0.5)
+        everything.append(t)
+    if equal:
+        set_equal(ax, np.concatenate(everything), view)
+    return ax
+
+
+def plot_cone(apex: Any, axis: Any, angles: Any, *, up: Any = None, length: float = 1.0,
+              ax: Any = None, view: str = "3d", color: str = "tab:purple",
+              alpha: float = 0.15) -> Axes:
+    """Draw a joint-limit cone: one angle (circular) or ``(left, right, up, down)`` (elliptical).
+
+    ``up`` is the cone's up axis (perpendicular to ``axis``); right = axis × up.
+    The rim is the quarter-ellipse construction of the seed: each quadrant uses its own
+    two half-axes ``length·tan(angle)``.
+    """
+    apex_p = as_points(apex, "apex")
+    a = normalize(as_points(axis, "axis"))
+    ang = np.atleast_1d(np.asarray(angles, dtype=np.float64))
+    left, right, up_a, down = (ang if ang.size == 4 else np.repeat(ang[:1], 4))
+    u = normalize(as_points(up, "up")) if up is not None else any_perpendicular(a)
+    u = normalize(u - np.dot(u, a) * a)
+    r = np.cross(a, u)
+    t = np.linspace(0, 2 * np.pi, 97)
+    c, s = np.cos(t), np.sin(t)
+    hx = np.where(c >= 0, np.tan(min(right, 1.55)), np.tan(min(left, 1.55)))
+    hy = np.where(s >= 0, np.tan(min(up_a, 1.55)), np.tan(min(down, 1.55)))
+    rim = a + (hx * c)[:, None] * r + (hy * s)[:, None] * u
+    rim = apex_p + length * rim / np.linalg.norm(rim, axis=1, keepdims=True)
+    ax = _axes(ax, view)
+    ax.plot(*_coords(rim, view), "-", color=color, lw=1)
+    for k in range(0, 96, 12):
+        seg = np.stack([apex_p, rim[k]])
+        ax.plot(*_coords(seg, view), "-", color=color, lw=0.6, alpha=0.8)
+    if view == "3d":
+        from mpl_toolkits.mplot3d.art3d import Poly3DCollection
+
+        tris = [[_pt3(apex_p), _pt3(rim[k]), _pt3(rim[k + 1])] for k in range(96)]
+        ax.add_collection3d(Poly3DCollection(tris, color=color, alpha=alpha, lw=0))
+    else:
+        ax.fill(*_coords(np.vstack([apex_p, rim]), view), color=color, alpha=alpha, lw=0)
+    return ax
+
+
+def _pt3(p: FloatArray) -> tuple[float, float, float]:
+    return (float(p[0]), float(p[2]), float(p[1]))
+
+
+def plot_skeleton(motion_or_positions: Any, parents: Any = None, *, frame: int = 0,
+                  ax: Any = None, view: str = "3d", color: str = "C0", equal: bool = True,
+                  label: str | None = None) -> Axes:
+    """Draw a pose: a ``Motion`` at ``frame``, or positions ``(J, 3)`` with ``parents``."""
+    if parents is None:
+        motion = motion_or_positions
+        pos = np.asarray(motion.world_positions()[frame])
+        par = np.asarray(motion.skeleton.parents)
+    else:
+        pos = as_points(motion_or_positions, "positions")
+        par = np.asarray(parents)
+    ax = _axes(ax, view)
+    first = True
+    for j, p in enumerate(par):
+        if p < 0:
+            continue
+        seg = pos[[p, j]]
+        ax.plot(*_coords(seg, view), "-", color=color, lw=2, label=label if first else None)
+        first = False
+    ax.plot(*_coords(pos, view), "o", color=color, ms=2.5)
+    if equal:
+        set_equal(ax, pos, view)
+    return ax
+
+
+def plot_terrain_profile(terrain: Any, x_range: tuple[float, float], z: float = 0.0, *,
+                         ax: Any = None, color: str = "0.55", samples: int = 400) -> Axes:
+    """Side view (x, y) of the ground along the line ``z = const``, filled below."""
+    ax = _axes(ax, "side")
+    xs = np.linspace(x_range[0], x_range[1], samples)
+    ys = terrain.height(xs, np.full_like(xs, z))
+    floor = float(ys.min()) - 0.1 * max(float(np.ptp(ys)), abs(x_range[1] - x_range[0]) * 0.05)
+    ax.fill_between(xs, ys, floor, color=color, alpha=0.5, lw=0)
+    ax.plot(xs, ys, color="0.3", lw=1)
+    return ax
+
+
+def animate_motion(motion: Any, *, out: str | Path | None = None, view: str = "3d",
+                   terrain: Any = None, traces: Any = None, stride: int = 1,
+                   fps: float | None = None, ax: Any = None, title: str | None = None,
+                   compare: Any = None) -> Axes:
+    """Animate a ``Motion``: skeleton lines, the ground, optional joint traces.
+
+    Parameters
+    ----------
+    out : path ending in ``.gif`` (Pillow), ``.mp4`` (needs ffmpeg) or ``.html``; when
+        None the animation is only built (call ``plt.show()`` to watch it).
+    traces : joint indices whose paths are drawn.
+    stride : draw every ``stride``-th frame.
+    compare : a second ``Motion`` drawn in grey (e.g. the source of a foot-placement run).
+
+    The animation object is kept on ``ax.figure.limbik_animation``.
+    """
+    from matplotlib.animation import FuncAnimation
+
+    choice(view, "view", VIEWS)
+    world = np.asarray(motion.world_positions())
+    parents = np.asarray(motion.skeleton.parents)
+    other = np.asarray(compare.world_positions()) if compare is not None else None
+    frames = list(range(0, world.shape[0], max(int(stride), 1)))
+    ax = _axes(ax, view)
+    fig = ax.figure
+    everything = world.reshape(-1, 3) if other is None else np.concatenate(
+        [world.reshape(-1, 3), other.reshape(-1, 3)])
+    set_equal(ax, everything, view)
+    if terrain is not None:
+        _draw_ground(ax, terrain, everything, view)
+    bones = [(int(p), j) for j, p in enumerate(parents) if p >= 0]
+    lines = [ax.plot(*_coords(world[0, [p, j]], view), "-", color="C0", lw=2)[0]
+             for p, j in bones]
+    ghost = ([ax.plot(*_coords(other[0, [p, j]], view), "-", color="0.6", lw=1.5)[0]
+              for p, j in bones] if other is not None else [])
+    trace_idx = [] if traces is None else [int(t) for t in np.atleast_1d(traces)]
+    trace_lines = [ax.plot(*_coords(world[:1, t], view), "-", lw=1, color=f"C{k + 1}")[0]
+                   for k, t in enumerate(trace_idx)]
+    if title:
+        ax.set_title(title)
+
+    def _set(line: Any, pts: FloatArray) -> None:
+        cols = _coords(pts, view)
+        if view == "3d":
+            line.set_data(cols[0], cols[1])
+            line.set_3d_properties(cols[2])
+        else:
+            line.set_data(cols[0], cols[1])
+
+    def update(f: int) -> list[Any]:
+        for line, (p, j) in zip(lines, bones, strict=True):
+            _set(line, world[f, [p, j]])
+        for line, (p, j) in zip(ghost, bones, strict=False):
+            if other is not None:
+                _set(line, other[min(f, len(other) - 1), [p, j]])
+        for line, t in zip(trace_lines, trace_idx, strict=True):
+            _set(line, world[: f + 1, t])
+        return [*lines, *ghost, *trace_lines]
+
+    frame_time = float(motion.frame_time) * max(int(stride), 1)
+    rate = fps if fps is not None else min(30.0, 1.0 / frame_time)
+    anim = FuncAnimation(fig, update, frames=frames, interval=1000.0 / rate, blit=False)
+    fig.limbik_animation = anim
+    if out is not None:
+        save_animation(anim, out, rate)
+    return ax
+
+
+def _draw_ground(ax: Any, terrain: Any, points: FloatArray, view: str) -> None:
+    lo = points.min(axis=0)
+    hi = points.max(axis=0)
+    pad = 0.1 * float(np.max(hi - lo))
+    if view == "3d":
+        xs = np.linspace(lo[0] - pad, hi[0] + pad, 40)
+        zs = np.linspace(lo[2] - pad, hi[2] + pad, 40)
+        X, Z = np.meshgrid(xs, zs)
+        Y = terrain.height(X, Z)
+        ax.plot_surface(X, Z, Y, color="0.6", alpha=0.35, lw=0, antialiased=False)
+    elif view in ("side", "front"):
+        a = 0 if view == "side" else 2
+        xs = np.linspace(lo[a] - pad, hi[a] + pad, 300)
+        mid = (lo + hi) / 2
+        if view == "side":
+            ys = terrain.height(xs, np.full_like(xs, mid[2]))
+        else:
+            ys = terrain.height(np.full_like(xs, mid[0]), xs)
+        ax.fill_between(xs, ys, float(ys.min()) - pad, color="0.6", alpha=0.4, lw=0)
+
+
+def save_animation(anim: Any, out: str | Path, fps: float) -> None:
+    """Write an animation atomically: ``.gif`` (Pillow), ``.mp4`` (ffmpeg) or ``.html``."""
+    path = Path(out)
+    suffix = path.suffix.lower()
+    if suffix == ".gif":
+        from matplotlib.animation import PillowWriter
+
+        atomic_save(path, lambda tmp: anim.save(tmp, writer=PillowWriter(fps=max(1, round(fps)))))
+    elif suffix == ".mp4":
+        from matplotlib.animation import FFMpegWriter
+
+        if not FFMpegWriter.isAvailable():
+            raise InvalidInputError(
+                f"out must end in .gif or .html on this machine (ffmpeg not found), got {out}",
+                argument="out")
+        atomic_save(path, lambda tmp: anim.save(tmp, writer=FFMpegWriter(fps=max(1, round(fps)))))
+    elif suffix in (".html", ".htm"):
+        html = anim.to_jshtml(fps=fps)
+        atomic_save(path, lambda tmp: Path(tmp).write_text(html))
+    else:
+        raise InvalidInputError(f"out must end in .gif, .mp4 or .html, got {out}",
+                                argument="out")
+
+
+def save_figure(fig: Any, path: str | Path, dpi: int = 90) -> Path:
+    """Save a figure atomically (format from the suffix) and close it."""
+    plt = _pyplot()
+    target = Path(path)
+    atomic_save(target, lambda tmp: fig.savefig(tmp, dpi=dpi, bbox_inches="tight"))
+    plt.close(fig)
+    return target

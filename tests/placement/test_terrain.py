@@ -1,0 +1,130 @@
+"""Terrain: layout of samples, bilinear heights, normals and raycasts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from limbik.errors import InvalidInputError, TerrainError
+from limbik.placement import Terrain
+
+
+def test_sample_layout_and_bilinear():
+    h = np.array([[0.0, 1.0, 2.0], [10.0, 11.0, 12.0]])  # rows along z, cols along x
+    t = Terrain.from_array(h, cell_size=2.0, origin=(1.0, -1.0))
+    assert t.height(1.0, -1.0) == 0.0
+    assert t.height(3.0, -1.0) == 1.0  # x = x0 + 1 cell -> column 1
+    assert t.height(1.0, 1.0) == 10.0  # z = z0 + 1 cell -> row 1
+    assert np.isclose(t.height(2.0, 0.0), (0 + 1 + 10 + 11) / 4)
+    # clamped outside
+    assert t.height(-100.0, -100.0) == 0.0
+    assert t.height(100.0, 100.0) == 12.0
+    assert t.height(np.zeros((4, 5)), 0.0).shape == (4, 5)
+
+
+def test_flat_and_slope_normals():
+    flat = Terrain.flat(0.5)
+    np.testing.assert_allclose(flat.height([0, 3, -7], [1, 2, 3]), 0.5)
+    np.testing.assert_allclose(flat.normal(0.3, 0.2), [0, 1, 0])
+    s = Terrain.slope(0.2)
+    assert np.isclose(s.height(1.0, 0.0), np.tan(0.2))
+    np.testing.assert_allclose(s.normal(0.5, 0.5), [-np.sin(0.2), np.cos(0.2), 0], atol=1e-12)
+
+
+def test_normal_matches_finite_differences(rng):
+    t = Terrain.hills(seed=3, extent=(-5, 5, -5, 5), cell_size=0.05)
+    # stay off cell edges, where the bilinear surface has a kink
+    cells = rng.integers(-80, 80, size=(2, 200))
+    x, z = (cells + rng.uniform(0.1, 0.9, size=(2, 200))) * 0.05
+    e = 1e-5
+    dx = (t.height(x + e, z) - t.height(x - e, z)) / (2 * e)
+    dz = (t.height(x, z + e) - t.height(x, z - e)) / (2 * e)
+    expected = np.stack([-dx, np.ones_like(dx), -dz], -1)
+    expected /= np.linalg.norm(expected, axis=-1, keepdims=True)
+    np.testing.assert_allclose(t.normal(x, z), expected, atol=1e-4)
+
+
+def test_vertical_raycast_is_exact(rng):
+    t = Terrain.hills(seed=1)
+    o = np.c_[rng.uniform(-8, 8, 100), np.full(100, 5.0), rng.uniform(-8, 8, 100)]
+    hit, dist, point, normal = t.raycast(o, [0, -1, 0])
+    assert hit.all()
+    np.testing.assert_allclose(point[:, 1], t.height(o[:, 0], o[:, 2]), atol=1e-12)
+    np.testing.assert_allclose(dist, 5.0 - point[:, 1], atol=1e-12)
+    np.testing.assert_allclose(np.linalg.norm(normal, axis=-1), 1.0)
+
+
+def test_oblique_raycast_lands_on_surface(rng):
+    t = Terrain.hills(seed=2, extent=(-6, 6, -6, 6))
+    o = np.c_[rng.uniform(-3, 3, 50), np.full(50, 2.0), rng.uniform(-3, 3, 50)]
+    d = np.c_[rng.uniform(-0.5, 0.5, 50), -np.ones(50), rng.uniform(-0.5, 0.5, 50)]
+    hit, dist, point, _ = t.raycast(o, d)
+    assert hit.all()
+    np.testing.assert_allclose(point[:, 1], t.height(point[:, 0], point[:, 2]), atol=1e-8)
+    unit = d / np.linalg.norm(d, axis=1, keepdims=True)
+    np.testing.assert_allclose(o + unit * dist[:, None], point, atol=1e-8)
+    # the first crossing: every sample of the ray before the hit is above ground
+    for s in np.linspace(0, 1, 50)[:-1]:
+        q = o + unit * (dist * s)[:, None]
+        assert np.all(q[:, 1] >= t.height(q[:, 0], q[:, 2]) - 1e-9)
+
+
+def test_raycast_misses_and_starts_below():
+    t = Terrain.flat(0.0)
+    hit, dist, _, _ = t.raycast([[0, 1, 0], [0, -1, 0]], [[0, 1, 0], [0, -1, 0]])
+    assert not hit[0] and np.isinf(dist[0])
+    assert hit[1] and dist[1] == 0.0
+    hit, _, _, _ = t.raycast([0, 10, 0], [0, -1, 0], max_distance=5.0)
+    assert not hit
+
+
+@given(st.floats(-20, 20), st.floats(-20, 20))
+def test_height_is_finite_everywhere(x, z):
+    for t in (Terrain.flat(), Terrain.hills(seed=0), Terrain.steps(), Terrain.slope(0.3)):
+        assert np.isfinite(t.height(x, z))
+        assert np.all(np.isfinite(t.normal(x, z)))
+
+
+def test_steps_rise_by_step_height():
+    t = Terrain.steps(step_height=0.2, step_length=1.0, cell_size=0.01)
+    assert np.isclose(t.height(0.5, 0.0), 0.0)
+    assert np.isclose(t.height(1.5, 0.0), 0.2)
+    assert np.isclose(t.height(2.5, 3.0), 0.4)
+
+
+def test_hills_are_seeded():
+    a = Terrain.hills(seed=7).heights
+    assert np.array_equal(a, Terrain.hills(seed=7).heights)
+    assert not np.array_equal(a, Terrain.hills(seed=8).heights)
+
+
+def test_npy_and_png_loaders(tmp_path):
+    h = np.arange(12, dtype=float).reshape(3, 4)
+    np.save(tmp_path / "t.npy", h)
+    t = Terrain.from_npy(tmp_path / "t.npy", cell_size=0.5, origin=(1, 2))
+    assert t.height(1.5, 2.5) == h[1, 1]
+    from PIL import Image
+
+    grey = np.arange(0, 240, 12, dtype=np.uint8).reshape(4, 5)
+    Image.fromarray(grey, mode="L").save(tmp_path / "t.png")
+    p = Terrain.from_png(tmp_path / "t.png", height_scale=2.0)
+    np.testing.assert_allclose(p.heights, grey / 255 * 2.0, atol=1e-12)
+
+
+def test_bad_terrain_input(tmp_path):
+    with pytest.raises(TerrainError, match=r"heights must be a 2-D array \(rows, cols\), got shape \(3,\)"):
+        Terrain.from_array([1.0, 2.0, 3.0])
+    with pytest.raises(InvalidInputError, match="cell_size must be > 0"):
+        Terrain.from_array(np.zeros((2, 2)), cell_size=0)
+    np.save(tmp_path / "bad.npy", np.zeros(5))
+    with pytest.raises(TerrainError, match="must hold a 2-D array"):
+        Terrain.from_npy(tmp_path / "bad.npy")
+    (tmp_path / "junk.npy").write_text("nope")
+    with pytest.raises(TerrainError, match="could not be read"):
+        Terrain.from_npy(tmp_path / "junk.npy")
+    with pytest.raises(TerrainError, match="could not be read"):
+        Terrain.from_npy(tmp_path / "missing.npy")
+    with pytest.raises(InvalidInputError, match="heights must be finite"):
+        Terrain.from_array([[0.0, np.nan]])
