@@ -28,3 +28,87 @@ def test_demo_prints_a_table_as_json(capsys):
     assert isinstance(rows, list)
     for row in rows:
         assert {"scene", "solver", "reached", "max_error", "mean_iterations", "ms"} <= set(row)
+
+
+def test_footplant_with_no_arguments_writes_a_bvh(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["footplant"]) == 0
+    from limbik import read_bvh
+
+    motion = read_bvh(tmp_path / "footplant.bvh")
+    assert motion.num_frames > 10
+    assert "left_skate" in capsys.readouterr().out
+
+
+def test_footplant_outputs(tmp_path, capsys):
+    import numpy as np
+
+    from limbik import write_bvh
+    from limbik.placement.walk import walk_cycle
+
+    clip = tmp_path / "walk.bvh"
+    write_bvh(walk_cycle(cycles=1.0), clip)
+    heights = tmp_path / "hills.npy"
+    np.save(heights, np.random.default_rng(0).normal(size=(12, 12)) * 0.02)
+    out, report, plot = tmp_path / "o.bvh", tmp_path / "r.json", tmp_path / "p.png"
+    code = main(["footplant", str(clip), "--terrain", str(heights), "--cell-size", "0.5",
+                 "--terrain-origin", "-3", "-1", "-o", str(out), "--report", str(report),
+                 "--plot", str(plot), "--json"])
+    assert code == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["floor"] == 0.0 and out.exists() and plot.stat().st_size > 5000
+    assert json.loads(report.read_text())["after"]["left_penetration"] <= 1e-9
+
+
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        (lambda d: None, "No such file"),
+        (lambda d: (d / "in.bvh").write_text("HIERARCHY\nROOT Hips\n{\n"), "in.bvh:"),
+        (lambda d: _armless(d), "could not find the left leg"),
+    ],
+)
+def test_footplant_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys, setup, message):
+    setup(tmp_path)
+    out = tmp_path / "out.bvh"
+    assert main(["footplant", str(tmp_path / "in.bvh"), "-o", str(out)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("limbik: error:") and "\n" not in err and message in err
+    assert not out.exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def _armless(folder):
+    """A valid BVH with a single chain: no legs to find."""
+    (folder / "in.bvh").write_text(
+        "HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 6 Xposition Yposition Zposition "
+        "Zrotation Xrotation Yrotation\n JOINT Spine\n {\n  OFFSET 0 1 0\n  CHANNELS 3 "
+        "Zrotation Xrotation Yrotation\n  End Site\n  {\n   OFFSET 0 1 0\n  }\n }\n}\n"
+        "MOTION\nFrames: 2\nFrame Time: 0.1\n0 0 0 0 0 0 0 0 0\n0 0 0 0 0 0 0 0 0\n")
+
+
+def test_footplant_bad_terrain_file(tmp_path, capsys):
+    import numpy as np
+
+    np.save(tmp_path / "t.npy", np.zeros(4))
+    out = tmp_path / "out.bvh"
+    assert main(["footplant", "--terrain", str(tmp_path / "t.npy"), "-o", str(out)]) == 1
+    assert "2-D array" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_view_writes_a_gif(tmp_path, shared_data):
+    out = tmp_path / "clip.gif"
+    assert main(["view", str(shared_data / "bvh" / "dme_demo_3d_1_raw_footskate.bvh"),
+                 "--out", str(out), "--fps", "10", "--traces"]) == 0
+    from PIL import Image
+
+    with Image.open(out) as im:
+        assert im.n_frames >= 10
+
+
+def test_view_without_display_says_so(tmp_path, shared_data, monkeypatch, capsys):
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    assert main(["view", str(shared_data / "bvh" / "dme_demo_3d_1_raw_footskate.bvh")]) == 2
+    assert "no display" in capsys.readouterr().err

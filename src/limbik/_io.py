@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,11 +26,20 @@ def atomic_write(path: str | Path, mode: str = "w", **kwargs: Any) -> Iterator[I
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
+        _usual_mode(tmp)
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def _usual_mode(path: str) -> None:
+    """Give a temporary file the mode a plain ``open`` would (0666 less the umask)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(path, (stat.S_IRUSR | stat.S_IWUSR | stat.S_IRGRP | stat.S_IWGRP | stat.S_IROTH
+                    | stat.S_IWOTH) & ~umask)
 
 
 def atomic_save(path: str | Path, writer: Any) -> None:
@@ -43,6 +53,7 @@ def atomic_save(path: str | Path, writer: Any) -> None:
     os.close(fd)
     try:
         writer(tmp)
+        _usual_mode(tmp)
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

@@ -25,27 +25,32 @@ def horizontal_speed(positions: Any, dt: float) -> FloatArray:
 
 @njit(cache=True)
 def _hysteresis(height: np.ndarray, speed: np.ndarray, enter_h: float, exit_h: float,
-                enter_v: float, exit_v: float) -> np.ndarray:
+                enter_v: float, exit_v: float, grounded_v: float) -> np.ndarray:
     n = height.shape[0]
     out = np.zeros(n, dtype=np.bool_)
     state = False
     for i in range(n):
+        grounded = height[i] <= 0.0 and speed[i] <= grounded_v
         if state:
-            if height[i] > exit_h or speed[i] > exit_v:
+            if not grounded and (height[i] > exit_h or speed[i] > exit_v):
                 state = False
-        elif height[i] <= enter_h and speed[i] <= enter_v:
+        elif grounded or (height[i] <= enter_h and speed[i] <= enter_v):
             state = True
         out[i] = state
     return out
 
 
 def detect_contacts(height: Any, speed: Any, *, enter_height: float, exit_height: float,
-                    enter_speed: float, exit_speed: float, min_frames: int = 3) -> np.ndarray:
+                    enter_speed: float, exit_speed: float, grounded_speed: float | None = None,
+                    min_frames: int = 3) -> np.ndarray:
     """Contact mask ``(frames,)`` from a foot's height above its floor and its speed.
 
     A contact starts when the foot is at most ``enter_height`` high and at most
     ``enter_speed`` fast, and ends when it rises above ``exit_height`` or moves faster
     than ``exit_speed`` (hysteresis: enter thresholds are the stricter ones).
+    A foot at or below its floor (``height <= 0``) is in contact unless it moves
+    faster than ``grounded_speed`` (default ``exit_speed``): sliding through the floor is
+    a contact that skates, not a swing.
     Contacts and gaps shorter than ``min_frames`` are removed (gaps first).
     """
     h = as_float_array(height, "height")
@@ -58,7 +63,8 @@ def detect_contacts(height: Any, speed: Any, *, enter_height: float, exit_height
                                 f"height {enter_height} > {exit_height} or speed "
                                 f"{enter_speed} > {exit_speed}", argument="enter_height")
     mask = _hysteresis(np.ascontiguousarray(h), np.ascontiguousarray(v), float(enter_height),
-                       float(exit_height), float(enter_speed), float(exit_speed))
+                       float(exit_height), float(enter_speed), float(exit_speed),
+                       float(exit_speed if grounded_speed is None else grounded_speed))
     m = as_int(min_frames, "min_frames", minimum=1)
     # fill short gaps between contacts, then drop short contacts
     spans = contact_spans(~mask)

@@ -41,7 +41,10 @@ from limbik.geometry.vectors import dot, norm, normalize, project_off
 from limbik.skeleton._fk_kernels import forward_kinematics_kernel
 from limbik.skeleton.motion import Motion, forward_kinematics
 
-__all__ = ["apply_chain", "apply_ik"]
+__all__ = ["JointMap", "apply_chain", "apply_ik"]
+
+#: Joints (by index or name) to per-frame values.
+JointMap = Mapping[int, Any] | Mapping[str, Any] | Mapping[int | str, Any]
 
 _IDENTITY = np.array([0.0, 0.0, 0.0, 1.0])
 #: A target within this distance (relative to the bone length plus one) counts as met.
@@ -59,8 +62,8 @@ def _per_frame(value: Any, name: str, frames: int, width: int) -> FloatArray:
     return array
 
 
-def apply_ik(motion: Motion, positions: Mapping[int | str, Any] | None = None,
-             rotations: Mapping[int | str, Any] | None = None) -> Motion:
+def apply_ik(motion: Motion, positions: JointMap | None = None,
+             rotations: JointMap | None = None) -> Motion:
     """A copy of ``motion`` whose local rotations put joints at new world places.
 
     Parameters
@@ -175,7 +178,7 @@ def _aim(follow: FloatArray, animated: FloatArray, animated_position: FloatArray
 
 
 def apply_chain(motion: Motion, joints: Sequence[int | str], positions: Any,
-                rotations: Mapping[int | str, Any] | None = None) -> Motion:
+                rotations: JointMap | None = None) -> Motion:
     """:func:`apply_ik` for a solved chain: ``positions[:, k]`` goes to ``joints[k]``.
 
     ``positions`` is an array ``(F, n, 3)`` for ``n = len(joints)`` joints, or any

@@ -219,10 +219,15 @@ def animate_motion(motion: Any, *, out: str | Path | None = None, view: str = "3
     """
     from matplotlib.animation import FuncAnimation
 
-    choice(view, "view", VIEWS)
+    choice(view, "view", (*VIEWS, "profile"))
     world = np.asarray(motion.world_positions())
     parents = np.asarray(motion.skeleton.parents)
     other = np.asarray(compare.world_positions()) if compare is not None else None
+    profile_terrain = None
+    if view == "profile":
+        # project on the walk direction: x = distance along it, z = across it
+        world, other, profile_terrain = _profile(world, other, terrain)
+        view, terrain = "side", None
     frames = list(range(0, world.shape[0], max(int(stride), 1)))
     ax = _axes(ax, view)
     fig = ax.figure
@@ -231,6 +236,11 @@ def animate_motion(motion: Any, *, out: str | Path | None = None, view: str = "3
     set_equal(ax, everything, view)
     if terrain is not None:
         _draw_ground(ax, terrain, everything, view)
+    if profile_terrain is not None:
+        along, heights = profile_terrain
+        floor = float(heights.min()) - 0.1 * float(np.ptp(everything[:, 1]))
+        ax.fill_between(along, heights, floor, color="0.6", alpha=0.45, lw=0)
+        ax.plot(along, heights, color="0.35", lw=1)
     bones = [(int(p), j) for j, p in enumerate(parents) if p >= 0]
     lines = [ax.plot(*_coords(world[0, [p, j]], view), "-", color="C0", lw=2)[0]
              for p, j in bones]
@@ -267,6 +277,28 @@ def animate_motion(motion: Any, *, out: str | Path | None = None, view: str = "3
     if out is not None:
         save_animation(anim, out, rate)
     return ax
+
+
+def _profile(world: FloatArray, other: FloatArray | None, terrain: Any
+             ) -> tuple[FloatArray, FloatArray | None, tuple[FloatArray, FloatArray] | None]:
+    """World positions re-expressed as (along the walk, y, across); the ground profile."""
+    from limbik.viz.footplant_plot import walk_direction
+
+    d = walk_direction(world[:, 0, [0, 2]])
+    basis = np.array([[d[0], 0.0, d[1]], [0.0, 1.0, 0.0], [-d[1], 0.0, d[0]]])
+    origin = world[0, 0] * np.array([1.0, 0.0, 1.0])
+
+    def turn(p: FloatArray) -> FloatArray:
+        return (p - origin) @ basis.T
+
+    ground = None
+    if terrain is not None:
+        along = turn(world[:, 0])[:, 0]
+        pad = 0.15 * max(float(np.ptp(along)), 1.0)
+        s = np.linspace(along.min() - pad, along.max() + pad, 400)
+        path = origin + s[:, None] * basis[0]
+        ground = (s, terrain.height(path[:, 0], path[:, 2]))
+    return turn(world), (None if other is None else turn(other)), ground
 
 
 def _draw_ground(ax: Any, terrain: Any, points: FloatArray, view: str) -> None:
