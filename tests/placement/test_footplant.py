@@ -95,7 +95,7 @@ def test_weights_zero_keep_the_source_legs(walk):
 
 def test_given_contacts_and_options(walk):
     n = walk.num_frames
-    result, report = footplant(walk, Terrain.flat(), contacts={"left": [(0, 20)],
+    _, report = footplant(walk, Terrain.flat(), contacts={"left": [(0, 20)],
                                                              "right": np.zeros(n, bool)})
     assert report.contacts["left"] == [(0, 21)] and report.contacts["right"] == []
     with pytest.raises(InvalidInputError, match=r"weights must be within \[0, 1\], got 2.0"):
