@@ -45,12 +45,15 @@ def plot_footplant(source: Any, result: Any, terrain: Any, legs: Sequence[Any],
         o = out_w[:, j]
         s_along = s[:, [0, 2]] @ d
         o_along = o[:, [0, 2]] @ d
-        order = np.argsort(o_along)
-        ground = terrain.height(o[:, 0], o[:, 2])
+        # the ground along the walk, on the line the foot keeps to on average
+        across = np.array([-d[1], d[0]])
+        offset = float(np.mean(o[:, [0, 2]] @ across))
+        line = np.linspace(o_along.min(), o_along.max(), 400)
+        xz = line[:, None] * d + offset * across
+        ground = terrain.height(xz[:, 0], xz[:, 1])
         base = min(float(ground.min()), float(s[:, 1].min() - floor)) - 0.05 * max(
             float(np.ptp(o[:, 1])), 1e-6)
-        ax.fill_between(o_along[order], ground[order], base, color="0.75", lw=0,
-                        label="ground under the foot")
+        ax.fill_between(line, ground, base, color="0.75", lw=0, label="ground along the walk")
         ax.plot(s_along, s[:, 1] - floor, "--", color="0.45", lw=1,
                 label=f"source {name} (height above its floor)")
         ax.plot(o_along, o[:, 1], "-", color="C0", lw=1.2, label=f"planted {name}")

@@ -228,6 +228,9 @@ def animate_motion(motion: Any, *, out: str | Path | None = None, view: str = "3
         # project on the walk direction: x = distance along it, z = across it
         world, other, profile_terrain = _profile(world, other, terrain)
         view, terrain = "side", None
+        if ax is None:
+            ax = _axes(None, "side")
+            ax.set_xlabel("distance along the walk")
     frames = list(range(0, world.shape[0], max(int(stride), 1)))
     ax = _axes(ax, view)
     fig = ax.figure
