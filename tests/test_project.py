@@ -42,3 +42,22 @@ def test_lint_and_types_are_clean(tool):
     done = subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True,
                           check=False)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_readme_api_lines_run(shared_data, tmp_path, monkeypatch):
+    """The README's API block runs as written, given the files it names."""
+    text = (ROOT / "README.md").read_text()
+    section = text.split("## The API in ten lines", 1)[1]
+    block = re.search(r"```python\n(.*?)```", section, re.S)
+    assert block is not None
+    code = block.group(1)
+    assert len([line for line in code.splitlines() if line.strip()]) <= 12
+    code = code.replace('"panda.urdf"', repr(str(shared_data / "urdf" /
+                                                "panda_example-robot-data.urdf")))
+    code = code.replace('"walk.bvh"', repr(str(shared_data / "bvh" /
+                                              "xia_neutral_walk_01_000.bvh")))
+    monkeypatch.chdir(tmp_path)
+    scope: dict[str, object] = {}
+    exec(compile(code, "README.md", "exec"), scope)
+    assert bool(scope["arm"].reached) and bool(scope["reach"].reached)  # type: ignore[attr-defined]
+    assert (tmp_path / "out.bvh").exists()

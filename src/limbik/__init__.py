@@ -6,10 +6,12 @@ quaternions ``(..., 4)`` (x, y, z, w), broadcasting over leading dimensions.
 
 from importlib.metadata import PackageNotFoundError, version
 
-from limbik import errors, roblox
+from limbik import errors, metrics, roblox
 from limbik.chain import Joint, JointChain, load_urdf
 from limbik.errors import InvalidInputError, LimbikError
 from limbik.geometry import Frame
+from limbik.placement import Terrain
+from limbik.placement.footplant import FootplantReport, footplant
 from limbik.skeleton import (
     Arm,
     Leg,
@@ -49,6 +51,7 @@ __all__ = [
     "Cone",
     "EllipticalCone",
     "FabrikTree",
+    "FootplantReport",
     "Frame",
     "Hinge",
     "InvalidInputError",
@@ -59,6 +62,7 @@ __all__ = [
     "Motion",
     "Skeleton",
     "Solution",
+    "Terrain",
     "__version__",
     "apply_chain",
     "apply_ik",
@@ -67,9 +71,11 @@ __all__ = [
     "fabrik",
     "find_arms",
     "find_legs",
+    "footplant",
     "format_bvh",
     "jacobian_ik",
     "load_urdf",
+    "metrics",
     "parse_bvh",
     "read_bvh",
     "resample",
