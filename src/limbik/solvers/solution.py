@@ -38,6 +38,19 @@ class Solution:
     rotations: NDArray[np.float64] | None = None
     q: NDArray[np.float64] | None = None
 
+    @classmethod
+    def _trusted(cls, positions: Any, reached: Any, error: Any, iterations: Any,
+                 rotations: Any = None, q: Any = None) -> Solution:
+        """A Solution from arrays a solver has already checked, skipping ``__init__``.
+
+        The class is frozen with no ``__post_init__``, so filling the instance
+        dictionary is equivalent; it saves a microsecond or two on single solves.
+        """
+        out = object.__new__(cls)
+        out.__dict__.update(positions=positions, reached=reached, error=error,
+                            iterations=iterations, rotations=rotations, q=q)
+        return out
+
     @property
     def shape(self) -> tuple[int, ...]:
         """Batch shape (``()`` for a single solve)."""

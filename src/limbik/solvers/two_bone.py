@@ -129,7 +129,7 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
                 float(lower), _k.MODE_ROLLED if point is None else _k.MODE_POINT, policy,
                 float(max_stretch), ANALYTIC_REACH_RTOL)
             if check == 0.0:
-                return _solution(positions, np.bool_(ok), np.float64(err), _ITER0)
+                return Solution._trusted(positions, np.bool_(ok), np.float64(err), _ITER0)
     given = [name for name, value in (("pole", pole), ("reference", reference),
                                       ("root_frame", root_frame)) if value is not None]
     if len(given) > 1:
@@ -180,17 +180,8 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
         mode, policy, stretch, ANALYTIC_REACH_RTOL, positions, error, reached)
     if check != 0.0:
         _raise_for_bad_input(root_a, target_a, upper_a, lower_a, hint, point_name)
-    return _solution(positions.reshape(shape + (3, 3)), reached.reshape(shape),
+    return Solution._trusted(positions.reshape(shape + (3, 3)), reached.reshape(shape),
                      error.reshape(shape), np.zeros(shape, dtype=np.int64))
-
-
-def _solution(positions: FloatArray, reached: Any, error: Any, iterations: Any) -> Solution:
-    """A :class:`Solution` without the dataclass ``__init__`` (it has no ``__post_init__``
-    and is frozen, so its fields are filled directly; this saves microseconds per call)."""
-    out = object.__new__(Solution)
-    out.__dict__.update(positions=positions, reached=reached, error=error,
-                        iterations=iterations, rotations=None, q=None)
-    return out
 
 
 def _array(value: Any, name: str, points: int) -> FloatArray:
