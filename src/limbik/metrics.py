@@ -1,14 +1,17 @@
-"""Motion-quality metrics (``limbik.metrics``): see :mod:`limbik.placement.metrics`."""
+"""Motion-quality metrics: foot skate, penetration, floating, knee pops, bone-length drift.
 
-from limbik.placement.metrics import (
-    bone_length_drift,
-    floating,
-    foot_skate,
-    knee_angles,
-    knee_pop,
-    penetration,
-    speed_near_floor,
-)
+All functions take world-space arrays, so they measure any motion, whatever produced it.
+Lengths are in the motion's units; speeds in units per second; angles in degrees.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import numpy as np
+
+from limbik._validation import FloatArray, as_float_array
+from limbik.errors import InvalidInputError
 
 __all__ = [
     "bone_length_drift",
@@ -19,3 +22,124 @@ __all__ = [
     "penetration",
     "speed_near_floor",
 ]
+
+
+class _Ground(Protocol):
+    """Anything with ``height(x, z)``, such as :class:`~limbik.placement.terrain.Terrain`."""
+
+    def height(self, x: Any, z: Any) -> FloatArray: ...
+
+
+def _trajectory(positions: Any, name: str = "positions") -> FloatArray:
+    p = as_float_array(positions, name, (3,))
+    if p.ndim < 2:
+        raise InvalidInputError(f"{name} must have shape (frames, ..., 3), got {p.shape}",
+                                argument=name)
+    return p
+
+
+def _mask(contact: Any, n: int) -> np.ndarray:
+    m = np.asarray(contact, dtype=bool)
+    if m.shape[:1] != (n,):
+        raise InvalidInputError(f"contact must have shape ({n}, ...), got {m.shape}",
+                                argument="contact")
+    return m
+
+
+def foot_skate(positions: Any, contact: Any) -> tuple[FloatArray, float]:
+    """Horizontal foot displacement during contact.
+
+    Parameters
+    ----------
+    positions : (frames, 3) foot (toe or ankle) world positions.
+    contact : (frames,) bool.
+
+    Returns
+    -------
+    per_frame : (frames,) horizontal move from the previous frame where both frames
+        are in contact, else 0.
+    total : the sum of ``per_frame``.
+    """
+    p = _trajectory(positions)
+    c = _mask(contact, len(p))
+    step = np.zeros(len(p))
+    if len(p) > 1:
+        d = np.hypot(*(np.diff(p[:, [0, 2]], axis=0).T))
+        step[1:] = np.where(c[1:] & c[:-1], d, 0.0)
+    return step, float(step.sum())
+
+
+def penetration(positions: Any, ground: _Ground) -> FloatArray:
+    """Depth below the ground, ``max(0, ground - y)``: shape of ``positions`` without the 3."""
+    p = _trajectory(positions)
+    return np.maximum(0.0, ground.height(p[..., 0], p[..., 2]) - p[..., 1])
+
+
+def floating(positions: Any, ground: _Ground, contact: Any, clearance: float = 0.0) -> FloatArray:
+    """Height above ``ground + clearance`` during contact (0 elsewhere): ``(frames,)``.
+
+    ``clearance`` is the foot joint's expected rest height (e.g. ankle above sole).
+    """
+    p = _trajectory(positions)
+    c = _mask(contact, len(p))
+    above = p[..., 1] - ground.height(p[..., 0], p[..., 2]) - clearance
+    return np.where(c, np.maximum(above, 0.0), 0.0)
+
+
+def knee_angles(hip: Any, knee: Any, ankle: Any) -> FloatArray:
+    """Interior knee angle in degrees (180 = straight): ``(frames,)``."""
+    h = _trajectory(hip, "hip")
+    k = _trajectory(knee, "knee")
+    a = _trajectory(ankle, "ankle")
+    u = h - k
+    v = a - k
+    cos = np.einsum("...i,...i->...", u, v) / np.maximum(
+        np.linalg.norm(u, axis=-1) * np.linalg.norm(v, axis=-1), 1e-300)
+    return np.degrees(np.arccos(np.clip(cos, -1.0, 1.0)))
+
+
+def knee_pop(hip: Any, knee: Any, ankle: Any) -> float:
+    """The largest per-frame change of the knee angle, degrees."""
+    angles = knee_angles(hip, knee, ankle)
+    return float(np.max(np.abs(np.diff(angles)), initial=0.0))
+
+
+def bone_length_drift(world_positions: Any, parents: Any, reference: Any | None = None) -> float:
+    """Largest relative change of any bone's length over the frames.
+
+    ``world_positions`` is ``(frames, joints, 3)``; bones join each joint to its parent
+    (``parents[j] < 0`` for roots). Lengths are compared with ``reference``
+    ``(joints, 3)`` positions (default: the first frame). Zero-length bones are skipped.
+    """
+    p = as_float_array(world_positions, "world_positions", (3,))
+    par = np.asarray(parents, dtype=np.intp)
+    if p.ndim != 3 or par.shape != (p.shape[1],):
+        raise InvalidInputError(
+            f"world_positions must be (frames, joints, 3) with one parent per joint, got "
+            f"{p.shape} and {par.shape}", argument="world_positions")
+    child = np.flatnonzero(par >= 0)
+    ref = p[0] if reference is None else as_float_array(reference, "reference", (3,))
+    rest = np.linalg.norm(ref[child] - ref[par[child]], axis=-1)
+    keep = rest > 1e-9 * max(float(rest.max(initial=0.0)), 1e-300)
+    if not np.any(keep):
+        return 0.0
+    lengths = np.linalg.norm(p[:, child] - p[:, par[child]], axis=-1)
+    return float(np.max(np.abs(lengths[:, keep] / rest[keep] - 1.0), initial=0.0))
+
+
+def speed_near_floor(positions: Any, ground: _Ground, dt: float, near: float) -> float:
+    """Mean horizontal speed of a point while it is within ``near`` of the ground.
+
+    Frames pairs are counted when the point is near the ground at both ends.
+    Returns 0 when it never is.
+    """
+    p = _trajectory(positions)
+    gap = p[:, 1] - ground.height(p[:, 0], p[:, 2])
+    close = gap <= near
+    if len(p) < 2:
+        return 0.0
+    both = close[1:] & close[:-1]
+    if not np.any(both):
+        return 0.0
+    step = np.hypot(*(np.diff(p[:, [0, 2]], axis=0).T))
+    return float(np.mean(step[both]) / dt)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from limbik import find_legs, read_bvh
+from limbik import find_legs, metrics, read_bvh
 from limbik.errors import InvalidInputError
-from limbik.placement import Terrain, metrics
+from limbik.placement import Terrain
 from limbik.placement.footplant import (
     contact_speed_threshold,
     estimate_floor,

@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from limbik import metrics
 from limbik.errors import InvalidInputError
 from limbik.placement import (
     Terrain,
     contact_spans,
     contacts_from_ranges,
     detect_contacts,
-    metrics,
     smooth_damp,
     smooth_zero_lag,
 )

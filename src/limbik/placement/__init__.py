@@ -1,6 +1,5 @@
-"""Foot placement: terrain, contacts, smoothing, quality metrics."""
+"""Foot placement: terrain, contacts, smoothing (metrics are in :mod:`limbik.metrics`)."""
 
-from limbik.placement import metrics
 from limbik.placement.contacts import (
     contact_spans,
     contacts_from_ranges,
@@ -16,7 +15,6 @@ __all__ = [
     "contacts_from_ranges",
     "detect_contacts",
     "horizontal_speed",
-    "metrics",
     "smooth_damp",
     "smooth_zero_lag",
 ]

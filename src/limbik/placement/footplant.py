@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from limbik import metrics
 from limbik._validation import as_float
 from limbik.errors import InvalidInputError
 from limbik.geometry.quaternion import (
@@ -33,7 +34,6 @@ from limbik.geometry.quaternion import (
     quaternion_multiply,
     quaternion_slerp,
 )
-from limbik.placement import metrics
 from limbik.placement.contacts import (
     contact_spans,
     contacts_from_ranges,
