@@ -21,11 +21,11 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 class _ProgressBar:
-    """A one-line progress bar on stderr (only when stderr is a terminal or forced)."""
+    """A one-line progress bar on stderr, for long work on a terminal."""
 
-    def __init__(self, label: str, *, force: bool = False) -> None:
+    def __init__(self, label: str, *, enabled: bool) -> None:
         self.label = label
-        self.enabled = force or sys.stderr.isatty()
+        self.enabled = enabled
 
     def __call__(self, done: int, total: int, stage: str) -> None:
         if not self.enabled:
@@ -60,7 +60,8 @@ def _cmd_footplant(args: argparse.Namespace) -> int:
     terrain = terrain_for_clip(terrain_spec, motion, seed=args.seed, cell_size=args.cell_size,
                                origin=tuple(args.terrain_origin), height_scale=args.height_scale,
                                legs=legs)
-    bar = _ProgressBar("footplant", force=motion.num_frames >= 2000 and args.progress)
+    long_clip = motion.num_frames >= 2000 or sys.stderr.isatty()
+    bar = _ProgressBar("footplant", enabled=args.progress and long_clip)
     result, report = footplant(motion, terrain, legs=legs, floor=args.floor, progress=bar)
     write_bvh(result, args.output)
     written = [str(args.output)]
