@@ -60,8 +60,8 @@ def _cmd_footplant(args: argparse.Namespace) -> int:
     terrain = terrain_for_clip(terrain_spec, motion, seed=args.seed, cell_size=args.cell_size,
                                origin=tuple(args.terrain_origin), height_scale=args.height_scale,
                                legs=legs)
-    long_clip = motion.num_frames >= 2000 or sys.stderr.isatty()
-    bar = _ProgressBar("footplant", enabled=args.progress and long_clip)
+    worth_showing = motion.num_frames >= 2000 or sys.stderr.isatty()
+    bar = _ProgressBar("footplant", enabled=args.progress and worth_showing)
     result, report = footplant(motion, terrain, legs=legs, floor=args.floor, progress=bar)
     write_bvh(result, args.output)
     written = [str(args.output)]
