@@ -17,7 +17,8 @@ Handler = Callable[[argparse.Namespace], int]
 def _cmd_demo(args: argparse.Namespace) -> int:
     from limbik.demo import run_demo
 
-    return run_demo(out=args.out, json_output=args.json, pictures=not args.no_pictures)
+    return run_demo(out=args.out, json_output=args.json, pictures=not args.no_pictures,
+                    scenes=args.scene, jobs=args.jobs)
 
 
 class _ProgressBar:
@@ -143,6 +144,11 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--out", default="limbik-demo", help="folder for the pictures")
     demo.add_argument("--json", action="store_true", help="print the table as JSON")
     demo.add_argument("--no-pictures", action="store_true", help="only solve and print")
+    demo.add_argument("--scene", action="append", metavar="NAME",
+                      help="run only this scene (repeatable): arm, planar, fabrik, leg, "
+                      "footplant, jacobian")
+    demo.add_argument("--jobs", type=int, default=None,
+                      help="worker processes (default: up to 2, one per core)")
     demo.set_defaults(handler=_cmd_demo)
 
     fp = sub.add_parser("footplant", help="plant a clip's feet on terrain (default: built-in walk)")
