@@ -7,6 +7,7 @@ compilation included, stays well under a minute.
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -193,7 +194,7 @@ def _unreachable(policy: str) -> Solution:
 def _unreachable_rows() -> list[SceneResult]:
     rows = []
     for policy in ("extend", "push_root", "stretch"):
-        sol, t = timed(lambda p=policy: _unreachable(p))
+        sol, t = timed(partial(_unreachable, policy))
         rows.append(SceneResult.from_solution("arm out of reach", f"two_bone {policy}", sol, t))
     return rows
 
@@ -435,7 +436,7 @@ def leg_scene(folder: Path | None) -> list[SceneResult]:
     rows = []
     solved = {}
     for name, extra in (("reference=knee", {"reference": knee}), ("no hint", {})):
-        sol, t = timed(lambda e=extra: two_bone(hip, target, thigh, shin, **e))
+        sol, t = timed(partial(two_bone, hip, target, thigh, shin, **extra))
         solved[name] = sol
         rows.append(SceneResult.from_solution("leg (004)", f"two_bone {name}", sol, t))
     if folder is None:
@@ -569,7 +570,7 @@ def jacobian_scene(folder: Path | None) -> list[SceneResult]:
         if method == "ccd":
             sol, t = timed(lambda: ccd(chain, targets))
         else:
-            sol, t = timed(lambda m=method: jacobian_ik(chain, targets, method=m))
+            sol, t = timed(partial(jacobian_ik, chain, targets, method=method))
         solved[method] = sol
         rows.append(SceneResult.from_solution("10-joint chain", method, sol, t))
     if folder is None:
