@@ -152,6 +152,7 @@ def _arm_ring_picture(folder: Path, az: np.ndarray, ring: np.ndarray, sol: Solut
     ax.set_ylabel("z (front is −z)")
     ax.set_zlabel("y (up)")
     ax.view_init(elev=14, azim=-25)
+    ax.tick_params(labelsize=7)
     set_equal(ax, np.concatenate([pos.reshape(-1, 3), ring, [[-0.1, 1.0, 0.0]]]), "3d",
               margin=-0.05)
     ax.set_title("12 targets circling the right shoulder\n(colour = target azimuth)",
@@ -172,7 +173,8 @@ def _arm_ring_picture(folder: Path, az: np.ndarray, ring: np.ndarray, sol: Solut
     ax2.set_ylabel("elbow height above the shoulder (m)")
     ax2.set_xticks(range(0, 361, 45))
     ax2.legend(fontsize=7, loc="upper left")
-    ax2.set_title("the plane rolls: elbow down in front, up behind the body", fontsize=9)
+    ax2.set_title("the plane rolls with the target: elbow below the shoulder in front,\n"
+                  "above it when reaching straight behind the body", fontsize=9)
     fig.suptitle("Seeds 000/001: two-joint arm on the rolled plane", fontsize=11)
     fig.tight_layout()
     return _save(fig, folder, "arm_rolled_plane.png")
@@ -404,6 +406,7 @@ def _cone_picture(folder: Path, sol: Solution, free: Solution, target: np.ndarra
                   color="tab:purple", alpha=0.15)
         bends.append(np.degrees(np.arccos(np.clip(unit[i] @ unit[i - 1], -1, 1))))
     ax.view_init(elev=30, azim=-120)
+    ax.tick_params(labelsize=7)
     ax.set_xlabel("x")
     ax.set_ylabel("z")
     ax.set_zlabel("y (up)")
@@ -417,6 +420,9 @@ def _cone_picture(folder: Path, sol: Solution, free: Solution, target: np.ndarra
 
 
 # --------------------------------------------------------------------------- seed 004
+LEG_VIEW = (20.0, -120.0)
+
+
 @scene("leg")
 def leg_scene(folder: Path | None) -> list[SceneResult]:
     """Seed 004: a raised foot solved with the animated knee as reference, and without."""
@@ -460,7 +466,8 @@ def leg_scene(folder: Path | None) -> list[SceneResult]:
     ax.set_xlabel("x (walk direction)")
     ax.set_ylabel("z")
     ax.set_zlabel("y (up)")
-    ax.view_init(elev=12, azim=-62)
+    ax.view_init(*LEG_VIEW)
+    ax.tick_params(labelsize=7)
     lower_body = world[f][world[f, :, 1] < hip[f, 1] + 0.15]
     set_equal(ax, np.concatenate([lower_body, target[f:f + 1],
                                   *(sol.positions[f] for sol in solved.values())]), "3d",
@@ -536,6 +543,7 @@ def footplant_scene(folder: Path | None) -> list[SceneResult]:
     stride = max(1, round(1 / (15 * result.frame_time)))
     ax.set_xlabel("distance along the walk (m)")
     ax.set_ylabel("y (up)")
+    fig.subplots_adjust(left=0.15, right=0.97, bottom=0.11, top=0.92)
     animate_motion(result, out=folder / "footplant_walk.gif", view="profile", terrain=terrain,
                    compare=motion, traces=toes, stride=stride, fps=15, ax=ax,
                    title="walk on hills: planted (blue), source (grey)")
