@@ -560,7 +560,7 @@ JAC_METHODS = ("transpose", "pinv", "dls", "svd-dls")
 
 @scene("jacobian")
 def jacobian_scene(folder: Path | None) -> list[SceneResult]:
-    """CCD and the four Jacobian methods on the same 10-joint ball-joint chain."""
+    """CCD and the four Jacobian methods on the same 10-joint ball-joint chain (27 DOF)."""
     from limbik.chain.joint_chain import JointChain
     from limbik.solvers.ccd import ccd
     from limbik.solvers.jacobian import jacobian_ik
@@ -576,7 +576,7 @@ def jacobian_scene(folder: Path | None) -> list[SceneResult]:
     rows = []
     for method in ("ccd", *JAC_METHODS):
         if method == "ccd":
-            sol, t = timed(lambda: ccd(chain, targets))
+            sol, t = timed(partial(ccd, chain, targets))
         else:
             sol, t = timed(partial(jacobian_ik, chain, targets, method=method))
         solved[method] = sol
@@ -598,7 +598,7 @@ def jacobian_scene(folder: Path | None) -> list[SceneResult]:
                      f"error {float(sol.error[0]):.1e}, reached={bool(sol.reached[0])}",
                      fontsize=9)
     axes[0].set_ylabel("y (up)")
-    fig.suptitle("CCD and Jacobian IK on the same 10-joint chain (27 DOF); grey = start; "
-                 "table: 16 targets", fontsize=10)
+    fig.suptitle("CCD and Jacobian IK on the same 10-joint chain of ball joints (grey = start;"
+                 " the table has 16 targets)", fontsize=10)
     fig.tight_layout()
     return _attach(rows, [_save(fig, folder, "ccd_jacobian.png")])
