@@ -1,0 +1,114 @@
+"""``limbik demo``: every scene solves, draws its pictures and fills the table."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from limbik.cli import main
+from limbik.demo import SCENES, format_table, run_scenes, scene_names
+from limbik.errors import InvalidInputError
+
+
+@pytest.fixture(scope="module")
+def gallery(tmp_path_factory):
+    """The whole demo, in-process, into a fresh folder (JSON table)."""
+    out = tmp_path_factory.mktemp("demo")
+    capture = pytest.MonkeyPatch()
+    buffer = io.StringIO()
+    capture.setattr(sys, "stdout", buffer)
+    try:
+        code = main(["demo", "--out", str(out), "--json", "--jobs", "1"])
+    finally:
+        capture.undo()
+    return code, out, json.loads(buffer.getvalue())
+
+
+def test_demo_writes_at_least_seven_pictures_with_a_gif(gallery):
+    code, out, rows = gallery
+    assert code == 0
+    files = sorted(p for p in out.iterdir() if p.suffix in (".png", ".gif"))
+    assert len(files) >= 7
+    assert any(p.suffix == ".gif" for p in files)
+    for p in files:
+        assert p.stat().st_size > 5000, p  # something was drawn
+    listed = [name for row in rows for name in row["pictures"]]
+    assert sorted(listed) == [p.name for p in files]  # each picture on exactly one row
+
+
+def test_the_gif_is_an_animation(gallery):
+    from PIL import Image
+
+    _, out, _ = gallery
+    with Image.open(out / "footplant_walk.gif") as im:
+        assert im.n_frames >= 10
+
+
+def test_table_rows_cover_every_scene_and_solver(gallery):
+    _, _, rows = gallery
+    solvers = " ".join(r["solver"] for r in rows)
+    for word in ("two_bone root_frame", "roblox.solve_ik", "push_root", "stretch",
+                 "solve_ik_planar", "fabrik", "FabrikTree", "Cone", "reference=knee",
+                 "footplant", "ccd", "transpose", "pinv", "dls", "svd-dls"):
+        assert word in solvers, word
+    for r in rows:
+        reached, total = map(int, str(r["reached"]).split("/"))
+        assert 0 <= reached <= total and total > 0
+        assert r["max_error"] >= 0 and r["ms"] >= 0
+    by_solver = {(r["scene"], r["solver"]): r for r in rows}
+    # reachable problems are reached; the policies report the out-of-reach targets
+    assert by_solver[("arm ring (000/001)", "two_bone root_frame")]["reached"] == "12/12"
+    assert by_solver[("arm out of reach", "two_bone extend")]["reached"] == "0/2"
+    assert by_solver[("arm out of reach", "two_bone stretch")]["reached"] == "1/2"
+    assert by_solver[("fabrik tree (003)", "FabrikTree, 2 effectors")]["reached"] == "1/1"
+    for method in ("ccd", "transpose", "pinv", "dls", "svd-dls"):
+        assert by_solver[("10-joint chain", method)]["reached"] == "16/16"
+    plant = [r for r in rows if r["solver"] == "footplant"]
+    assert plant and all(r["max_error"] < 1e-9 for r in plant)
+
+
+def test_table_text(capsys):
+    assert main(["demo", "--no-pictures", "--scene", "planar", "--jobs", "1"]) == 0
+    text = capsys.readouterr().out
+    assert text.splitlines()[0].split()[:3] == ["scene", "solver", "reached"]
+    assert "roblox.solve_ik_planar" in text
+    assert format_table([]).startswith("scene")
+
+
+def test_scene_filter_and_unknown_scene():
+    assert set(scene_names()) == set(SCENES) >= {"arm", "planar", "fabrik", "leg",
+                                                   "footplant", "jacobian"}
+    rows = run_scenes(["planar"])
+    assert [r.scene for r in rows] == ["planar (002)"]
+    with pytest.raises(InvalidInputError, match=r"scene must be one of .*got 'nope'"):
+        run_scenes(["nope"])
+
+
+def test_unknown_scene_on_the_command_line(capsys):
+    assert main(["demo", "--no-pictures", "--scene", "nope"]) == 1
+    assert "limbik: error: scene must be one of" in capsys.readouterr().err
+
+
+def test_worker_processes_give_the_same_rows():
+    serial = [r.row() for r in run_scenes(["planar", "arm"], jobs=1)]
+    parallel = [r.row() for r in run_scenes(["planar", "arm"], jobs=2)]
+    strip = [{k: v for k, v in r.items() if k != "ms"} for r in serial]
+    assert strip == [{k: v for k, v in r.items() if k != "ms"} for r in parallel]
+
+
+def test_no_pictures_never_imports_matplotlib():
+    src = Path(__file__).resolve().parents[1] / "src"
+    code = ("import sys; from limbik.cli import main; "
+            "main(['demo', '--no-pictures', '--json', '--jobs', '1', '--scene', 'planar', "
+            "'--scene', 'arm']); assert 'matplotlib' not in sys.modules, 'imported'")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(src)},
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)[0]["scene"] == "arm ring (000/001)"
