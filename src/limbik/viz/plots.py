@@ -296,8 +296,8 @@ def _profile(world: FloatArray, other: FloatArray | None, terrain: Any
 
     ground = None
     if terrain is not None:
-        along = turn(world[:, 0])[:, 0]
-        pad = 0.15 * max(float(np.ptp(along)), 1.0)
+        along = turn(world.reshape(-1, 3))[:, 0]
+        pad = 0.1 * max(float(np.ptp(along)), 1.0)
         s = np.linspace(along.min() - pad, along.max() + pad, 400)
         path = origin + s[:, None] * basis[0]
         ground = (s, terrain.height(path[:, 0], path[:, 2]))
