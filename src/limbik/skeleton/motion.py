@@ -37,8 +37,8 @@ def forward_kinematics(parents: np.ndarray, local_rotations: FloatArray,
     t_local = np.asarray(local_translations, dtype=np.float64)
     shape = np.broadcast_shapes(q_local.shape[:-1], t_local.shape[:-1])
     joints = shape[-1]
-    q = np.ascontiguousarray(np.broadcast_to(q_local, shape + (4,))).reshape(-1, joints, 4)
-    t = np.ascontiguousarray(np.broadcast_to(t_local, shape + (3,))).reshape(-1, joints, 3)
+    q = np.array(np.broadcast_to(q_local, shape + (4,))).reshape(-1, joints, 4)
+    t = np.array(np.broadcast_to(t_local, shape + (3,))).reshape(-1, joints, 3)
     q_world = np.empty_like(q)
     p_world = np.empty_like(t)
     forward_kinematics_kernel(np.ascontiguousarray(parents, dtype=np.int64), q, t, q_world,
