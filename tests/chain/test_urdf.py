@@ -62,8 +62,6 @@ def replace(old, new):
     (GOOD.replace("</robot>", ""), r"<string>:\d+: expected well-formed XML"),
     (replace('<child link="upper"/>', "<child link='upper'>"), r"<string>:14: expected well-formed XML, got mismatched tag"),
     (replace('<parent link="upper"/>', ""), r"<string>:15: expected a <parent> element in joint 'elbow'"),
-    (replace('<limit lower="-1" upper="1" effort="1" velocity="1"/>', ""),
-     r"<string>:8: expected a <limit> element in revolute joint 'shoulder'"),
     (replace('xyz="0 0 0.5"', 'xyz="0 zero 0.5"'),
      r":11: expected 3 finite numbers in 'xyz' of joint 'shoulder', got '0 zero 0.5'"),
     (replace('xyz="0 0 0.5"', 'xyz="0 0"'), r"3 finite numbers in 'xyz'"),
@@ -163,3 +161,9 @@ def test_fuzzed_small_file_as_text():
             parse_urdf(text.decode("latin-1"), "base", "hand")
         except URDFError:
             pass
+
+
+def test_missing_limit_loads_as_unlimited():
+    text = replace('<limit lower="-1" upper="1" effort="1" velocity="1"/>', "")
+    chain = parse_urdf(text, "base", "hand")
+    assert chain.lower[0] == -np.inf and chain.upper[0] == np.inf

@@ -3,6 +3,8 @@
 Reads joint origins (``xyz``, and ``rpy`` as fixed-axis roll-pitch-yaw,
 ``R = Rz·Ry·Rx``), axes (default ``(1, 0, 0)``), limits and the revolute,
 continuous, prismatic and fixed types. Meshes, inertia and mimic tags are ignored.
+The URDF spec requires ``<limit>`` on revolute and prismatic joints; hand-written
+files often leave it out, so a missing ``<limit>`` loads as an unlimited joint.
 
 Every problem raises :class:`limbik.errors.URDFError` with the file and line.
 """
@@ -119,10 +121,8 @@ def _read_joint(spec: _JointSpec, path: str) -> Joint:
         if spec.type != "fixed" and math.hypot(*axis) < 1e-12:
             raise URDFError(path, axis_el.line, f"a non-zero axis for {what}", "0 0 0")
     lower, upper = -np.inf, np.inf
-    if spec.type in ("revolute", "prismatic"):
-        limit = el.find("limit")
-        if limit is None:
-            raise URDFError(path, el.line, f"a <limit> element in {spec.type} {what}", "none")
+    limit = el.find("limit") if spec.type in ("revolute", "prismatic") else None
+    if limit is not None:
         # URDF: lower and upper default to 0
         (lower,) = _floats(limit, "lower", 1, (0.0,), path, what)
         (upper,) = _floats(limit, "upper", 1, (0.0,), path, what)
