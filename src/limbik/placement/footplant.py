@@ -258,7 +258,7 @@ def _tilt_rotation(normal: np.ndarray, max_tilt: float) -> np.ndarray:
 
 
 def evaluate(motion: Motion, terrain: Terrain, legs: Sequence[Leg],
-             contacts: Mapping[str, np.ndarray], *, floor: float = 0.0,
+             contacts: Mapping[str, np.ndarray], *
              reference: Motion | None = None) -> dict[str, float]:
     """Foot-contact quality metrics of ``motion`` on ``terrain``.
 
@@ -269,8 +269,8 @@ def evaluate(motion: Motion, terrain: Terrain, legs: Sequence[Leg],
     point while within 5% of a leg length of the ground), ``S_knee_pop`` (largest
     per-frame knee angle change, degrees); and ``bone_length_drift`` (largest relative
     bone length change against ``reference``'s first frame, default ``motion``'s).
-    Heights are measured from the ground ``terrain`` plus the floor offset's absence:
-    a source clip is measured on its own floor by passing ``Terrain.flat(floor)``.
+    Heights are measured from ``terrain``; to measure a source clip on its own floor,
+    pass ``Terrain.flat(floor)``.
     """
     world = motion.world_positions()
     out: dict[str, float] = {}
@@ -279,8 +279,7 @@ def evaluate(motion: Motion, terrain: Terrain, legs: Sequence[Leg],
         point = world[:, _foot_point(leg)]
         thigh, shin = _leg_lengths(motion, leg)
         c = contacts[leg.side]
-        _, skate = metrics.foot_skate(point, c)
-        per_frame, _ = metrics.foot_skate(point, c)
+        per_frame, skate = metrics.foot_skate(point, c)
         feet = world[:, [leg.ankle, _foot_point(leg)]]
         out[f"{leg.side}_skate"] = skate
         out[f"{leg.side}_skate_max"] = float(per_frame.max(initial=0.0))
