@@ -258,7 +258,7 @@ def _tilt_rotation(normal: np.ndarray, max_tilt: float) -> np.ndarray:
 
 
 def evaluate(motion: Motion, terrain: Terrain, legs: Sequence[Leg],
-             contacts: Mapping[str, np.ndarray], *
+             contacts: Mapping[str, np.ndarray], *,
              reference: Motion | None = None) -> dict[str, float]:
     """Foot-contact quality metrics of ``motion`` on ``terrain``.
 
