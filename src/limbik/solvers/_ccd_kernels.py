@@ -43,7 +43,8 @@ def _best_angle(q, lo, hi, big_a, big_b):  # pragma: no cover - compiled
     return lo if flo >= fhi else hi
 
 
-@njit(cache=True)
+# inlined into the driver: a call per sweep, with its array arguments, costs ~5 %
+@njit(cache=True, inline="always")
 def ccd_sweep(q, wr, wp, wa, kind, lower, upper, target_p, target_r, use_rot, w_pos, w_rot,
               tip_r):  # pragma: no cover - compiled
     """One CCD sweep on a joint chain, from the tip joint to the base joint, ``q (m,)`` in place.

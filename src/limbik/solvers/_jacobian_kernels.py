@@ -5,7 +5,7 @@ The chain arrives in the merged form of :attr:`JointChain.kernel_arrays`:
 (0 rotation, 1 translation), ``lower``/``upper (m,)``. Every function here works on
 contiguous float64 arrays. The batch loop with restarts is
 :func:`limbik.solvers._joint_kernels.joint_solve`; this module holds the joint-chain
-kinematics it uses and the Jacobian step.
+kinematics and the Jacobian step rules it uses.
 """
 
 from __future__ import annotations
@@ -387,29 +387,6 @@ def _clip_q(q, lower, upper, kind):  # pragma: no cover - compiled
             # unlimited rotation: keep the angle in (-π, π]
             if q[k] > np.pi or q[k] <= -np.pi:
                 q[k] = q[k] - 2.0 * np.pi * np.floor((q[k] + np.pi) / (2.0 * np.pi))
-
-
-@njit(cache=True)
-def jacobian_step(method, q, wp, wa, kind, lower, upper, e, nrow, w_pos, w_rot, lam, cutoff,
-                  max_step, jac, dq, work):  # pragma: no cover - compiled
-    """One Jacobian step on ``q (m,)`` in place, from the frames of ``chain_fk`` at ``q``.
-
-    ``e`` is the weighted error of ``_pose_error``; ``jac (nrow, m)``, ``dq (m,)`` and
-    ``work (4, 6, 6)`` are scratch space. The step is scaled so no joint moves more
-    than ``max_step``, then clipped to the limits.
-    """
-    m = q.shape[0]
-    _fill_jacobian(wp, wa, kind, m, nrow, w_pos, w_rot, jac)
-    _step(method, jac, e, nrow, m, lam * lam, cutoff, dq, work)
-    # limit the largest joint change of one step
-    big = 0.0
-    for k in range(m):
-        if abs(dq[k]) > big:
-            big = abs(dq[k])
-    scale = max_step / big if big > max_step else 1.0
-    for k in range(m):
-        q[k] += scale * dq[k]
-    _clip_q(q, lower, upper, kind)
 
 
 @njit(cache=True)
