@@ -30,3 +30,18 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"shared data folder not found at {SHARED_DATA}")
     return SHARED_DATA
+
+
+#: The Franka Panda URDF, relative to SHARED_DATA.
+PANDA_URDF = "urdf/panda_example-robot-data.urdf"
+
+
+@pytest.fixture(scope="session")
+def panda():
+    """The Panda arm ``panda_link0`` → ``panda_hand_tcp`` (7 dof); skips without shared data."""
+    from limbik import load_urdf
+
+    path = SHARED_DATA / PANDA_URDF
+    if not path.is_file():
+        pytest.skip(f"shared data folder not found at {SHARED_DATA}")
+    return load_urdf(path, "panda_link0", "panda_hand_tcp")

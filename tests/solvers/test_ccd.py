@@ -7,20 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from limbik import JointChain, ccd, load_urdf
+from limbik import JointChain, ccd
 from limbik.errors import InvalidInputError, NonFiniteInputError
-
-PANDA = "urdf/panda_example-robot-data.urdf"
-
-
-@pytest.fixture(scope="module")
-def panda():
-    from conftest import SHARED_DATA
-
-    path = SHARED_DATA / PANDA
-    if not path.is_file():
-        pytest.skip(f"shared data folder not found at {SHARED_DATA}")
-    return load_urdf(path, "panda_link0", "panda_hand_tcp")
 
 
 def planar_arm(limits=None, prismatic=False):

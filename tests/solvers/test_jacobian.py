@@ -5,22 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from limbik import Frame, JointChain, jacobian_ik, load_urdf
+from limbik import Frame, JointChain, jacobian_ik
 from limbik.errors import InvalidInputError, NonFiniteInputError
 from limbik.solvers import JACOBIAN_METHODS
 from limbik.solvers._jacobian_kernels import _jacobi_eigen, chain_fk
-
-PANDA = "urdf/panda_example-robot-data.urdf"
-
-
-@pytest.fixture(scope="module")
-def panda():
-    from conftest import SHARED_DATA
-
-    path = SHARED_DATA / PANDA
-    if not path.is_file():
-        pytest.skip(f"shared data folder not found at {SHARED_DATA}")
-    return load_urdf(path, "panda_link0", "panda_hand_tcp")
 
 
 def planar_arm(limits=None):

@@ -1,15 +1,14 @@
 """Compiled loops of cyclic coordinate descent (CCD), on joint chains and on point chains.
 
-Joint chains use the merged arrays of :attr:`JointChain.kernel_arrays` and the
-forward kinematics of :mod:`limbik.solvers._jacobian_kernels`.
+On joint chains this module holds the sweep only: the batch loop with restarts is
+:func:`limbik.solvers._joint_kernels.joint_solve`, with the forward kinematics of
+:mod:`limbik.solvers._jacobian_kernels`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
-
-from limbik.solvers._jacobian_kernels import _clip_q, _pose_error, chain_fk, splitmix64
 
 
 @njit(cache=True)
@@ -44,146 +43,87 @@ def _best_angle(q, lo, hi, big_a, big_b):  # pragma: no cover - compiled
     return lo if flo >= fhi else hi
 
 
-@njit(cache=True)
-def ccd_chain_solve(pre_rot, pre_trans, axis, kind, lower, upper,
-                    target_p, target_r, use_rot, w_pos, w_rot, q_first,
-                    restarts, seeds, sample_lo, sample_hi, tolerance, angle_tolerance,
-                    max_iterations, patience,
-                    q_out, err_out, reached_out, iters_out):  # pragma: no cover - compiled
-    """Batched CCD on a joint chain; the arguments are those of ``jacobian_solve``.
+# inlined into the driver: a call per sweep, with its array arguments, costs ~5 %
+@njit(cache=True, inline="always")
+def ccd_sweep(q, wr, wp, wa, kind, lower, upper, target_p, target_r, use_rot, w_pos, w_rot,
+              tip_r):  # pragma: no cover - compiled
+    """One CCD sweep on a joint chain, from the tip joint to the base joint, ``q (m,)`` in place.
 
-    One iteration is one sweep from the tip joint to the base joint. Each joint takes
-    the coordinate within its limits that minimises
-    ``w_p² |target − tip|² + w_o² Σᵢ |target_axisᵢ − tip_axisᵢ|²`` with the others held.
+    ``wr``, ``wp``, ``wa`` are the frames of ``chain_fk`` at ``q``; ``target_p (3,)``,
+    ``target_r (3, 3)`` (ignored unless ``use_rot``); ``tip_r (3, 3)`` is scratch space.
+    Each joint takes the coordinate within its limits that minimises
+    ``w_p² |target − tip|² + w_o² Σᵢ |target_axisᵢ − tip_axisᵢ|²`` with the others held;
+    the tip is moved along analytically, without new forward kinematics.
     """
-    batch = target_p.shape[0]
-    attempts = 1 + restarts
-    m = axis.shape[0]
-    nrow = 6 if use_rot else 3
+    m = q.shape[0]
     wp2 = w_pos * w_pos
     wo2 = w_rot * w_rot
-    wr = np.empty((m + 1, 3, 3))
-    wp = np.empty((m + 1, 3))
-    wa = np.empty((m, 3))
-    e = np.empty(6)
-    rv = np.empty(3)
-    q = np.empty(m)
-    tip_r = np.empty((3, 3))
-    state = np.uint64(0)
-    for b in range(batch):
-        best = np.inf
-        total = 0
-        done = False
-        tpx = target_p[b, 0]
-        tpy = target_p[b, 1]
-        tpz = target_p[b, 2]
-        for att in range(attempts):
-            if att == 0:
-                for k in range(m):
-                    q[k] = q_first[b, k]
-            else:
-                if att == 1:
-                    state = seeds[b]
-                for k in range(m):
-                    state, u = splitmix64(state)
-                    q[k] = sample_lo[k] + (sample_hi[k] - sample_lo[k]) * u
-            _clip_q(q, lower, upper, kind)
-            attempt_best = np.inf
-            stall = 0
-            for it in range(max_iterations + 1):
-                chain_fk(pre_rot, pre_trans, axis, kind, q, wr, wp, wa)
-                perr, aerr = _pose_error(wr, wp, m, target_p[b], target_r[b], w_pos, w_rot,
-                                         use_rot, e, rv)
-                err = 0.0
-                for i in range(nrow):
-                    err += e[i] * e[i]
-                err = np.sqrt(err)
-                ok = perr <= tolerance and (not use_rot or aerr <= angle_tolerance)
-                if ok or err < best:
-                    best = err
-                    for k in range(m):
-                        q_out[b, k] = q[k]
-                    err_out[b] = err
-                if ok:
-                    done = True
-                    break
-                if it == max_iterations:
-                    break
-                if err < attempt_best * (1.0 - 1e-3):
-                    attempt_best = err
-                    stall = 0
-                else:
-                    stall += 1
-                    if stall > patience:
-                        break
-                tx = wp[m, 0]
-                ty = wp[m, 1]
-                tz = wp[m, 2]
-                for i in range(3):
-                    for j in range(3):
-                        tip_r[i, j] = wr[m, i, j]
-                for k in range(m - 1, -1, -1):
-                    ax = wa[k, 0]
-                    ay = wa[k, 1]
-                    az = wa[k, 2]
-                    if kind[k] == 1:
-                        t = ax * (tpx - tx) + ay * (tpy - ty) + az * (tpz - tz)
-                        new = min(max(q[k] + t, lower[k]), upper[k])
-                        t = new - q[k]
-                        q[k] = new
-                        tx += t * ax
-                        ty += t * ay
-                        tz += t * az
-                        continue
-                    px = wp[k, 0]
-                    py = wp[k, 1]
-                    pz = wp[k, 2]
-                    hx = tx - px
-                    hy = ty - py
-                    hz = tz - pz
-                    dx = tpx - px
-                    dy = tpy - py
-                    dz = tpz - pz
-                    ah = ax * hx + ay * hy + az * hz
-                    ad = ax * dx + ay * dy + az * dz
-                    big_a = wp2 * (dx * hx + dy * hy + dz * hz - ad * ah)
-                    big_b = wp2 * (dx * (ay * hz - az * hy) + dy * (az * hx - ax * hz)
-                                   + dz * (ax * hy - ay * hx))
-                    if use_rot:
-                        for c in range(3):
-                            hx2 = tip_r[0, c]
-                            hy2 = tip_r[1, c]
-                            hz2 = tip_r[2, c]
-                            dx2 = target_r[b, 0, c]
-                            dy2 = target_r[b, 1, c]
-                            dz2 = target_r[b, 2, c]
-                            ah2 = ax * hx2 + ay * hy2 + az * hz2
-                            ad2 = ax * dx2 + ay * dy2 + az * dz2
-                            big_a += wo2 * (dx2 * hx2 + dy2 * hy2 + dz2 * hz2 - ad2 * ah2)
-                            big_b += wo2 * (dx2 * (ay * hz2 - az * hy2)
-                                            + dy2 * (az * hx2 - ax * hz2)
-                                            + dz2 * (ax * hy2 - ay * hx2))
-                    new = _best_angle(q[k], lower[k], upper[k], big_a, big_b)
-                    phi = new - q[k]
-                    q[k] = new
-                    c = np.cos(phi)
-                    s = np.sin(phi)
-                    hx, hy, hz = _rotate_about(ax, ay, az, c, s, hx, hy, hz)
-                    tx = px + hx
-                    ty = py + hy
-                    tz = pz + hz
-                    if use_rot:
-                        for col in range(3):
-                            vx, vy, vz = _rotate_about(ax, ay, az, c, s, tip_r[0, col],
-                                                       tip_r[1, col], tip_r[2, col])
-                            tip_r[0, col] = vx
-                            tip_r[1, col] = vy
-                            tip_r[2, col] = vz
-                total += 1
-            if done:
-                break
-        reached_out[b] = done
-        iters_out[b] = total
+    tpx = target_p[0]
+    tpy = target_p[1]
+    tpz = target_p[2]
+    tx = wp[m, 0]
+    ty = wp[m, 1]
+    tz = wp[m, 2]
+    for i in range(3):
+        for j in range(3):
+            tip_r[i, j] = wr[m, i, j]
+    for k in range(m - 1, -1, -1):
+        ax = wa[k, 0]
+        ay = wa[k, 1]
+        az = wa[k, 2]
+        if kind[k] == 1:
+            t = ax * (tpx - tx) + ay * (tpy - ty) + az * (tpz - tz)
+            new = min(max(q[k] + t, lower[k]), upper[k])
+            t = new - q[k]
+            q[k] = new
+            tx += t * ax
+            ty += t * ay
+            tz += t * az
+            continue
+        px = wp[k, 0]
+        py = wp[k, 1]
+        pz = wp[k, 2]
+        hx = tx - px
+        hy = ty - py
+        hz = tz - pz
+        dx = tpx - px
+        dy = tpy - py
+        dz = tpz - pz
+        ah = ax * hx + ay * hy + az * hz
+        ad = ax * dx + ay * dy + az * dz
+        big_a = wp2 * (dx * hx + dy * hy + dz * hz - ad * ah)
+        big_b = wp2 * (dx * (ay * hz - az * hy) + dy * (az * hx - ax * hz)
+                       + dz * (ax * hy - ay * hx))
+        if use_rot:
+            for c in range(3):
+                hx2 = tip_r[0, c]
+                hy2 = tip_r[1, c]
+                hz2 = tip_r[2, c]
+                dx2 = target_r[0, c]
+                dy2 = target_r[1, c]
+                dz2 = target_r[2, c]
+                ah2 = ax * hx2 + ay * hy2 + az * hz2
+                ad2 = ax * dx2 + ay * dy2 + az * dz2
+                big_a += wo2 * (dx2 * hx2 + dy2 * hy2 + dz2 * hz2 - ad2 * ah2)
+                big_b += wo2 * (dx2 * (ay * hz2 - az * hy2)
+                                + dy2 * (az * hx2 - ax * hz2)
+                                + dz2 * (ax * hy2 - ay * hx2))
+        new = _best_angle(q[k], lower[k], upper[k], big_a, big_b)
+        phi = new - q[k]
+        q[k] = new
+        c = np.cos(phi)
+        s = np.sin(phi)
+        hx, hy, hz = _rotate_about(ax, ay, az, c, s, hx, hy, hz)
+        tx = px + hx
+        ty = py + hy
+        tz = pz + hz
+        if use_rot:
+            for col in range(3):
+                vx, vy, vz = _rotate_about(ax, ay, az, c, s, tip_r[0, col],
+                                           tip_r[1, col], tip_r[2, col])
+                tip_r[0, col] = vx
+                tip_r[1, col] = vy
+                tip_r[2, col] = vz
 
 
 @njit(cache=True)

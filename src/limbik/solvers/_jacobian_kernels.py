@@ -3,7 +3,9 @@
 The chain arrives in the merged form of :attr:`JointChain.kernel_arrays`:
 ``pre_rot (m + 1, 3, 3)``, ``pre_trans (m + 1, 3)``, ``axis (m, 3)``, ``kind (m,)``
 (0 rotation, 1 translation), ``lower``/``upper (m,)``. Every function here works on
-contiguous float64 arrays and loops over the batch in plain Python-free code.
+contiguous float64 arrays. The batch loop with restarts is
+:func:`limbik.solvers._joint_kernels.joint_solve`; this module holds the joint-chain
+kinematics and the Jacobian step rules it uses.
 """
 
 from __future__ import annotations
@@ -26,6 +28,17 @@ def splitmix64(state):  # pragma: no cover - compiled
     z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
     z = z ^ (z >> np.uint64(31))
     return state, float(z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@njit(cache=True)
+def _axis_rotation(wx, wy, wz, angle):  # pragma: no cover - compiled
+    """Rotation matrix entries (row-major) of ``angle`` about the unit axis ``w``."""
+    s = np.sin(angle)
+    c = np.cos(angle)
+    C = 1.0 - c
+    return (c + wx * wx * C, wx * wy * C - wz * s, wx * wz * C + wy * s,
+            wy * wx * C + wz * s, c + wy * wy * C, wy * wz * C - wx * s,
+            wz * wx * C - wy * s, wz * wy * C + wx * s, c + wz * wz * C)
 
 
 @njit(cache=True)
@@ -82,18 +95,7 @@ def chain_fk(pre_rot, pre_trans, axis, kind, q, wr, wp, wa):  # pragma: no cover
                 pz += wz * q[k]
             else:
                 # R <- R · Rot(u, q) = Rot_world(w, q) · R
-                s = np.sin(q[k])
-                c = np.cos(q[k])
-                C = 1.0 - c
-                m00 = c + wx * wx * C
-                m01 = wx * wy * C - wz * s
-                m02 = wx * wz * C + wy * s
-                m10 = wy * wx * C + wz * s
-                m11 = c + wy * wy * C
-                m12 = wy * wz * C - wx * s
-                m20 = wz * wx * C - wy * s
-                m21 = wz * wy * C + wx * s
-                m22 = c + wz * wz * C
+                m00, m01, m02, m10, m11, m12, m20, m21, m22 = _axis_rotation(wx, wy, wz, q[k])
                 a00 = m00 * r00 + m01 * r10 + m02 * r20
                 a01 = m00 * r01 + m01 * r11 + m02 * r21
                 a02 = m00 * r02 + m01 * r12 + m02 * r22
@@ -388,97 +390,6 @@ def _clip_q(q, lower, upper, kind):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def jacobian_solve(pre_rot, pre_trans, axis, kind, lower, upper,
-                   target_p, target_r, use_rot, w_pos, w_rot,
-                   q_first, restarts, seeds, sample_lo, sample_hi, method, lam, cutoff, max_step,
-                   tolerance, angle_tolerance, max_iterations, patience,
-                   q_out, err_out, reached_out, iters_out):  # pragma: no cover - compiled
-    """Batched Jacobian IK.
-
-    ``target_p (B, 3)``, ``target_r (B, 3, 3)`` (ignored unless ``use_rot``),
-    ``q_first (B, m)``: first starts; then up to ``restarts`` starts uniform in
-    ``[sample_lo, sample_hi]`` (m,), drawn from a generator seeded with ``seeds[b]``, are
-    tried in turn until one reaches the target. Writes the best ``q_out (B, m)``, its
-    ``err_out (B,)`` (weighted pose error norm), ``reached_out (B,)`` and the iterations
-    used over all attempts ``iters_out``.
-    """
-    batch = target_p.shape[0]
-    attempts = 1 + restarts
-    m = axis.shape[0]
-    nrow = 6 if use_rot else 3
-    lam2 = lam * lam
-    wr = np.empty((m + 1, 3, 3))
-    wp = np.empty((m + 1, 3))
-    wa = np.empty((m, 3))
-    jac = np.empty((nrow, m))
-    e = np.empty(6)
-    rv = np.empty(3)
-    dq = np.empty(m)
-    q = np.empty(m)
-    work = np.zeros((4, 6, 6))
-    state = np.uint64(0)
-    for b in range(batch):
-        best = np.inf
-        total = 0
-        done = False
-        for a in range(attempts):
-            if a == 0:
-                for k in range(m):
-                    q[k] = q_first[b, k]
-            else:
-                if a == 1:
-                    state = seeds[b]
-                for k in range(m):
-                    state, u = splitmix64(state)
-                    q[k] = sample_lo[k] + (sample_hi[k] - sample_lo[k]) * u
-            _clip_q(q, lower, upper, kind)
-            attempt_best = np.inf
-            stall = 0
-            for it in range(max_iterations + 1):
-                chain_fk(pre_rot, pre_trans, axis, kind, q, wr, wp, wa)
-                perr, aerr = _pose_error(wr, wp, m, target_p[b], target_r[b], w_pos, w_rot,
-                                         use_rot, e, rv)
-                err = 0.0
-                for i in range(nrow):
-                    err += e[i] * e[i]
-                err = np.sqrt(err)
-                ok = perr <= tolerance and (not use_rot or aerr <= angle_tolerance)
-                if ok or err < best:
-                    best = err
-                    for k in range(m):
-                        q_out[b, k] = q[k]
-                    err_out[b] = err
-                if ok:
-                    done = True
-                    break
-                if it == max_iterations:
-                    break
-                if err < attempt_best * (1.0 - 1e-3):
-                    attempt_best = err
-                    stall = 0
-                else:
-                    stall += 1
-                    if stall > patience:
-                        break
-                _fill_jacobian(wp, wa, kind, m, nrow, w_pos, w_rot, jac)
-                _step(method, jac, e, nrow, m, lam2, cutoff, dq, work)
-                # limit the largest joint change of one step
-                big = 0.0
-                for k in range(m):
-                    if abs(dq[k]) > big:
-                        big = abs(dq[k])
-                scale = max_step / big if big > max_step else 1.0
-                for k in range(m):
-                    q[k] += scale * dq[k]
-                _clip_q(q, lower, upper, kind)
-                total += 1
-            if done:
-                break
-        reached_out[b] = done
-        iters_out[b] = total
-
-
-@njit(cache=True)
 def all_joint_positions(rot, trans, axis, kind, q, out):  # pragma: no cover - compiled
     """Positions ``out (B, n + 1, 3)`` of the base and every joint frame (fixed ones too).
 
@@ -525,18 +436,8 @@ def all_joint_positions(rot, trans, axis, kind, q, out):  # pragma: no cover - c
                     py += wy * angle
                     pz += wz * angle
                 else:
-                    s = np.sin(angle)
-                    c = np.cos(angle)
-                    C = 1.0 - c
-                    m00 = c + wx * wx * C
-                    m01 = wx * wy * C - wz * s
-                    m02 = wx * wz * C + wy * s
-                    m10 = wy * wx * C + wz * s
-                    m11 = c + wy * wy * C
-                    m12 = wy * wz * C - wx * s
-                    m20 = wz * wx * C - wy * s
-                    m21 = wz * wy * C + wx * s
-                    m22 = c + wz * wz * C
+                    m00, m01, m02, m10, m11, m12, m20, m21, m22 = _axis_rotation(wx, wy, wz,
+                                                                                 angle)
                     for j in range(3):
                         a0 = r[0, j]
                         a1 = r[1, j]

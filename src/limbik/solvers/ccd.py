@@ -22,7 +22,8 @@ from limbik._validation import as_float, as_int, as_points, broadcast_shapes
 from limbik.chain.joint_chain import JointChain
 from limbik.errors import InvalidInputError
 from limbik.solvers import _ccd_kernels as _k
-from limbik.solvers.jacobian import check_chain, finish, parse_target, start_configurations
+from limbik.solvers._joint_kernels import METHOD_CCD
+from limbik.solvers._joint_problem import joint_problem
 from limbik.solvers.solution import Solution
 from limbik.tolerances import (
     ITERATIVE_ANGLE_TOL,
@@ -72,51 +73,18 @@ def ccd(chain: JointChain | Any, target: Any, *, tolerance: float | None = None,
         if min_improvement is not None:
             raise InvalidInputError("min_improvement applies to point chains only; "
                                     "joint chains use patience", argument="min_improvement")
-        return _ccd_joint_chain(chain, target, tolerance, max_iterations, q0, angle_tolerance,
-                                patience, position_weight, orientation_weight,
-                                JACOBIAN_RESTARTS if restarts is None else restarts, rng)
+        problem = joint_problem(
+            chain, target, tolerance=tolerance, angle_tolerance=angle_tolerance,
+            max_iterations=max_iterations, patience=patience,
+            restarts=JACOBIAN_RESTARTS if restarts is None else restarts,
+            position_weight=position_weight, orientation_weight=orientation_weight, q0=q0,
+            rng=rng)
+        return problem.solve(METHOD_CCD)
     for name, value in (("q0", q0), ("restarts", restarts), ("rng", rng)):
         if value is not None:
             raise InvalidInputError(f"{name} applies to JointChain only, got a point chain",
                                     argument=name)
     return _ccd_points(chain, target, tolerance, max_iterations, min_improvement)
-
-
-def _ccd_joint_chain(chain: JointChain, target: Any, tolerance: float | None,
-                     max_iterations: int, q0: Any, angle_tolerance: float, patience: int,
-                     position_weight: float, orientation_weight: float, restarts: int,
-                     rng: Any) -> Solution:
-    chain = check_chain(chain)
-    tol = (ITERATIVE_RTOL * chain.reach if tolerance is None
-           else as_float(tolerance, "tolerance", minimum=0.0))
-    angle_tol = as_float(angle_tolerance, "angle_tolerance", minimum=0.0)
-    patience = as_int(patience, "patience", minimum=1)
-    restarts = as_int(restarts, "restarts", minimum=0)
-    tp, tr, batch = parse_target(target)
-    use_rot = tr is not None
-    w_pos = as_float(position_weight, "position_weight", minimum=0.0) if use_rot else 1.0
-    w_rot = as_float(orientation_weight, "orientation_weight", minimum=0.0) if use_rot else 0.0
-    if w_rot == 0.0:  # orientation ignored: a position target
-        use_rot = False
-    if use_rot and w_pos == 0.0:  # position ignored: only the orientation decides `reached`
-        tol = np.inf
-    first, seeds, shape = start_configurations(chain, q0, batch, restarts, rng)
-    count = first.shape[0]
-    tp = np.ascontiguousarray(np.broadcast_to(tp, shape + (3,)).reshape(count, 3))
-    if tr is None:
-        tr_arr = np.zeros((count, 3, 3))
-    else:
-        tr_arr = np.ascontiguousarray(np.broadcast_to(tr, shape + (3, 3)).reshape(count, 3, 3))
-    pre_rot, pre_trans, axis, kind, lower, upper = chain.kernel_arrays
-    q = np.zeros((count, chain.dof))
-    err = np.zeros(count)
-    reached = np.zeros(count, dtype=np.bool_)
-    iters = np.zeros(count, dtype=np.int64)
-    _k.ccd_chain_solve(pre_rot, pre_trans, axis, kind, lower, upper, tp, tr_arr, use_rot,
-                       w_pos, w_rot, first, restarts, seeds,
-                       *chain.sampling_bounds(), tol, angle_tol, max_iterations, patience,
-                       q, err, reached, iters)
-    return finish(chain, q, reached, err, iters, shape)
 
 
 def _ccd_points(positions: Any, target: Any, tolerance: float | None, max_iterations: int,

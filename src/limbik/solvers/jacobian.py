@@ -20,24 +20,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
-from limbik._validation import (
-    FloatArray,
-    as_float,
-    as_int,
-    as_points,
-    broadcast_shapes,
-    choice,
-)
+from limbik._validation import as_float, choice
 from limbik.chain.joint_chain import JointChain
-from limbik.errors import InvalidInputError
-from limbik.geometry.frame import Frame
 from limbik.solvers import _jacobian_kernels as _k
+from limbik.solvers._joint_problem import check_chain, joint_problem
 from limbik.solvers.solution import Solution
 from limbik.tolerances import (
     ITERATIVE_ANGLE_TOL,
-    ITERATIVE_RTOL,
     JACOBIAN_DAMPING,
     JACOBIAN_MAX_STEP,
     JACOBIAN_PATIENCE,
@@ -51,74 +40,6 @@ __all__ = ["JACOBIAN_METHODS", "jacobian_ik"]
 JACOBIAN_METHODS = ("transpose", "pinv", "dls", "svd-dls")
 _METHOD_CODES = {"transpose": _k.METHOD_TRANSPOSE, "pinv": _k.METHOD_PINV,
                  "dls": _k.METHOD_DLS, "svd-dls": _k.METHOD_SVD_DLS}
-
-
-def check_chain(chain: Any) -> JointChain:
-    if not isinstance(chain, JointChain):
-        raise InvalidInputError(
-            f"chain must be a JointChain, got {type(chain).__name__}", argument="chain")
-    if chain.dof == 0:
-        raise InvalidInputError("chain must have at least one movable joint, got dof 0",
-                                argument="chain")
-    return chain
-
-
-def parse_target(target: Any) -> tuple[FloatArray, FloatArray | None, tuple[int, ...]]:
-    """Target positions ``(..., 3)`` and rotation matrices ``(..., 3, 3)`` (None for points)."""
-    if isinstance(target, Frame):
-        return (np.asarray(target.position, dtype=np.float64),
-                np.asarray(target.rotation_matrix, dtype=np.float64), target.shape)
-    p = as_points(target, "target")
-    return p, None, p.shape[:-1]
-
-
-def rng_from(rng: Any) -> np.random.Generator:
-    """``None`` (seed 0: reproducible by default), an int seed or a Generator."""
-    if rng is None:
-        return np.random.default_rng(0)
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if isinstance(rng, int | np.integer) and not isinstance(rng, bool):
-        return np.random.default_rng(int(rng))
-    raise InvalidInputError(
-        f"rng must be None, an int seed or a numpy Generator, got {type(rng).__name__}",
-        argument="rng")
-
-
-def start_configurations(chain: JointChain, q0: Any, batch: tuple[int, ...], restarts: int,
-                         rng: Any) -> tuple[FloatArray, np.ndarray, tuple[int, ...]]:
-    """First starts ``(B, dof)``, restart seeds ``(B,)`` and the broadcast batch shape.
-
-    The first start is ``q0`` (default: :attr:`JointChain.middle`), clipped to the
-    limits. Restarts are uniform within the limits (see :meth:`JointChain.random_q`),
-    drawn in the kernel from one seed per batch element: ``rng=None`` uses the seeds
-    0, 1, 2, ...; otherwise they come from ``rng``.
-    """
-    if q0 is None:
-        q_first = chain.middle
-    else:
-        q_first = chain.clip(chain.check_q(q0, "q0"))
-    shape = broadcast_shapes(("target", batch), ("q0", q_first.shape[:-1]))
-    count = int(np.prod(shape, dtype=np.int64))
-    first = np.ascontiguousarray(
-        np.broadcast_to(q_first, shape + (chain.dof,)).reshape(count, chain.dof))
-    if rng is None:
-        seeds = np.arange(count, dtype=np.uint64)
-    else:
-        seeds = rng_from(rng).integers(0, 2**63, size=count, dtype=np.int64).astype(np.uint64)
-    return first, seeds, shape
-
-
-def finish(chain: JointChain, q: FloatArray, reached: np.ndarray, error: FloatArray,
-           iterations: np.ndarray, shape: tuple[int, ...]) -> Solution:
-    """Reshape kernel outputs to ``shape`` and add joint positions."""
-    rot, trans, axis, kind = chain.joint_arrays
-    positions = np.empty((q.shape[0], chain.n_joints + 1, 3))
-    _k.all_joint_positions(rot, trans, axis, kind, q, positions)
-    q = q.reshape(shape + (chain.dof,))
-    return Solution(positions=positions.reshape(shape + positions.shape[1:]),
-                    reached=reached.reshape(shape),
-                    error=error.reshape(shape), iterations=iterations.reshape(shape), q=q)
 
 
 def jacobian_ik(chain: JointChain, target: Any, *, method: str = "dls",
@@ -171,35 +92,9 @@ def jacobian_ik(chain: JointChain, target: Any, *, method: str = "dls",
     chain = check_chain(chain)
     method = choice(method, "method", JACOBIAN_METHODS)
     lam = as_float(damping, "damping", minimum=0.0) * chain.reach
-    tol = (ITERATIVE_RTOL * chain.reach if tolerance is None
-           else as_float(tolerance, "tolerance", minimum=0.0))
-    angle_tol = as_float(angle_tolerance, "angle_tolerance", minimum=0.0)
-    max_iterations = as_int(max_iterations, "max_iterations", minimum=0)
-    step = as_float(max_step, "max_step", minimum=0.0, exclusive=True)
-    patience = as_int(patience, "patience", minimum=1)
-    restarts = as_int(restarts, "restarts", minimum=0)
-    tp, tr, batch = parse_target(target)
-    use_rot = tr is not None
-    w_pos = as_float(position_weight, "position_weight", minimum=0.0) if use_rot else 1.0
-    w_rot = as_float(orientation_weight, "orientation_weight", minimum=0.0) if use_rot else 0.0
-    if w_rot == 0.0:  # orientation ignored: a position target
-        use_rot = False
-    if use_rot and w_pos == 0.0:  # position ignored: only the orientation decides `reached`
-        tol = np.inf
-    first, seeds, shape = start_configurations(chain, q0, batch, restarts, rng)
-    count = first.shape[0]
-    tp = np.ascontiguousarray(np.broadcast_to(tp, shape + (3,)).reshape(count, 3))
-    if tr is None:
-        tr_arr = np.zeros((count, 3, 3))
-    else:
-        tr_arr = np.ascontiguousarray(np.broadcast_to(tr, shape + (3, 3)).reshape(count, 3, 3))
-    pre_rot, pre_trans, axis, kind, lower, upper = chain.kernel_arrays
-    q = np.zeros((count, chain.dof))
-    err = np.zeros(count)
-    reached = np.zeros(count, dtype=np.bool_)
-    iters = np.zeros(count, dtype=np.int64)
-    _k.jacobian_solve(pre_rot, pre_trans, axis, kind, lower, upper, tp, tr_arr, use_rot,
-                      w_pos, w_rot, first, restarts, seeds, *chain.sampling_bounds(),
-                      _METHOD_CODES[method], lam, 1e-6, step, tol,
-                      angle_tol, max_iterations, patience, q, err, reached, iters)
-    return finish(chain, q, reached, err, iters, shape)
+    problem = joint_problem(chain, target, tolerance=tolerance, angle_tolerance=angle_tolerance,
+                            max_iterations=max_iterations, patience=patience, restarts=restarts,
+                            position_weight=position_weight,
+                            orientation_weight=orientation_weight, q0=q0, rng=rng,
+                            max_step=max_step)
+    return problem.solve(_METHOD_CODES[method], lam, 1e-6)

@@ -1,0 +1,125 @@
+"""Compiled batch loop of the joint-space solvers: restarts, stall detection, best result.
+
+:func:`joint_solve` runs one step rule per call, chosen by an integer code: the
+Jacobian rules of :mod:`limbik.solvers._jacobian_kernels` (``METHOD_TRANSPOSE``,
+``METHOD_PINV``, ``METHOD_DLS``, ``METHOD_SVD_DLS``) or a CCD sweep of
+:mod:`limbik.solvers._ccd_kernels` (``METHOD_CCD``, inlined at compile time).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from limbik.solvers._ccd_kernels import ccd_sweep
+from limbik.solvers._jacobian_kernels import (
+    _clip_q,
+    _fill_jacobian,
+    _pose_error,
+    _step,
+    chain_fk,
+    splitmix64,
+)
+
+#: Step rule code of a CCD sweep (the Jacobian rules are 0 to 3).
+METHOD_CCD = 4
+
+
+@njit(cache=True)
+def joint_solve(pre_rot, pre_trans, axis, kind, lower, upper,
+                target_p, target_r, use_rot, w_pos, w_rot,
+                q_first, restarts, seeds, sample_lo, sample_hi, method, lam, cutoff, max_step,
+                tolerance, angle_tolerance, max_iterations, patience,
+                q_out, err_out, reached_out, iters_out):  # pragma: no cover - compiled
+    """Batched joint-space IK on the chain of :attr:`JointChain.kernel_arrays`.
+
+    ``target_p (B, 3)``, ``target_r (B, 3, 3)`` (ignored unless ``use_rot``),
+    ``q_first (B, m)``: first starts; then up to ``restarts`` starts uniform in
+    ``[sample_lo, sample_hi]`` (m,), drawn from a generator seeded with ``seeds[b]``, are
+    tried in turn until one reaches the target. Each iteration is one step of
+    ``method``; ``lam``, ``cutoff`` and ``max_step`` are used by the Jacobian rules only.
+    An attempt ends when the target is reached, after ``max_iterations`` steps, or when
+    the error has not dropped by 0.1 % for ``patience`` steps. Writes the best
+    ``q_out (B, m)``, its ``err_out (B,)`` (weighted pose error norm), ``reached_out (B,)``
+    and the iterations used over all attempts ``iters_out``.
+    """
+    batch = target_p.shape[0]
+    attempts = 1 + restarts
+    m = axis.shape[0]
+    nrow = 6 if use_rot else 3
+    lam2 = lam * lam
+    wr = np.empty((m + 1, 3, 3))
+    wp = np.empty((m + 1, 3))
+    wa = np.empty((m, 3))
+    e = np.empty(6)
+    rv = np.empty(3)
+    q = np.empty(m)
+    jac = np.empty((nrow, m))
+    dq = np.empty(m)
+    work = np.zeros((4, 6, 6))
+    tip_r = np.empty((3, 3))
+    state = np.uint64(0)
+    for b in range(batch):
+        best = np.inf
+        total = 0
+        done = False
+        for att in range(attempts):
+            if att == 0:
+                for k in range(m):
+                    q[k] = q_first[b, k]
+            else:
+                if att == 1:
+                    state = seeds[b]
+                for k in range(m):
+                    state, u = splitmix64(state)
+                    q[k] = sample_lo[k] + (sample_hi[k] - sample_lo[k]) * u
+            _clip_q(q, lower, upper, kind)
+            attempt_best = np.inf
+            stall = 0
+            for it in range(max_iterations + 1):
+                chain_fk(pre_rot, pre_trans, axis, kind, q, wr, wp, wa)
+                perr, aerr = _pose_error(wr, wp, m, target_p[b], target_r[b], w_pos, w_rot,
+                                         use_rot, e, rv)
+                err = 0.0
+                for i in range(nrow):
+                    err += e[i] * e[i]
+                err = np.sqrt(err)
+                ok = perr <= tolerance and (not use_rot or aerr <= angle_tolerance)
+                if ok or err < best:
+                    best = err
+                    for k in range(m):
+                        q_out[b, k] = q[k]
+                    err_out[b] = err
+                if ok:
+                    done = True
+                    break
+                if it == max_iterations:
+                    break
+                if err < attempt_best * (1.0 - 1e-3):
+                    attempt_best = err
+                    stall = 0
+                else:
+                    stall += 1
+                    if stall > patience:
+                        break
+                if method == METHOD_CCD:
+                    ccd_sweep(q, wr, wp, wa, kind, lower, upper, target_p[b], target_r[b],
+                              use_rot, w_pos, w_rot, tip_r)
+                else:
+                    # the Jacobian step is written out here: as a call it costs ~10 %
+                    _fill_jacobian(wp, wa, kind, m, nrow, w_pos, w_rot, jac)
+                    _step(method, jac, e, nrow, m, lam2, cutoff, dq, work)
+                    # limit the largest joint change of one step
+                    big = 0.0
+                    for k in range(m):
+                        if abs(dq[k]) > big:
+                            big = abs(dq[k])
+                    scale = max_step / big if big > max_step else 1.0
+                    for k in range(m):
+                        q[k] += scale * dq[k]
+                    _clip_q(q, lower, upper, kind)
+                total += 1
+            if done:
+                break
+        reached_out[b] = done
+        iters_out[b] = total

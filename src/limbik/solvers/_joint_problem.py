@@ -1,0 +1,176 @@
+"""A joint-space IK problem, validated and flattened for the compiled driver.
+
+:func:`~limbik.solvers.jacobian.jacobian_ik` and :func:`~limbik.solvers.ccd.ccd` on a
+:class:`~limbik.chain.JointChain` share everything but the step: argument checks,
+target parsing, start configurations and restart seeds, broadcasting, output
+allocation and the final :class:`Solution`. :func:`joint_problem` does the
+preparation once; :meth:`JointProblem.solve` runs
+:func:`limbik.solvers._joint_kernels.joint_solve` with a method code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from limbik._validation import FloatArray, as_float, as_int, as_points, broadcast_shapes
+from limbik.chain.joint_chain import JointChain
+from limbik.errors import InvalidInputError
+from limbik.geometry.frame import Frame
+from limbik.solvers import _jacobian_kernels as _jk
+from limbik.solvers import _joint_kernels as _k
+from limbik.solvers.solution import Solution
+from limbik.tolerances import ITERATIVE_RTOL
+
+
+def check_chain(chain: Any) -> JointChain:
+    """``chain`` if it is a JointChain with at least one movable joint."""
+    if not isinstance(chain, JointChain):
+        raise InvalidInputError(
+            f"chain must be a JointChain, got {type(chain).__name__}", argument="chain")
+    if chain.dof == 0:
+        raise InvalidInputError("chain must have at least one movable joint, got dof 0",
+                                argument="chain")
+    return chain
+
+
+def parse_target(target: Any) -> tuple[FloatArray, FloatArray | None, tuple[int, ...]]:
+    """Target positions ``(..., 3)`` and rotation matrices ``(..., 3, 3)`` (None for points)."""
+    if isinstance(target, Frame):
+        return (np.asarray(target.position, dtype=np.float64),
+                np.asarray(target.rotation_matrix, dtype=np.float64), target.shape)
+    p = as_points(target, "target")
+    return p, None, p.shape[:-1]
+
+
+def rng_from(rng: Any) -> np.random.Generator:
+    """``None`` (seed 0: reproducible by default), an int seed or a Generator."""
+    if rng is None:
+        return np.random.default_rng(0)
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if isinstance(rng, int | np.integer) and not isinstance(rng, bool):
+        return np.random.default_rng(int(rng))
+    raise InvalidInputError(
+        f"rng must be None, an int seed or a numpy Generator, got {type(rng).__name__}",
+        argument="rng")
+
+
+def start_configurations(chain: JointChain, q0: Any, batch: tuple[int, ...],
+                         rng: Any) -> tuple[FloatArray, np.ndarray, tuple[int, ...]]:
+    """First starts ``(B, dof)``, restart seeds ``(B,)`` and the broadcast batch shape.
+
+    The first start is ``q0`` (default: :attr:`JointChain.middle`), clipped to the
+    limits. Restarts are uniform within the limits (see :meth:`JointChain.random_q`),
+    drawn in the kernel from one seed per batch element: ``rng=None`` uses the seeds
+    0, 1, 2, ...; otherwise they come from ``rng``.
+    """
+    if q0 is None:
+        q_first = chain.middle
+    else:
+        q_first = chain.clip(chain.check_q(q0, "q0"))
+    shape = broadcast_shapes(("target", batch), ("q0", q_first.shape[:-1]))
+    count = int(np.prod(shape, dtype=np.int64))
+    first = np.ascontiguousarray(
+        np.broadcast_to(q_first, shape + (chain.dof,)).reshape(count, chain.dof))
+    if rng is None:
+        seeds = np.arange(count, dtype=np.uint64)
+    else:
+        seeds = rng_from(rng).integers(0, 2**63, size=count, dtype=np.int64).astype(np.uint64)
+    return first, seeds, shape
+
+
+@dataclass(frozen=True)
+class JointProblem:
+    """Validated inputs of a batched joint-space solve over ``B = prod(shape)`` elements.
+
+    ``target_p (B, 3)``, ``target_r (B, 3, 3)`` (zeros unless ``use_rot``),
+    ``first (B, dof)`` first starts, ``seeds (B,)`` restart seeds (uint64).
+    """
+
+    chain: JointChain
+    shape: tuple[int, ...]
+    target_p: FloatArray
+    target_r: FloatArray
+    use_rot: bool
+    w_pos: float
+    w_rot: float
+    first: FloatArray
+    seeds: np.ndarray
+    restarts: int
+    tolerance: float
+    angle_tolerance: float
+    max_iterations: int
+    max_step: float
+    patience: int
+
+    def solve(self, method: int, lam: float = 0.0, cutoff: float = 0.0) -> Solution:
+        """Run the compiled driver with step rule ``method`` (a ``_joint_kernels`` code).
+
+        ``lam`` and ``cutoff`` are the Jacobian step's damping and pseudo-inverse
+        cutoff (unused by CCD).
+        """
+        chain = self.chain
+        count = self.first.shape[0]
+        pre_rot, pre_trans, axis, kind, lower, upper = chain.kernel_arrays
+        q = np.zeros((count, chain.dof))
+        err = np.zeros(count)
+        reached = np.zeros(count, dtype=np.bool_)
+        iters = np.zeros(count, dtype=np.int64)
+        _k.joint_solve(pre_rot, pre_trans, axis, kind, lower, upper, self.target_p,
+                       self.target_r, self.use_rot, self.w_pos, self.w_rot, self.first,
+                       self.restarts, self.seeds, *chain.sampling_bounds(), method,
+                       float(lam), float(cutoff), self.max_step, self.tolerance,
+                       self.angle_tolerance, self.max_iterations, self.patience,
+                       q, err, reached, iters)
+        rot, trans, jaxis, jkind = chain.joint_arrays
+        positions = np.empty((count, chain.n_joints + 1, 3))
+        _jk.all_joint_positions(rot, trans, jaxis, jkind, q, positions)
+        shape = self.shape
+        return Solution(positions=positions.reshape(shape + positions.shape[1:]),
+                        reached=reached.reshape(shape), error=err.reshape(shape),
+                        iterations=iters.reshape(shape), q=q.reshape(shape + (chain.dof,)))
+
+
+def joint_problem(chain: Any, target: Any, *, tolerance: float | None,
+                  angle_tolerance: float, max_iterations: int, patience: int, restarts: int,
+                  position_weight: float, orientation_weight: float, q0: Any,
+                  rng: Any, max_step: float | None = None) -> JointProblem:
+    """Validate and flatten the arguments shared by the joint-space solvers.
+
+    The arguments mean what they mean in :func:`~limbik.solvers.jacobian.jacobian_ik`.
+    Weights apply to pose targets only; ``orientation_weight=0`` turns a pose target
+    into a position target, and ``position_weight=0`` leaves only the orientation to
+    decide ``reached``. ``max_step`` (None: no limit) is the largest change of one
+    joint coordinate in one step; only the Jacobian step uses it.
+    """
+    chain = check_chain(chain)
+    tol = (ITERATIVE_RTOL * chain.reach if tolerance is None
+           else as_float(tolerance, "tolerance", minimum=0.0))
+    angle_tol = as_float(angle_tolerance, "angle_tolerance", minimum=0.0)
+    max_iterations = as_int(max_iterations, "max_iterations", minimum=0)
+    step = (np.inf if max_step is None
+            else as_float(max_step, "max_step", minimum=0.0, exclusive=True))
+    patience = as_int(patience, "patience", minimum=1)
+    restarts = as_int(restarts, "restarts", minimum=0)
+    tp, tr, batch = parse_target(target)
+    use_rot = tr is not None
+    w_pos = as_float(position_weight, "position_weight", minimum=0.0) if use_rot else 1.0
+    w_rot = as_float(orientation_weight, "orientation_weight", minimum=0.0) if use_rot else 0.0
+    if w_rot == 0.0:  # orientation ignored: a position target
+        use_rot = False
+    if use_rot and w_pos == 0.0:  # position ignored: only the orientation decides `reached`
+        tol = np.inf
+    first, seeds, shape = start_configurations(chain, q0, batch, rng)
+    count = first.shape[0]
+    tp = np.ascontiguousarray(np.broadcast_to(tp, shape + (3,)).reshape(count, 3))
+    if tr is None:
+        tr_arr = np.zeros((count, 3, 3))
+    else:
+        tr_arr = np.ascontiguousarray(np.broadcast_to(tr, shape + (3, 3)).reshape(count, 3, 3))
+    return JointProblem(chain=chain, shape=shape, target_p=tp, target_r=tr_arr,
+                        use_rot=use_rot, w_pos=w_pos, w_rot=w_rot, first=first, seeds=seeds,
+                        restarts=restarts, tolerance=tol, angle_tolerance=angle_tol,
+                        max_iterations=max_iterations, max_step=step, patience=patience)
