@@ -57,6 +57,25 @@ def _angles_x(angle: FloatArray) -> Frame:
     return Frame._make(q, np.zeros(3))
 
 
+def _build_two_parts(plane: Frame, first: FloatArray, second: FloatArray, l1: FloatArray,
+                     l2: FloatArray, axis: int) -> tuple[Frame, Frame]:
+    """The seeds' build-out of two parts lying along local −Y (``axis=1``) or −Z (2)::
+
+        part1 = plane * Angles(first, 0, 0) * CFrame.new(-l1/2 along axis)
+        part2 = part1 * CFrame.new(-l1/2 along axis) * Angles(second, 0, 0)
+                * CFrame.new(-l2/2 along axis)
+    """
+
+    def along(length: FloatArray) -> FloatArray:
+        parts: list[Any] = [0.0, 0.0, 0.0]
+        parts[axis] = -length / 2
+        return _offset(*parts)
+
+    part1 = (plane @ _angles_x(first)).translated(along(l1))
+    part2 = (part1.translated(along(l1)) @ _angles_x(second)).translated(along(l2))
+    return part1, part2
+
+
 def _offset(x: Any, y: Any, z: Any) -> FloatArray:
     """The vector of ``CFrame.new(x, y, z)``, broadcast: ``(..., 3)``."""
     x, y, z = np.broadcast_arrays(np.asarray(x, float), np.asarray(y, float),
@@ -257,10 +276,7 @@ def build_arm(plane: Frame, shoulder_angle: Any, elbow_angle: Any, l1: Any, l2: 
     elbow = as_scalars(elbow_angle, "elbow_angle")
     l1 = as_positive(l1, "l1")
     l2 = as_positive(l2, "l2")
-    upper = (plane @ _angles_x(shoulder)).translated(_offset(0.0, -l1 / 2, 0.0))
-    lower = (upper.translated(_offset(0.0, -l1 / 2, 0.0)) @ _angles_x(elbow)).translated(
-        _offset(0.0, -l2 / 2, 0.0))
-    return upper, lower
+    return _build_two_parts(plane, shoulder, elbow, l1, l2, axis=1)
 
 
 def build_planar(plane: Frame, B: Any, C: Any, a: Any, b: Any) -> tuple[Frame, Frame]:
@@ -293,10 +309,7 @@ def build_planar(plane: Frame, B: Any, C: Any, a: Any, b: Any) -> tuple[Frame, F
     big_c = as_scalars(C, "C")
     a = as_positive(a, "a")
     b = as_positive(b, "b")
-    part_a = (plane @ _angles_x(big_b)).translated(_offset(0.0, 0.0, -a / 2))
-    part_b = (part_a.translated(_offset(0.0, 0.0, -a / 2)) @ _angles_x(big_c)).translated(
-        _offset(0.0, 0.0, -b / 2))
-    return part_a, part_b
+    return _build_two_parts(plane, big_b, big_c, a, b, axis=2)
 
 
 def shoulder_motor_c0(part0: Frame, plane: Frame, shoulder_angle: Any) -> Frame:

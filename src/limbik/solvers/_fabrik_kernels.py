@@ -383,18 +383,9 @@ def _forward(p, root, lengths, kinds, params, haxes, frame0, use_constraints, co
     lx, ly, lz = frame0[0, 0], frame0[0, 1], frame0[0, 2]
     if not use_constraints:
         for i in range(n - 1):
-            dx = p[i + 1, 0] - p[i, 0]
-            dy = p[i + 1, 1] - p[i, 1]
-            dz = p[i + 1, 2] - p[i, 2]
-            nn = dx * dx + dy * dy + dz * dz
-            if nn < _EPS * _EPS:
-                dx, dy, dz = lx, ly, lz
-            else:
-                inv = 1.0 / math.sqrt(nn)
-                dx *= inv
-                dy *= inv
-                dz *= inv
-                lx, ly, lz = dx, dy, dz
+            dx, dy, dz = _normalize(p[i + 1, 0] - p[i, 0], p[i + 1, 1] - p[i, 1],
+                                    p[i + 1, 2] - p[i, 2], lx, ly, lz)
+            lx, ly, lz = dx, dy, dz
             L = lengths[i]
             p[i + 1, 0] = p[i, 0] + L * dx
             p[i + 1, 1] = p[i, 1] + L * dy
@@ -437,18 +428,9 @@ def _backward(p, target, lengths, has_dir, dirx, diry, dirz):
         fx, fy, fz = -dirx, -diry, -dirz
         start = n - 3
     for i in range(start, -1, -1):
-        dx = p[i, 0] - p[i + 1, 0]
-        dy = p[i, 1] - p[i + 1, 1]
-        dz = p[i, 2] - p[i + 1, 2]
-        nn = dx * dx + dy * dy + dz * dz
-        if nn < _EPS * _EPS:
-            dx, dy, dz = fx, fy, fz
-        else:
-            inv = 1.0 / math.sqrt(nn)
-            dx *= inv
-            dy *= inv
-            dz *= inv
-            fx, fy, fz = dx, dy, dz
+        dx, dy, dz = _normalize(p[i, 0] - p[i + 1, 0], p[i, 1] - p[i + 1, 1],
+                                p[i, 2] - p[i + 1, 2], fx, fy, fz)
+        fx, fy, fz = dx, dy, dz
         L = lengths[i]
         p[i, 0] = p[i + 1, 0] + L * dx
         p[i, 1] = p[i + 1, 1] + L * dy
