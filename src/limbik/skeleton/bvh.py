@@ -65,9 +65,6 @@ class _Tokens:
             self.buffer_line = self.line_index
         return True
 
-    def peek(self) -> str | None:
-        return self.buffer[-1] if self._fill() else None
-
     def next(self, expected: str) -> tuple[str, int]:
         if not self._fill():
             raise BVHParseError(self.source, max(len(self.lines), 1), expected, "end of file")
