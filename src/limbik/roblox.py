@@ -15,6 +15,7 @@ mode reproduces :func:`solve_ik`'s elbow.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -25,16 +26,28 @@ from limbik.geometry.frame import Frame
 from limbik.geometry.quaternion import quaternion_from_axis_angle
 
 __all__ = [
+    "DEGENERATE_AXIS_TOL",
+    "FabrikChain",
     "build_arm",
+    "compensate_c1_origin",
+    "compensate_c1_plane",
     "build_planar",
     "elbow_motor_c0",
+    "fabrik_update",
+    "look_at_axes",
     "motor6d_part1",
+    "seed_constrain",
     "shoulder_motor_c0",
     "solve_ik",
     "solve_ik_planar",
 ]
 
 _HALF_PI = np.pi / 2
+
+#: Below this length of ``(0, 0, -1) x localizedUnit`` the target counts as straight
+#: ahead or straight behind (the thread's degenerate-axis fix). Rounding in a rotated
+#: origin frame leaves about 1e-16 there; 1e-12 rad of roll is far below float32.
+DEGENERATE_AXIS_TOL = 1e-12
 
 
 def _check_frame(value: Any, name: str) -> Frame:
@@ -94,7 +107,7 @@ def solve_ik(origin: Frame, target: Any, l1: Any, l2: Any
         local l3 = localized.magnitude
         local axis = Vector3.new(0, 0, -1):Cross(localizedUnit)
         local angle = math.acos(-localizedUnit.Z)
-        if axis == Vector3.new() then           -- the thread's degenerate-axis fix
+        if axis == Vector3.new() then   -- the thread's degenerate-axis fix (tolerance)
             axis = (angle == PI and Vector3.new(-1, 0, 0) or Vector3.new(0, 0, -1))
         end
         local planeCF = originCF * CFrame.fromAxisAngle(axis, angle)
@@ -136,7 +149,10 @@ def solve_ik(origin: Frame, target: Any, l1: Any, l2: Any
     - target at exactly full reach (``l3 == l1 + l2``): the reachable branch with the
       ``acos`` arguments clipped to [−1, 1]: shoulder π/2, elbow 0, no push.
     - a target straight behind (``localizedUnit == (0, 0, 1)``) gives a half turn about
-      (−1, 0, 0); straight ahead gives no roll (the thread's fix).
+      (−1, 0, 0); straight ahead gives no roll (the thread's fix). The fix applies
+      whenever the axis is shorter than ``DEGENERATE_AXIS_TOL`` (1e-12) rather than
+      exactly zero, so a rotated origin frame, whose ``pointToObjectSpace`` leaves
+      about 1e-16 of rounding in x and y, rolls exactly as the identity frame does.
     """
     origin = _check_frame(origin, "origin")
     target = as_points(target, "target")
@@ -153,10 +169,13 @@ def solve_ik(origin: Frame, target: Any, l1: Any, l2: Any
     angle = np.arccos(np.clip(-uz, -1.0, 1.0))
     # (0, 0, -1) x unit = (uy, -ux, 0); normalised without underflow
     axis_norm = np.hypot(ux, uy)
-    zero_axis = axis_norm == 0.0
+    # the thread's fix, with a tolerance: a rotated origin frame leaves ~1e-16 in x, y
+    zero_axis = axis_norm <= DEGENERATE_AXIS_TOL
     safe = np.where(zero_axis, 1.0, axis_norm)
     axis = np.stack([uy / safe, -ux / safe, np.zeros_like(ux)], axis=-1)
-    fallback = np.where((angle == np.pi)[..., None], np.array([-1.0, 0.0, 0.0]),
+    behind = zero_axis & (uz > 0.0)
+    angle = np.where(behind, np.pi, np.where(zero_axis, 0.0, angle))
+    fallback = np.where(behind[..., None], np.array([-1.0, 0.0, 0.0]),
                         np.array([0.0, 0.0, -1.0]))
     axis = np.where(zero_axis[..., None], fallback, axis)
     plane = origin @ Frame._make(quaternion_from_axis_angle(axis, angle), np.zeros(3))
@@ -354,3 +373,383 @@ def motor6d_part1(part0: Frame, c0: Frame, c1: Frame, transform: Frame | None = 
     if transform is not None:
         joint = joint @ _check_frame(transform, "transform")
     return joint @ c1.inverse()
+
+
+# ----------------------------------------------------------------------------- C1 offset
+def compensate_c1_origin(origin_cf: Frame, c1_x: Any) -> Frame:
+    """The thread's first C1 fix: ``originCF`` moved out by the shoulder C1's X offset.
+
+    An R15 upper arm hangs beside its joint: ``Part1 = Part0 · C0 · C1⁻¹`` puts the
+    arm's centre line at ``−C1.X`` on the joint's X axis, so the seed's solve (which
+    aims the joint itself at the target) leaves the hand ``C1.X`` to the side.
+    "Offsetting the originCF by the shoulder C1 offset outward (c1.X)" gives::
+
+        originCF * CFrame.new(-c1.X, 0, 0)
+
+    the start of the arm's centre line, which :func:`solve_ik` then aims at the
+    target. The hand lands on the target exactly when the joint is put back beside
+    that line, ``c1_x`` along the solved plane's X axis::
+
+        plane, s, e = solve_ik(compensate_c1_origin(origin, c1x), target, l1, l2)
+        shoulder.C0 = shoulder_motor_c0(torso, plane.translated((c1x, 0, 0)), s)
+
+    (``CFrame.new(c1x, 0, 0)`` commutes with ``CFrame.Angles(s, 0, 0)``.) The joint
+    then sits ``c1x · |plane.X − origin.X|`` from the rest shoulder: not at all for
+    targets in the origin's YZ plane (where the plane does not turn its X axis),
+    up to ``2 c1x`` for a target straight to the side.
+
+    Parameters
+    ----------
+    origin_cf : Frame, batch shape (...)
+        ``originCF``, the shoulder joint (``upperTorso.CFrame * shoulder.C0``).
+    c1_x : array_like, shape (...)
+        ``shoulder.C1.X``.
+
+    Returns
+    -------
+    Frame, batch shape (...)
+        The frame to use in place of ``originCF``.
+    """
+    origin_cf = _check_frame(origin_cf, "origin_cf")
+    c1_x = as_scalars(c1_x, "c1_x")
+    return origin_cf.translated(_offset(-c1_x, 0.0, 0.0))
+
+
+def compensate_c1_plane(plane_cf: Frame, c1_x: Any, l1: Any, l2: Any, *,
+                        reach: Any = None) -> Frame:
+    """The thread's second C1 fix: turn ``planeCF`` by the offset's right triangle and move it.
+
+    With the C1 offset the hand sits at ``planeCF * (−c1x, 0, −R)`` instead of
+    ``planeCF * (0, 0, −R)``, where ``R`` is the hand's reach along the plane's look
+    (``l1 + l2`` for the straight arm the comment describes: :func:`solve_ik`'s
+    too-far case and exactly full reach). "Think of the offset + arm lengths as a
+    right angle triangle": its legs are ``c1x`` and ``R``, its hypotenuse
+    ``h = √(R² + c1x²)`` runs from the joint to the offset hand, and its angle at
+    the joint is ``atan(c1x / R)``. Turning the plane by that angle about its Y axis
+    lays the hand on the plane's old look line, ``h`` from the joint; moving the
+    plane by ``R − h`` along that line (the comment's "push", here ``h − R`` back,
+    because the offset hand reaches further than the bare one) puts it on the
+    target::
+
+        planeCF * CFrame.new(0, 0, h - R) * CFrame.Angles(0, -math.atan(c1x / R), 0)
+
+    The hand, ``part1 = plane' · Angles(s) · C1⁻¹ · …``, lands exactly where the
+    uncompensated solve aimed, for any ``R`` that is the hand's true reach.
+
+    Parameters
+    ----------
+    plane_cf : Frame, batch shape (...)
+        ``planeCF`` from :func:`solve_ik`.
+    c1_x : array_like, shape (...)
+        ``shoulder.C1.X``.
+    l1, l2 : array_like, shape (...)
+        The arm's segment lengths, > 0.
+    reach : array_like, shape (...), optional
+        The hand's distance from ``planeCF`` along its look, default ``l1 + l2``
+        (the straight arm). For a bent arm pass the solved distance (``l3`` for a
+        reachable target) to make the fix exact there too.
+
+    Returns
+    -------
+    Frame, batch shape (...)
+        The frame to use in place of ``planeCF``.
+    """
+    plane_cf = _check_frame(plane_cf, "plane_cf")
+    c1_x = as_scalars(c1_x, "c1_x")
+    l1 = as_positive(l1, "l1")
+    l2 = as_positive(l2, "l2")
+    r = l1 + l2 if reach is None else as_positive(reach, "reach")
+    h = np.hypot(r, c1_x)
+    turn = Frame.from_euler_xyz(0.0, -np.arctan2(c1_x, r), 0.0)
+    return plane_cf.translated(_offset(0.0, 0.0, h - r)) @ turn
+
+
+# ----------------------------------------------------------------------------- FABRIK
+Vec = tuple[float, float, float]
+
+_TOP: Vec = (0.0, 1.0, 0.0)
+
+
+def _v(p: Any) -> Vec:
+    return (float(p[0]), float(p[1]), float(p[2]))
+
+
+def _mag(a: Vec) -> float:
+    return math.sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2])
+
+
+def _lerp_points(a: Vec, b: Vec, l: float) -> Vec:
+    """``(1 - l) * a + l * b``, as the Lua writes it."""
+    m = 1.0 - l
+    return (m * a[0] + l * b[0], m * a[1] + l * b[1], m * a[2] + l * b[2])
+
+
+def look_at_axes(eye: Vec, target: Vec) -> tuple[Vec, Vec, Vec]:
+    """(look, up, right) of ``CFrame.new(eye, target)``, as :meth:`Frame.look_at` builds them.
+
+    Same documented choices: ``eye == target`` looks down −Z; a look straight up or
+    down takes world +X (less its look part) as its right vector.
+    """
+    dx, dy, dz = target[0] - eye[0], target[1] - eye[1], target[2] - eye[2]
+    n = math.sqrt(dx * dx + dy * dy + dz * dz)
+    lx, ly, lz = (dx / n, dy / n, dz / n) if n > 0.0 else (0.0, 0.0, -1.0)
+    rx, ry, rz = -lz, 0.0, lx  # look × (0, 1, 0)
+    rn = math.sqrt(rx * rx + rz * rz)
+    if rn < 1e-12:
+        rx, ry, rz = 1.0 - lx * lx, -lx * ly, -lx * lz
+        rn = math.sqrt(rx * rx + ry * ry + rz * rz)
+        if rn < 1e-6:
+            rx, ry, rz = -lz * lx, -lz * ly, 1.0 - lz * lz
+            rn = math.sqrt(rx * rx + ry * ry + rz * rz)
+    rx, ry, rz = rx / rn, ry / rn, rz / rn
+    up = (ry * lz - rz * ly, rz * lx - rx * lz, rx * ly - ry * lx)  # right × look
+    return (lx, ly, lz), up, (rx, ry, rz)
+
+
+def seed_constrain(calc: Vec, line: Vec, up: Vec, right: Vec, left_a: float, right_a: float,
+                   up_a: float, down_a: float) -> Vec:
+    """Seed 003's ``chain:constrain(calc, line, cf)`` on plain floats, line by line.
+
+    ``up``/``right`` are ``cf``'s UpVector and RightVector. Where the Lua would divide
+    by zero (``calc`` exactly perpendicular to ``line``, so the cone's cross-section
+    has no size), the result is the limit from either side, ``line.unit · |calc|``;
+    a zero ``line`` leaves ``calc`` as it is.
+    """
+    lm = _mag(line)
+    if lm == 0.0:
+        return calc
+    scalar = (calc[0] * line[0] + calc[1] * line[1] + calc[2] * line[2]) / lm
+    unit = (line[0] / lm, line[1] / lm, line[2] / lm)
+    proj = (scalar * unit[0], scalar * unit[1], scalar * unit[2])
+    # table.sort of {Top, Bottom} and {Right, Left} by distance to calc: swap only when
+    # the second is strictly closer
+    down = (-up[0], -up[1], -up[2])
+    upvec = down if _mag((down[0] - calc[0], down[1] - calc[1], down[2] - calc[2])) < _mag(
+        (up[0] - calc[0], up[1] - calc[1], up[2] - calc[2])) else up
+    left = (-right[0], -right[1], -right[2])
+    rightvec = left if _mag((left[0] - calc[0], left[1] - calc[1], left[2] - calc[2])) < _mag(
+        (right[0] - calc[0], right[1] - calc[1], right[2] - calc[2])) else right
+    adjust = (calc[0] - proj[0], calc[1] - proj[1], calc[2] - proj[2])
+    if scalar < 0:
+        proj = (-proj[0], -proj[1], -proj[2])
+    xaspect = adjust[0] * rightvec[0] + adjust[1] * rightvec[1] + adjust[2] * rightvec[2]
+    yaspect = adjust[0] * upvec[0] + adjust[1] * upvec[1] + adjust[2] * upvec[2]
+    pm = _mag(proj)
+    if pm == 0.0:
+        m = _mag(calc)
+        return (unit[0] * m, unit[1] * m, unit[2] * m)
+    lb = -(pm * math.tan(left_a))
+    rb = pm * math.tan(right_a)
+    ub = pm * math.tan(up_a)
+    db = -(pm * math.tan(down_a))
+    xbound = rb if xaspect >= 0 else lb
+    ybound = ub if yaspect >= 0 else db
+    ellipse = xaspect ** 2 / xbound ** 2 + yaspect ** 2 / ybound ** 2
+    inbounds = ellipse <= 1 and scalar >= 0
+    if inbounds:
+        return calc
+    a = math.atan2(yaspect, xaspect)
+    x = xbound * math.cos(a)
+    y = ybound * math.sin(a)
+    f = (proj[0] + rightvec[0] * x + upvec[0] * y, proj[1] + rightvec[1] * x + upvec[1] * y,
+         proj[2] + rightvec[2] * x + upvec[2] * y)
+    fm = _mag(f)
+    m = _mag(calc)
+    return (f[0] / fm * m, f[1] / fm * m, f[2] / fm * m)
+
+
+class FabrikChain:
+    """Seed 003's FABRIK chain class, ``chain.new(joints, target)``, as its Lua reads.
+
+    Fields (the seed's names): ``n``, ``tolerance`` (0.1), ``target`` (3,), ``joints``
+    ``(n, 3)`` (solved in place), ``lengths`` ``(n − 1,)``, ``origin`` (a
+    :class:`Frame` at ``joints[0]``, identity rotation: ``CFrame.new(joints[1])``),
+    ``totallength``, ``constrained`` (False) and the cone half-angles ``left``,
+    ``right``, ``up``, ``down`` in radians, each in (0, π/2) when ``constrained``.
+    All fields may be reassigned between calls, as the seed's ``update()`` does.
+
+    Methods: :meth:`backward`, :meth:`forward`, :meth:`solve` (up to 11 iterations:
+    ``bcount > 10``) and :meth:`constrain`. When ``constrained`` is True,
+    :meth:`forward` ("we simply run our constraint during our forward cycle")
+    constrains each bone that has a parent bone: the bone from ``joints[i]`` is
+    ``calc``, the parent bone ``joints[i] − joints[i−1]`` is ``line``, and
+    ``cf = CFrame.new(joints[i−1], joints[i])``. The first bone has no parent bone
+    and stays free. As in the seed, an out-of-reach target gives the straight line
+    with no constraint.
+
+    The arithmetic follows the Lua expression by expression in float64 (Roblox
+    itself computes in float32). Where the Lua divides by zero (two coincident
+    joints) the bone keeps its length along the previous bone's direction instead
+    of going NaN.
+    """
+
+    def __init__(self, joints: Any, target: Any) -> None:
+        pts = as_points(joints, "joints")
+        if pts.ndim != 2 or pts.shape[0] < 2:
+            raise InvalidInputError(f"joints must have shape (n, 3) with n >= 2, got {pts.shape}",
+                                    argument="joints")
+        tgt = as_points(target, "target")
+        if tgt.shape != (3,):
+            raise InvalidInputError(f"target must have shape (3,), got {tgt.shape}",
+                                    argument="target")
+        self.joints = np.array(pts, dtype=np.float64)
+        self.lengths = np.sqrt(np.sum((self.joints[:-1] - self.joints[1:]) ** 2, axis=-1))
+        self.n = int(self.joints.shape[0])
+        self.tolerance = 0.1
+        self.target = np.array(tgt, dtype=np.float64)
+        self.origin = Frame.from_translation(self.joints[0])
+        self.totallength = float(sum(float(v) for v in self.lengths))
+        self.constrained = False
+        self.left = self.right = self.up = self.down = math.pi / 4
+
+    # -- the passes, on plain floats ---------------------------------------------------
+    def _read(self) -> list[Vec]:
+        j = np.asarray(self.joints, dtype=np.float64)
+        if j.shape != (self.n, 3):
+            raise InvalidInputError(f"joints must have shape ({self.n}, 3), got {j.shape}",
+                                    argument="joints")
+        return [_v(p) for p in j]
+
+    def _write(self, pts: list[Vec]) -> None:
+        self.joints = np.array(pts, dtype=np.float64)
+
+    def _angles(self) -> tuple[float, float, float, float]:
+        out = []
+        for name in ("left", "right", "up", "down"):
+            a = float(getattr(self, name))
+            if not 0.0 < a < math.pi / 2:
+                raise InvalidInputError(
+                    f"{name} must be in (0, pi/2) radians when constrained, got {a!r}",
+                    argument=name)
+            out.append(a)
+        return out[0], out[1], out[2], out[3]
+
+    def _backward(self, j: list[Vec], target: Vec) -> None:
+        j[self.n - 1] = target
+        for i in range(self.n - 2, -1, -1):
+            r = (j[i + 1][0] - j[i][0], j[i + 1][1] - j[i][1], j[i + 1][2] - j[i][2])
+            rm = _mag(r)
+            if rm == 0.0:  # coincident joints: the Lua's 0/0; keep the bone's length
+                j[i] = (j[i + 1][0], j[i + 1][1] - float(self.lengths[i]), j[i + 1][2])
+                continue
+            j[i] = _lerp_points(j[i + 1], j[i], float(self.lengths[i]) / rm)
+
+    def _forward(self, j: list[Vec], root: Vec) -> None:
+        j[0] = root
+        angles = self._angles() if self.constrained else None
+        for i in range(self.n - 1):
+            r = (j[i + 1][0] - j[i][0], j[i + 1][1] - j[i][1], j[i + 1][2] - j[i][2])
+            rm = _mag(r)
+            if rm == 0.0:
+                pos = (j[i][0], j[i][1] + float(self.lengths[i]), j[i][2])
+            else:
+                pos = _lerp_points(j[i], j[i + 1], float(self.lengths[i]) / rm)
+            if angles is not None and i > 0:
+                calc = (pos[0] - j[i][0], pos[1] - j[i][1], pos[2] - j[i][2])
+                line = (j[i][0] - j[i - 1][0], j[i][1] - j[i - 1][1], j[i][2] - j[i - 1][2])
+                _, up, right = look_at_axes(j[i - 1], j[i])
+                f = seed_constrain(calc, line, up, right, *angles)
+                pos = (j[i][0] + f[0], j[i][1] + f[1], j[i][2] + f[2])
+            j[i + 1] = pos
+
+    # -- the seed's methods ---------------------------------------------------------------
+    def backward(self) -> None:
+        """Backward reaching: the end on ``target``, then each joint toward its child."""
+        j = self._read()
+        self._backward(j, _v(self.target))
+        self._write(j)
+
+    def forward(self) -> None:
+        """Forward reaching: the root on ``origin``'s position, then each joint outward."""
+        j = self._read()
+        self._forward(j, _v(self.origin.position))
+        self._write(j)
+
+    def solve(self) -> None:
+        """``chain:solve()``: the straight line out of reach, else up to 11 iterations."""
+        j = self._read()
+        t = _v(self.target)
+        d = (j[0][0] - t[0], j[0][1] - t[1], j[0][2] - t[2])
+        if _mag(d) > self.totallength:
+            for i in range(self.n - 1):
+                r = _mag((t[0] - j[i][0], t[1] - j[i][1], t[2] - j[i][2]))
+                j[i + 1] = _lerp_points(j[i], t, float(self.lengths[i]) / r)
+        else:
+            root = _v(self.origin.position)
+            bcount = 0
+            e = j[self.n - 1]
+            dif = _mag((e[0] - t[0], e[1] - t[1], e[2] - t[2]))
+            while dif > self.tolerance:
+                self._backward(j, t)
+                self._forward(j, root)
+                e = j[self.n - 1]
+                dif = _mag((e[0] - t[0], e[1] - t[1], e[2] - t[2]))
+                bcount += 1
+                if bcount > 10:
+                    break
+        self._write(j)
+
+    def constrain(self, calc: Any, line: Any, cf: Frame) -> FloatArray:
+        """``chain:constrain(calc, line, cf)``: ``calc`` moved into the chain's cone.
+
+        ``calc`` (3,) is the bone vector, ``line`` (3,) the cone's axis and ``cf`` the
+        frame whose up/down and right/left axes measure the cone (the seed uses
+        ``CFrame.new(joint[i], joint[i+1])``). Returns the constrained vector (3,),
+        as long as ``calc``.
+        """
+        c = as_points(calc, "calc")
+        ln = as_points(line, "line")
+        cf = _check_frame(cf, "cf")
+        if c.shape != (3,) or ln.shape != (3,) or cf.shape != ():
+            raise InvalidInputError(
+                f"calc and line must have shape (3,) and cf be one Frame, got {c.shape}, "
+                f"{ln.shape} and {cf.shape}", argument="calc")
+        out = seed_constrain(_v(c), _v(ln), _v(cf.up), _v(cf.right), *self._angles())
+        return np.array(out)
+
+    def __repr__(self) -> str:
+        return f"FabrikChain(n={self.n}, totallength={self.totallength:.6g})"
+
+
+def fabrik_update(trunk: FabrikChain, branches: Any, start: Any) -> None:
+    """Seed 003's multiple-end-effector ``update()``, in place, for any number of branches.
+
+    Implements (the branches' targets are set by the caller beforehand)::
+
+        chainA.origin = CFrame.new(start.Position)
+        chainA.joints[1] = start.Position
+        chainA1:backward(); chainA2:backward()
+        local centroid = (chainA1.joints[1] + chainA2.joints[1]) / 2
+        chainA.target = centroid
+        chainA:solve()
+        chainA1.origin = CFrame.new(chainA.joints[chainA.n])
+        chainA2.origin = CFrame.new(chainA.joints[chainA.n])
+        chainA1:forward(); chainA2:forward()
+
+    The centroid sums the branches' first joints in order and divides by their count.
+    """
+    if not isinstance(trunk, FabrikChain):
+        raise InvalidInputError(f"trunk must be a FabrikChain, got {type(trunk).__name__}",
+                                argument="trunk")
+    branches = list(branches)
+    if not branches or not all(isinstance(b, FabrikChain) for b in branches):
+        raise InvalidInputError("branches must be a non-empty sequence of FabrikChain",
+                                argument="branches")
+    s = as_points(start, "start")
+    if s.shape != (3,):
+        raise InvalidInputError(f"start must have shape (3,), got {s.shape}", argument="start")
+    trunk.origin = Frame.from_translation(s)
+    trunk.joints = np.array(trunk.joints, dtype=np.float64)
+    trunk.joints[0] = s
+    for b in branches:
+        b.backward()
+    total = np.array(branches[0].joints[0], dtype=np.float64)
+    for b in branches[1:]:
+        total = total + b.joints[0]
+    trunk.target = total / len(branches)
+    trunk.solve()
+    end = Frame.from_translation(np.array(trunk.joints[trunk.n - 1]))
+    for b in branches:
+        b.origin = end
+    for b in branches:
+        b.forward()
