@@ -37,12 +37,12 @@ POLE_MIN_SINE = 1e-9
 @njit(cache=True, fastmath=_FASTMATH, error_model="numpy")
 def rolled_bend(x: float, y: float, z: float) -> tuple[float, float, float]:
     """The seed's rolled plane: where the minimal rotation taking −Z to the unit ``(x, y, z)``
-    sends −Y (the mid joint's side). Exactly behind (``(0, 0, 1)``) gives +Y, the thread's
-    half turn about −X. Uses ``1/(1−z) = (1+z)/(x²+y²)`` for ``z > 0`` to avoid cancellation.
+    sends −Y (the mid joint's side). Behind (``(0, 0, 1)``, to 1e-12 rad) gives +Y, the
+    thread's half turn about −X. Uses ``1/(1−z) = (1+z)/(x²+y²)`` for ``z > 0`` to avoid cancellation.
     """
     if z > 0.0:
         r2 = x * x + y * y
-        if r2 == 0.0:
+        if r2 <= 1e-24:  # straight behind to 1e-12 rad (a rotated frame leaves ~1e-16)
             return 0.0, 1.0, 0.0
         s = (1.0 + z) / r2
     else:
