@@ -95,6 +95,36 @@ def _transport(lx, ly, lz, ux, uy, uz, dx, dy, dz):
     return dx, dy, dz, nx, ny, nz, rx, ry, rz
 
 
+@_jit
+def _look_at(ax, ay, az, bx, by, bz):
+    """(look, up, right) of the seed's ``CFrame.new(a, b)``, world up +Y.
+
+    The choices of :meth:`limbik.Frame.look_at`: ``a == b`` looks down −Z; a look
+    straight up or down takes world +X (less its look part) as ``right``.
+    """
+    dx = bx - ax
+    dy = by - ay
+    dz = bz - az
+    n = math.sqrt(dx * dx + dy * dy + dz * dz)
+    if n > 0.0:
+        lx, ly, lz = dx / n, dy / n, dz / n
+    else:
+        lx, ly, lz = 0.0, 0.0, -1.0
+    rx, ry, rz = -lz, 0.0, lx
+    rn = math.sqrt(rx * rx + rz * rz)
+    if rn < 1e-12:
+        rx, ry, rz = 1.0 - lx * lx, -lx * ly, -lx * lz
+        rn = math.sqrt(rx * rx + ry * ry + rz * rz)
+        if rn < 1e-6:
+            rx, ry, rz = -lz * lx, -lz * ly, 1.0 - lz * lz
+            rn = math.sqrt(rx * rx + ry * ry + rz * rz)
+    rx /= rn
+    ry /= rn
+    rz /= rn
+    ux, uy, uz = _cross(rx, ry, rz, lx, ly, lz)
+    return lx, ly, lz, ux, uy, uz, rx, ry, rz
+
+
 # --------------------------------------------------------------------------- ellipse
 @_jit
 def _ellipse_root(r0m1, z0, z1, g):
@@ -374,8 +404,13 @@ def constrain_direction(kind, prm, hax, d, frame):
 
 # --------------------------------------------------------------------------- chain
 @_jit
-def _forward(p, root, lengths, kinds, params, haxes, frame0, use_constraints, constrain_root):
-    """Forward reaching from ``root`` with constraints; writes into ``p`` (n, 3)."""
+def _forward(p, root, lengths, kinds, params, haxes, frame0, use_constraints, constrain_root,
+             seed_frames):
+    """Forward reaching from ``root`` with constraints; writes into ``p`` (n, 3).
+
+    ``seed_frames``: bone i > 0 is constrained in ``CFrame.new(p[i − 1], p[i])`` (seed
+    003's look-at frame) instead of the frame carried along the chain.
+    """
     n = p.shape[0]
     p[0, 0] = root[0]
     p[0, 1] = root[1]
@@ -399,10 +434,14 @@ def _forward(p, root, lengths, kinds, params, haxes, frame0, use_constraints, co
         dz = p[i + 1, 2] - p[i, 2]
         dx, dy, dz = _normalize(dx, dy, dz, lx, ly, lz)
         k = kinds[i]
+        if seed_frames and i > 0:
+            lx, ly, lz, ux, uy, uz, rx, ry, rz = _look_at(p[i - 1, 0], p[i - 1, 1], p[i - 1, 2],
+                                                          p[i, 0], p[i, 1], p[i, 2])
         if k != FREE and (i > 0 or constrain_root):
             dx, dy, dz = _apply_constraint(k, params[i], haxes[i], dx, dy, dz,
                                            lx, ly, lz, ux, uy, uz, rx, ry, rz)
-        lx, ly, lz, ux, uy, uz, rx, ry, rz = _transport(lx, ly, lz, ux, uy, uz, dx, dy, dz)
+        if not seed_frames:
+            lx, ly, lz, ux, uy, uz, rx, ry, rz = _transport(lx, ly, lz, ux, uy, uz, dx, dy, dz)
         L = lengths[i]
         p[i + 1, 0] = p[i, 0] + L * dx
         p[i + 1, 1] = p[i, 1] + L * dy
@@ -517,7 +556,7 @@ def _unbend(p, t, lengths, total):
 
 @_jit
 def solve_chains(pos, target, direction, has_dir, tol_abs, tol_rel, max_iter, min_improvement,
-                 fixed_root, kinds, params, haxes, frame0, constrain_root,
+                 fixed_root, kinds, params, haxes, frame0, constrain_root, seed_frames,
                  reached, error, iterations):
     """FABRIK on a batch of chains, in place.
 
@@ -579,23 +618,25 @@ def solve_chains(pos, target, direction, has_dir, tol_abs, tol_rel, max_iter, mi
             iterate = False
             if use_constraints:
                 scratch[:, :] = p
-                _forward(p, root, lengths, kinds, params, haxes, frame0, True, constrain_root)
+                _forward(p, root, lengths, kinds, params, haxes, frame0, True, constrain_root,
+                         seed_frames)
                 iterate = _moved(p, scratch) > 1e-12 * total
         err = _chain_error(p, t, lengths, has_dir, dirx, diry, dirz)
         if iterate:
             if use_constraints:
                 # make the start pose itself admissible so every exit satisfies the limits
-                _forward(p, root, lengths, kinds, params, haxes, frame0, True, constrain_root)
+                _forward(p, root, lengths, kinds, params, haxes, frame0, True, constrain_root,
+                         seed_frames)
                 err = _chain_error(p, t, lengths, has_dir, dirx, diry, dirz)
             while err > tol and it < max_iter:
                 _backward(p, t, lengths, has_dir, dirx, diry, dirz)
                 if fixed_root:
                     _forward(p, root, lengths, kinds, params, haxes, frame0, use_constraints,
-                             constrain_root)
+                             constrain_root, seed_frames)
                 else:
                     scratch[0, :] = p[0]
                     _forward(p, scratch[0], lengths, kinds, params, haxes, frame0,
-                             use_constraints, constrain_root)
+                             use_constraints, constrain_root, seed_frames)
                 it += 1
                 new_err = _chain_error(p, t, lengths, has_dir, dirx, diry, dirz)
                 improvement = err - new_err
@@ -606,7 +647,7 @@ def solve_chains(pos, target, direction, has_dir, tol_abs, tol_rel, max_iter, mi
                     bent = True
                     if use_constraints:
                         _forward(p, p[0].copy(), lengths, kinds, params, haxes, frame0, True,
-                                 constrain_root)
+                                 constrain_root, seed_frames)
                     err = _chain_error(p, t, lengths, has_dir, dirx, diry, dirz)
                     continue
                 if improvement < min_improvement:
@@ -629,7 +670,7 @@ def _all_finite(a):
 @_jit
 def solve_trees(pos, parents, targets, effectors, weights, tol_abs, tol_rel, max_iter,
                 min_improvement, fixed_root, kinds, params, haxes, frame0, constrain_root,
-                reached, error, iterations):
+                seed_frames, reached, error, iterations):
     """Multi-effector FABRIK on a batch of trees, in place.
 
     pos (B, n, 3); parents (n,) int64 with parents[0] = -1 and parents[j] < j;
@@ -657,27 +698,9 @@ def solve_trees(pos, parents, targets, effectors, weights, tol_abs, tol_rel, max
     for b in range(B):
         p = pos[b]
         tg = targets[b]
-        total = 0.0
-        lengths[0] = 0.0
-        for j in range(1, n):
-            q = parents[j]
-            dx = p[j, 0] - p[q, 0]
-            dy = p[j, 1] - p[q, 1]
-            dz = p[j, 2] - p[q, 2]
-            lengths[j] = math.sqrt(dx * dx + dy * dy + dz * dz)
-            total += lengths[j]
+        total = _tree_lengths(p, parents, lengths)
         tol = tol_abs if tol_abs >= 0.0 else tol_rel * total
-        # effector weights summed up the tree (a joint's pull = its effectors' weights)
-        for j in range(n):
-            active[j] = False
-            w[j] = 0.0
-        for e in range(k):
-            w[effectors[e]] += weights[b, e]
-            active[effectors[e]] = True
-        for j in range(n - 1, 0, -1):
-            if active[j]:
-                active[parents[j]] = True
-                w[parents[j]] += w[j]
+        _tree_weights(parents, effectors, weights[b], active, w)
         root[0] = p[0, 0]
         root[1] = p[0, 1]
         root[2] = p[0, 2]
@@ -685,49 +708,17 @@ def solve_trees(pos, parents, targets, effectors, weights, tol_abs, tol_rel, max
         if use_constraints:
             # make the start pose admissible so every exit satisfies the limits
             _tree_forward(p, parents, root, lengths, kinds, params, haxes, frame0, True,
-                          constrain_root, frames)
+                          constrain_root, frames, seed_frames)
         err = _tree_error(p, tg, effectors)
         it = 0
         while err > tol and it < max_iter:
-            # backward: effectors to targets, sub-bases to weighted centroids
-            for j in range(n):
-                acc[j, 0] = 0.0
-                acc[j, 1] = 0.0
-                acc[j, 2] = 0.0
-                wacc[j] = 0.0
-            for j in range(n - 1, 0, -1):
-                if not active[j]:
-                    continue
-                q = parents[j]
-                # fallback for coincident joints: keep the old bone direction
-                fx, fy, fz = _normalize(p[q, 0] - p[j, 0], p[q, 1] - p[j, 1],
-                                        p[q, 2] - p[j, 2], 0.0, 1.0, 0.0)
-                e = eff_of[j]
-                if e >= 0:
-                    p[j, 0] = tg[e, 0]
-                    p[j, 1] = tg[e, 1]
-                    p[j, 2] = tg[e, 2]
-                else:
-                    p[j, 0] = acc[j, 0] / wacc[j]
-                    p[j, 1] = acc[j, 1] / wacc[j]
-                    p[j, 2] = acc[j, 2] / wacc[j]
-                dx, dy, dz = _normalize(p[q, 0] - p[j, 0], p[q, 1] - p[j, 1],
-                                        p[q, 2] - p[j, 2], fx, fy, fz)
-                L = lengths[j]
-                wj = w[j]
-                acc[q, 0] += wj * (p[j, 0] + L * dx)
-                acc[q, 1] += wj * (p[j, 1] + L * dy)
-                acc[q, 2] += wj * (p[j, 2] + L * dz)
-                wacc[q] += wj
+            _tree_backward(p, parents, tg, eff_of, active, w, lengths, acc, wacc)
             if fixed_root:
                 start = root
             else:
-                start = np.empty(3)
-                start[0] = acc[0, 0] / wacc[0]
-                start[1] = acc[0, 1] / wacc[0]
-                start[2] = acc[0, 2] / wacc[0]
+                start = p[0].copy()
             _tree_forward(p, parents, start, lengths, kinds, params, haxes, frame0,
-                          use_constraints, constrain_root, frames)
+                          use_constraints, constrain_root, frames, seed_frames)
             it += 1
             new_err = _tree_error(p, tg, effectors)
             improvement = err - new_err
@@ -737,6 +728,111 @@ def solve_trees(pos, parents, targets, effectors, weights, tol_abs, tol_rel, max
         reached[b] = err <= tol
         error[b] = err
         iterations[b] = it
+
+
+@_jit
+def _tree_lengths(p, parents, lengths):
+    """Bone lengths (``lengths[j]`` for the bone ending at j; ``lengths[0] = 0``); the total."""
+    total = 0.0
+    lengths[0] = 0.0
+    for j in range(1, p.shape[0]):
+        q = parents[j]
+        dx = p[j, 0] - p[q, 0]
+        dy = p[j, 1] - p[q, 1]
+        dz = p[j, 2] - p[q, 2]
+        lengths[j] = math.sqrt(dx * dx + dy * dy + dz * dz)
+        total += lengths[j]
+    return total
+
+
+@_jit
+def _tree_weights(parents, effectors, weights, active, w):
+    """Which joints lead to an effector, and each joint's pull (its effectors' weights)."""
+    n = parents.shape[0]
+    for j in range(n):
+        active[j] = False
+        w[j] = 0.0
+    for e in range(effectors.shape[0]):
+        w[effectors[e]] += weights[e]
+        active[effectors[e]] = True
+    for j in range(n - 1, 0, -1):
+        if active[j]:
+            active[parents[j]] = True
+            w[parents[j]] += w[j]
+
+
+@_jit
+def _tree_backward(p, parents, tg, eff_of, active, w, lengths, acc, wacc):
+    """Backward stage: effectors to targets, sub-bases (and the root) to weighted centroids."""
+    n = p.shape[0]
+    for j in range(n):
+        acc[j, 0] = 0.0
+        acc[j, 1] = 0.0
+        acc[j, 2] = 0.0
+        wacc[j] = 0.0
+    for j in range(n - 1, 0, -1):
+        if not active[j]:
+            continue
+        q = parents[j]
+        # fallback for coincident joints: keep the old bone direction
+        fx, fy, fz = _normalize(p[q, 0] - p[j, 0], p[q, 1] - p[j, 1],
+                                p[q, 2] - p[j, 2], 0.0, 1.0, 0.0)
+        e = eff_of[j]
+        if e >= 0:
+            p[j, 0] = tg[e, 0]
+            p[j, 1] = tg[e, 1]
+            p[j, 2] = tg[e, 2]
+        else:
+            p[j, 0] = acc[j, 0] / wacc[j]
+            p[j, 1] = acc[j, 1] / wacc[j]
+            p[j, 2] = acc[j, 2] / wacc[j]
+        dx, dy, dz = _normalize(p[q, 0] - p[j, 0], p[q, 1] - p[j, 1],
+                                p[q, 2] - p[j, 2], fx, fy, fz)
+        L = lengths[j]
+        wj = w[j]
+        acc[q, 0] += wj * (p[j, 0] + L * dx)
+        acc[q, 1] += wj * (p[j, 1] + L * dy)
+        acc[q, 2] += wj * (p[j, 2] + L * dz)
+        wacc[q] += wj
+    if wacc[0] > 0.0:
+        p[0, 0] = acc[0, 0] / wacc[0]
+        p[0, 1] = acc[0, 1] / wacc[0]
+        p[0, 2] = acc[0, 2] / wacc[0]
+
+
+@_jit
+def tree_pass(pos, parents, targets, effectors, weights, lengths_from, roots, backward,
+              kinds, params, haxes, frame0, constrain_root, seed_frames):
+    """One backward or one forward stage on a batch of trees, in place.
+
+    pos (B, n, 3); ``lengths_from`` (B, n, 3) the poses whose bone lengths are kept.
+    ``backward``: targets (B, k, 3) for ``effectors`` (k,) with weights (B, k).
+    Forward: roots (B, 3), constraints applied as in :func:`solve_trees`.
+    """
+    B = pos.shape[0]
+    n = pos.shape[1]
+    k = effectors.shape[0]
+    use_constraints = False
+    for i in range(kinds.shape[0]):
+        if kinds[i] != FREE and (i + 1 < n and (parents[i + 1] != 0 or constrain_root)):
+            use_constraints = True
+    lengths = np.empty(n)
+    eff_of = np.full(n, -1, dtype=np.int64)
+    for e in range(k):
+        eff_of[effectors[e]] = e
+    active = np.zeros(n, dtype=np.bool_)
+    w = np.zeros(n)
+    acc = np.zeros((n, 3))
+    wacc = np.zeros(n)
+    frames = np.empty((n, 9))
+    for b in range(B):
+        _tree_lengths(lengths_from[b], parents, lengths)
+        if backward:
+            _tree_weights(parents, effectors, weights[b], active, w)
+            _tree_backward(pos[b], parents, targets[b], eff_of, active, w, lengths, acc, wacc)
+        else:
+            _tree_forward(pos[b], parents, roots[b], lengths, kinds, params, haxes, frame0,
+                          use_constraints, constrain_root, frames, seed_frames)
 
 
 @_jit
@@ -753,8 +849,12 @@ def _tree_error(p, tg, effectors):
 
 @_jit
 def _tree_forward(p, parents, root, lengths, kinds, params, haxes, frame0, use_constraints,
-                  constrain_root, frames):
-    """Forward reaching over a tree (parents first); frames[j] = frame of the bone ending at j."""
+                  constrain_root, frames, seed_frames):
+    """Forward reaching over a tree (parents first); frames[j] = frame of the bone ending at j.
+
+    ``seed_frames``: a bone whose parent bone ends at q > 0 is constrained in
+    ``CFrame.new(p[parents[q]], p[q])`` instead of the carried frame.
+    """
     n = p.shape[0]
     p[0, 0] = root[0]
     p[0, 1] = root[1]
@@ -768,6 +868,10 @@ def _tree_forward(p, parents, root, lengths, kinds, params, haxes, frame0, use_c
         lx, ly, lz = f[0], f[1], f[2]
         ux, uy, uz = f[3], f[4], f[5]
         rx, ry, rz = f[6], f[7], f[8]
+        if seed_frames and use_constraints and q > 0:
+            g = parents[q]
+            lx, ly, lz, ux, uy, uz, rx, ry, rz = _look_at(p[g, 0], p[g, 1], p[g, 2],
+                                                          p[q, 0], p[q, 1], p[q, 2])
         dx, dy, dz = _normalize(p[j, 0] - p[q, 0], p[j, 1] - p[q, 1], p[j, 2] - p[q, 2],
                                 lx, ly, lz)
         if use_constraints:

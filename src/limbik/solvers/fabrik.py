@@ -22,6 +22,7 @@ from limbik._validation import (
     as_int,
     as_points,
     broadcast_shapes,
+    choice,
 )
 from limbik.errors import InvalidInputError, NonFiniteInputError
 from limbik.geometry.frame import Frame
@@ -65,6 +66,11 @@ def check_tolerance(tolerance: Any) -> tuple[float, float]:
     return as_float(tolerance, "tolerance", minimum=0.0), 0.0
 
 
+def check_cone_frames(value: Any) -> bool:
+    """True for seed 003's look-at cone frames, False for carried frames."""
+    return choice(value, "cone_frames", ("carried", "seed")) == "seed"
+
+
 def check_min_improvement(value: Any) -> float:
     """A finite float, or ``-inf`` (never stop early)."""
     if isinstance(value, float | int | np.floating) and value == -np.inf:
@@ -76,7 +82,7 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
            max_iterations: int = MAX_ITERATIONS, min_improvement: float = 0.0,
            constraints: Sequence[Constraint | None] | None = None, fixed_root: bool = True,
            direction: Any = None, root_frame: Frame | None = None,
-           return_rotations: bool = False) -> Solution:
+           cone_frames: str = "carried", return_rotations: bool = False) -> Solution:
     """Solve point chains with FABRIK, batched over leading dimensions.
 
     Parameters
@@ -111,6 +117,13 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
     root_frame : Frame, optional
         One unbatched frame that starts the bone frames carried along the chain
         (default: identity) and against which bone 0 is constrained.
+    cone_frames : {"carried", "seed"}
+        The frame each constraint is measured in. ``"carried"`` (default): the bone
+        frames carried along the chain with minimal twist (see
+        :mod:`limbik.solvers.constraints`). ``"seed"``: seed 003's
+        ``CFrame.new(joint[i − 1], joint[i])``, the look-at frame of the parent bone
+        with world +Y as up, rebuilt at every joint. Bone 0 uses ``root_frame``
+        either way.
     return_rotations : bool
         Also fill ``Solution.rotations`` ``(..., n − 1, 4)``: for each bone, the
         minimal-twist world rotation from its input pose to its solved pose
@@ -153,6 +166,7 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
     min_imp = check_min_improvement(min_improvement)
     kinds, params, axes = encode_constraints(constraints, n - 1)
     frame0, constrain_root = root_frame_rows(root_frame)
+    seed_frames = check_cone_frames(cone_frames)
 
     size = math.prod(shape)
     if pos.shape[:-2] == shape:
@@ -169,7 +183,8 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
     error = np.empty(size)
     iterations = np.empty(size, dtype=np.int64)
     ok = K.solve_chains(p, t, d, has_dir, tol_abs, tol_rel, max_it, min_imp, bool(fixed_root),
-                        kinds, params, axes, frame0, constrain_root, reached, error, iterations)
+                        kinds, params, axes, frame0, constrain_root, seed_frames, reached, error,
+                        iterations)
     if not ok:  # the kernel found NaN or inf: raise the error that names it
         as_float_array(positions, "positions", ())
         as_points(target, "target")

@@ -15,12 +15,17 @@ from typing import Any
 
 import numpy as np
 
-from limbik._validation import as_float_array, as_int, as_points, broadcast_shapes
+from limbik._validation import FloatArray, as_float_array, as_int, as_points, broadcast_shapes
 from limbik.errors import InvalidInputError
 from limbik.geometry.frame import Frame
 from limbik.solvers import _fabrik_kernels as K
 from limbik.solvers.constraints import Constraint, encode_constraints
-from limbik.solvers.fabrik import check_min_improvement, check_tolerance, root_frame_rows
+from limbik.solvers.fabrik import (
+    check_cone_frames,
+    check_min_improvement,
+    check_tolerance,
+    root_frame_rows,
+)
 from limbik.solvers.solution import Solution
 from limbik.tolerances import MAX_TREE_ITERATIONS
 
@@ -69,11 +74,18 @@ class FabrikTree:
         :mod:`limbik.solvers.constraints`).
     root_frame : Frame, optional
         One unbatched frame starting the carried bone frames (default identity).
+    cone_frames : {"carried", "seed"}
+        As in :func:`limbik.fabrik`: ``"seed"`` measures a bone's constraint in seed
+        003's ``CFrame.new(grandparent, parent)`` look-at frame of its parent bone.
+
+    Besides :meth:`solve`, :meth:`backward` and :meth:`forward` run one stage each,
+    so seed 003's per-frame ``update()`` (backward once, forward once) can be
+    written with them.
     """
 
     def __init__(self, parents: Any, positions: Any, *,
                  constraints: Sequence[Constraint | None] | None = None,
-                 root_frame: Frame | None = None) -> None:
+                 root_frame: Frame | None = None, cone_frames: str = "carried") -> None:
         self.parents = _check_parents(parents)
         self.parents.flags.writeable = False
         n = self.parents.size
@@ -85,6 +97,7 @@ class FabrikTree:
         self.positions = pos
         self._kinds, self._params, self._axes = encode_constraints(constraints, n - 1)
         self._frame0, self._constrain_root = root_frame_rows(root_frame)
+        self._seed_frames = check_cone_frames(cone_frames)
         children = np.bincount(self.parents[1:], minlength=n)
         self.leaves = tuple(int(j) for j in np.flatnonzero(children == 0) if j != 0)
 
@@ -126,6 +139,26 @@ class FabrikTree:
             an effector from its target, so ``reached`` means every effector is
             within tolerance.
         """
+        shape, size, effectors, tg, wt, p = self._prepare(targets, weights, start)
+        tol_abs, tol_rel = check_tolerance(tolerance)
+        max_it = as_int(max_iterations, "max_iterations", minimum=0)
+        min_imp = check_min_improvement(min_improvement)
+
+        n = self.n_joints
+        reached = np.empty(size, dtype=np.bool_)
+        error = np.empty(size)
+        iterations = np.empty(size, dtype=np.int64)
+        K.solve_trees(p, self.parents, tg, np.array(effectors, dtype=np.int64), wt, tol_abs,
+                      tol_rel, max_it, min_imp, bool(fixed_root), self._kinds, self._params,
+                      self._axes, self._frame0, self._constrain_root, self._seed_frames,
+                      reached, error, iterations)
+        return Solution(positions=p.reshape(shape + (n, 3)), reached=reached.reshape(shape),
+                        error=error.reshape(shape), iterations=iterations.reshape(shape))
+
+    def _prepare(self, targets: Any, weights: Mapping[int, Any] | None, start: Any
+                 ) -> tuple[tuple[int, ...], int, list[int], FloatArray, FloatArray, FloatArray]:
+        """Validate and broadcast: (shape, size, effectors, targets (size, k, 3),
+        weights (size, k), pose (size, n, 3), a C-contiguous copy)."""
         n = self.n_joints
         if not isinstance(targets, Mapping):
             targets = self._leaf_targets(targets)
@@ -169,10 +202,6 @@ class FabrikTree:
         pairs += [(f"targets[{j}]", a.shape[:-1]) for j, a in zip(effectors, arrays, strict=True)]
         pairs += [(f"weights[{j}]", a.shape) for j, a in zip(effectors, w_arrays, strict=True)]
         shape = broadcast_shapes(*pairs)
-        tol_abs, tol_rel = check_tolerance(tolerance)
-        max_it = as_int(max_iterations, "max_iterations", minimum=0)
-        min_imp = check_min_improvement(min_improvement)
-
         size = int(np.prod(shape, dtype=np.int64))
         k = len(effectors)
         p = np.array(np.broadcast_to(pose, shape + (n, 3)), dtype=np.float64,
@@ -182,15 +211,59 @@ class FabrikTree:
         for e in range(k):
             tg[:, e] = np.broadcast_to(arrays[e], shape + (3,)).reshape(size, 3)
             wt[:, e] = np.broadcast_to(w_arrays[e], shape).reshape(size)
-        reached = np.empty(size, dtype=np.bool_)
-        error = np.empty(size)
-        iterations = np.empty(size, dtype=np.int64)
-        K.solve_trees(p, self.parents, tg, np.array(effectors, dtype=np.int64), wt, tol_abs,
-                      tol_rel, max_it, min_imp, bool(fixed_root), self._kinds, self._params,
-                      self._axes, self._frame0, self._constrain_root, reached, error,
-                      iterations)
-        return Solution(positions=p.reshape(shape + (n, 3)), reached=reached.reshape(shape),
-                        error=error.reshape(shape), iterations=iterations.reshape(shape))
+        return shape, size, effectors, tg, wt, p
+
+    def backward(self, positions: Any, targets: Any, *,
+                 weights: Mapping[int, Any] | None = None) -> FloatArray:
+        """One backward stage: effectors onto their targets, each sub-base to the weighted
+        centroid of its branches' proposals, down to the root (which moves too).
+
+        Seed 003's ``chain:backward()`` on every branch, with the centroid step of its
+        ``update()``. ``positions`` ``(..., n, 3)`` is the pose to start from (bone
+        lengths are taken from it); ``targets`` and ``weights`` as in :meth:`solve`.
+        Returns the new pose ``(..., n, 3)``.
+        """
+        shape, size, effectors, tg, wt, p = self._prepare(targets, weights,
+                                                          self._pose(positions))
+        lengths_from = p.copy()
+        K.tree_pass(p, self.parents, tg, np.array(effectors, dtype=np.int64), wt, lengths_from,
+                    np.zeros((size, 3)), True, self._kinds, self._params, self._axes,
+                    self._frame0, self._constrain_root, self._seed_frames)
+        return p.reshape(shape + (self.n_joints, 3))
+
+    def forward(self, positions: Any, *, root: Any = None, lengths_from: Any = None
+                ) -> FloatArray:
+        """One forward stage: the root to ``root`` (default: the constructor's root), then
+        every branch walked out from its sub-base, parents first, with the constraints.
+
+        Seed 003's ``chain:forward()`` on every chain. ``positions`` ``(..., n, 3)``;
+        bone lengths come from ``lengths_from`` (default: the constructor's pose), since
+        a backward stage keeps them only approximately at sub-bases. Returns the new
+        pose ``(..., n, 3)``.
+        """
+        n = self.n_joints
+        pose = self._pose(positions)
+        ref = self.positions if lengths_from is None else self._pose(lengths_from)
+        r = self.positions[..., 0, :] if root is None else as_points(root, "root")
+        shape = broadcast_shapes(("positions", pose.shape[:-2]), ("lengths_from", ref.shape[:-2]),
+                                 ("root", r.shape[:-1]))
+        size = int(np.prod(shape, dtype=np.int64))
+        p = np.array(np.broadcast_to(pose, shape + (n, 3)), order="C").reshape(size, n, 3)
+        lf = np.array(np.broadcast_to(ref, shape + (n, 3)), order="C").reshape(size, n, 3)
+        roots = np.array(np.broadcast_to(r, shape + (3,)), order="C").reshape(size, 3)
+        K.tree_pass(p, self.parents, np.zeros((size, 1, 3)), np.zeros(1, dtype=np.int64),
+                    np.ones((size, 1)), lf, roots, False, self._kinds, self._params, self._axes,
+                    self._frame0, self._constrain_root, self._seed_frames)
+        return p.reshape(shape + (n, 3))
+
+    def _pose(self, positions: Any) -> FloatArray:
+        pose = as_float_array(positions, "positions", ())
+        n = self.n_joints
+        if pose.ndim < 2 or pose.shape[-2:] != (n, 3):
+            raise InvalidInputError(
+                f"positions must have shape (..., {n}, 3) for {n} joints, got {pose.shape}",
+                argument="positions")
+        return pose
 
     def _leaf_targets(self, targets: Any) -> dict[int, Any]:
         """An array ``(..., n_leaves, 3)`` of targets for every leaf, in ``leaves`` order."""
