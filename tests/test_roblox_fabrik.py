@@ -288,9 +288,9 @@ def test_fabrik_update_matches_the_lua_over_30_frames():
             branches_j = [b - b[0] + sub for b in branches_j]
             targets = [b[-1] + rng.normal(size=3) for b in branches_j]
             trunk = roblox.FabrikChain(trunk_j, sub)
-            branches = [roblox.FabrikChain(b, t) for b, t in zip(branches_j, targets)]
+            branches = [roblox.FabrikChain(b, t) for b, t in zip(branches_j, targets, strict=True)]
             rtrunk = LuaChain(list(trunk_j), sub)
-            rbranches = [LuaChain(list(b), t) for b, t in zip(branches_j, targets)]
+            rbranches = [LuaChain(list(b), t) for b, t in zip(branches_j, targets, strict=True)]
             vel = rng.normal(size=(n_branches, 3)) * 0.1
             for frame in range(30):
                 s = start + 0.05 * np.sin(frame / 5) * np.array([1.0, 0.3, 0])
@@ -302,7 +302,7 @@ def test_fabrik_update_matches_the_lua_over_30_frames():
                 lua_update(rtrunk, rbranches, s)
                 np.testing.assert_allclose(trunk.joints, np.array(rtrunk.joints), atol=1e-9,
                                            rtol=0)
-                for b, rb in zip(branches, rbranches):
+                for b, rb in zip(branches, rbranches, strict=True):
                     np.testing.assert_allclose(b.joints, np.array(rb.joints), atol=1e-9, rtol=0)
             # the branches hang off the trunk's end and keep their lengths
             for b in branches:

@@ -38,7 +38,8 @@ POLE_MIN_SINE = 1e-9
 def rolled_bend(x: float, y: float, z: float) -> tuple[float, float, float]:
     """The seed's rolled plane: where the minimal rotation taking −Z to the unit ``(x, y, z)``
     sends −Y (the mid joint's side). Behind (``(0, 0, 1)``, to 1e-12 rad) gives +Y, the
-    thread's half turn about −X. Uses ``1/(1−z) = (1+z)/(x²+y²)`` for ``z > 0`` to avoid cancellation.
+    thread's half turn about −X. Uses ``1/(1−z) = (1+z)/(x²+y²)`` for ``z > 0`` to avoid
+    cancellation.
     """
     if z > 0.0:
         r2 = x * x + y * y
