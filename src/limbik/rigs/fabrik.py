@@ -1,0 +1,138 @@
+"""``FabrikChainRig`` and ``FabrikTreeRig``: FABRIK stepped per frame, warm-started.
+
+Each step starts from the last frame's solution (moved with the root), so a few
+iterations per frame follow a moving target, as seed 003's ``RenderStepped`` loop
+does. Targets can be smoothed with a critically damped spring.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from limbik._validation import FloatArray, as_float, as_float_array, as_points
+from limbik.errors import InvalidInputError
+from limbik.geometry.frame import Frame
+from limbik.rigs.smoothing import CriticallyDamped
+from limbik.solvers.constraints import Constraint
+from limbik.solvers.fabrik import fabrik
+from limbik.solvers.fabrik_tree import FabrikTree
+from limbik.solvers.solution import Solution
+from limbik.tolerances import MAX_ITERATIONS
+
+__all__ = ["FabrikChainRig", "FabrikTreeRig"]
+
+
+def _point(value: Any, name: str) -> FloatArray:
+    p = as_points(value, name)
+    if p.shape != (3,):
+        raise InvalidInputError(f"{name} must have shape (3,), got {p.shape}", argument=name)
+    return p
+
+
+class FabrikChainRig:
+    """One FABRIK chain stepped per frame.
+
+    Parameters
+    ----------
+    rest : array_like, shape (n, 3)
+        The first pose; bone lengths come from it.
+    smooth_time : float
+        Seconds of critical damping on the target (0: none).
+    tolerance, max_iterations, min_improvement, constraints, root_frame, cone_frames
+        Passed to :func:`limbik.fabrik` every step. Seed 003's ``chain:solve()`` per
+        frame is ``tolerance=0.1, max_iterations=11, min_improvement=-inf``.
+    """
+
+    def __init__(self, rest: Any, *, smooth_time: float = 0.0, tolerance: float | None = None,
+                 max_iterations: int = MAX_ITERATIONS, min_improvement: float = 0.0,
+                 constraints: Sequence[Constraint | None] | None = None,
+                 root_frame: Frame | None = None, cone_frames: str = "carried") -> None:
+        r = as_float_array(rest, "rest", (3,))
+        if r.ndim != 2 or r.shape[0] < 2:
+            raise InvalidInputError(f"rest must have shape (n, 3) with n >= 2, got {r.shape}",
+                                    argument="rest")
+        self.positions = r.copy()
+        self.smooth_time = as_float(smooth_time, "smooth_time", minimum=0.0)
+        self.options: dict[str, Any] = dict(
+            tolerance=tolerance, max_iterations=max_iterations, min_improvement=min_improvement,
+            constraints=constraints, root_frame=root_frame, cone_frames=cone_frames)
+        fabrik(self.positions, self.positions[-1], **self.options)  # validate the options once
+        self._target: CriticallyDamped | None = None
+        self.solution: Solution | None = None
+
+    def step(self, dt: float, target: Any, *, root: Any = None) -> Solution:
+        """Advance ``dt`` seconds toward ``target`` (3,); ``root`` (3,) moves the chain's root.
+
+        Returns the :class:`~limbik.Solution`; :attr:`positions` is the new pose.
+        """
+        dt = as_float(dt, "dt", minimum=0.0)
+        tgt = _point(target, "target")
+        if self._target is None:
+            self._target = CriticallyDamped(tgt, self.smooth_time)
+        self._target.smooth_time = self.smooth_time
+        goal = self._target.step(tgt, dt)
+        start = self.positions
+        if root is not None:
+            start = start + (_point(root, "root") - start[0])
+        sol = fabrik(start, goal, **self.options)
+        self.positions = np.array(sol.positions)
+        self.solution = sol
+        return sol
+
+
+class FabrikTreeRig:
+    """A :class:`~limbik.FabrikTree` stepped per frame, warm-started from the last pose.
+
+    Parameters
+    ----------
+    tree : FabrikTree
+        The tree (its ``positions`` are the first pose).
+    smooth_time : float
+        Seconds of critical damping on every target (0: none).
+    tolerance, max_iterations, min_improvement
+        Passed to :meth:`FabrikTree.solve` every step.
+    """
+
+    def __init__(self, tree: FabrikTree, *, smooth_time: float = 0.0,
+                 tolerance: float | None = None, max_iterations: int = 10,
+                 min_improvement: float = 0.0) -> None:
+        if not isinstance(tree, FabrikTree):
+            raise InvalidInputError(f"tree must be a FabrikTree, got {type(tree).__name__}",
+                                    argument="tree")
+        if tree.positions.shape != (tree.n_joints, 3):
+            raise InvalidInputError(
+                f"tree must hold one pose of shape ({tree.n_joints}, 3), got "
+                f"{tree.positions.shape}", argument="tree")
+        self.tree = tree
+        self.positions = np.array(tree.positions)
+        self.smooth_time = as_float(smooth_time, "smooth_time", minimum=0.0)
+        self.options: dict[str, Any] = dict(tolerance=tolerance, max_iterations=max_iterations,
+                                            min_improvement=min_improvement)
+        self._targets: dict[int, CriticallyDamped] = {}
+        self.solution: Solution | None = None
+
+    def step(self, dt: float, targets: Mapping[int, Any], *, root: Any = None,
+             weights: Mapping[int, Any] | None = None) -> Solution:
+        """Advance ``dt`` seconds toward ``targets`` ({joint: (3,)}); ``root`` moves the root."""
+        dt = as_float(dt, "dt", minimum=0.0)
+        if not isinstance(targets, Mapping) or not targets:
+            raise InvalidInputError("targets must be a non-empty mapping {joint: (3,) target}",
+                                    argument="targets")
+        goals = {}
+        for j, value in targets.items():
+            tgt = _point(value, f"targets[{j}]")
+            if j not in self._targets:
+                self._targets[j] = CriticallyDamped(tgt, self.smooth_time)
+            spring = self._targets[j]
+            spring.smooth_time = self.smooth_time
+            goals[j] = spring.step(tgt, dt)
+        start = self.positions
+        if root is not None:
+            start = start + (_point(root, "root") - start[0])
+        sol = self.tree.solve(goals, weights=weights, start=start, **self.options)
+        self.positions = np.array(sol.positions)
+        self.solution = sol
+        return sol

@@ -1,0 +1,123 @@
+"""``TwoBoneRig``: a two-bone limb solved every frame, with weight and smoothing.
+
+Like Roblox's ``IKControl`` (``Target``, ``Pole``, ``Weight``, ``SmoothTime``) on a
+hip–knee–ankle or shoulder–elbow–hand chain, solved by :func:`limbik.two_bone`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from limbik._validation import FloatArray, as_float, as_float_array, as_points, choice
+from limbik.errors import InvalidInputError
+from limbik.rigs.smoothing import CriticallyDamped
+from limbik.solvers.solution import Solution
+from limbik.solvers.two_bone import two_bone
+
+__all__ = ["TwoBoneRig"]
+
+
+def _point(value: Any, name: str) -> FloatArray:
+    p = as_points(value, name)
+    if p.shape != (3,):
+        raise InvalidInputError(f"{name} must have shape (3,), got {p.shape}", argument=name)
+    return p
+
+
+class TwoBoneRig:
+    """A two-bone limb stepped per frame.
+
+    Parameters
+    ----------
+    rest : array_like, shape (3, 3)
+        Root, mid and end joints of the rest (or first animated) pose; the bone
+        lengths come from it.
+    smooth_time : float
+        Seconds (>= 0) of critical damping on the goal and the pole, as Roblox
+        ``IKControl.SmoothTime``; 0 follows them exactly. Frame-rate independent:
+        see :class:`~limbik.rigs.CriticallyDamped`.
+    weight : float
+        0..1, as ``IKControl.Weight``: the goal is the animated end moved this
+        fraction of the way to the target (1: the target, 0: the animation).
+    unreachable : str
+        As in :func:`limbik.two_bone`.
+
+    Each :meth:`step` returns a :class:`~limbik.Solution` for one limb (positions
+    ``(3, 3)``); :attr:`solution` keeps the last one.
+    """
+
+    def __init__(self, rest: Any, *, smooth_time: float = 0.0, weight: float = 1.0,
+                 unreachable: str = "extend") -> None:
+        r = as_float_array(rest, "rest", (3,))
+        if r.shape != (3, 3):
+            raise InvalidInputError(f"rest must have shape (3, 3), got {r.shape}",
+                                    argument="rest")
+        self.rest = r.copy()
+        self.upper = float(np.linalg.norm(r[1] - r[0]))
+        self.lower = float(np.linalg.norm(r[2] - r[1]))
+        if self.upper <= 0 or self.lower <= 0:
+            raise InvalidInputError("rest must have two bones of non-zero length",
+                                    argument="rest")
+        self.smooth_time = as_float(smooth_time, "smooth_time", minimum=0.0)
+        self.weight = as_float(weight, "weight", minimum=0.0)
+        if self.weight > 1.0:
+            raise InvalidInputError(f"weight must be <= 1, got {self.weight}", argument="weight")
+        self.unreachable = choice(unreachable, "unreachable", ("extend", "push_root", "stretch"))
+        self._goal: CriticallyDamped | None = None
+        self._pole: CriticallyDamped | None = None
+        self.solution: Solution | None = None
+
+    def step(self, dt: float, target: Any, *, root: Any = None, pole: Any = None,
+             animated: Any = None) -> Solution:
+        """Advance ``dt`` seconds and solve.
+
+        Parameters
+        ----------
+        dt : float
+            Seconds since the last step (>= 0).
+        target : array_like, shape (3,)
+            Where the end should go.
+        root : array_like, shape (3,), optional
+            The root this frame (default: the animated or rest root).
+        pole : array_like, shape (3,), optional
+            The bend side (``IKControl.Pole``); without one the animated mid joint is
+            the reference, so the limb keeps its animated bend.
+        animated : array_like, shape (3, 3), optional
+            This frame's animated pose (default: the rest pose moved to ``root``).
+        """
+        dt = as_float(dt, "dt", minimum=0.0)
+        tgt = _point(target, "target")
+        if animated is None:
+            anim = self.rest if root is None else self.rest + (_point(root, "root") - self.rest[0])
+        else:
+            anim = as_float_array(animated, "animated", (3,))
+            if anim.shape != (3, 3):
+                raise InvalidInputError(f"animated must have shape (3, 3), got {anim.shape}",
+                                        argument="animated")
+        base = anim[0] if root is None else _point(root, "root")
+        goal = anim[2] + self.weight * (tgt - anim[2])
+        if self._goal is None:
+            self._goal = CriticallyDamped(goal, self.smooth_time)
+        self._goal.smooth_time = self.smooth_time
+        smoothed = self._goal.step(goal, dt)
+        if pole is not None:
+            p = _point(pole, "pole")
+            if self._pole is None:
+                self._pole = CriticallyDamped(p, self.smooth_time)
+            self._pole.smooth_time = self.smooth_time
+            sol = two_bone(base, smoothed, self.upper, self.lower,
+                           pole=self._pole.step(p, dt), unreachable=self.unreachable)
+        else:
+            self._pole = None
+            sol = two_bone(base, smoothed, self.upper, self.lower, reference=anim[1],
+                           unreachable=self.unreachable)
+        self.solution = sol
+        return sol
+
+    def reset(self) -> None:
+        """Forget the smoothing state: the next step starts at its goal."""
+        self._goal = None
+        self._pole = None
+        self.solution = None

@@ -1,0 +1,208 @@
+"""``FootPlanter`` against an independent port of seed 000's foot-planting loop.
+
+The port below uses 4×4 matrices for CFrames, its own ``solveIK`` (Lua line by line),
+scipy quaternions for ``CFrame:Lerp`` and the Quad-Out easing written out; only the
+ground heights come from ``limbik.Terrain``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.spatial.transform import Rotation
+
+from limbik import Frame, Terrain
+from limbik.errors import InvalidInputError
+from limbik.rigs import FootPlanter, TweenInfo, ease
+
+# ----------------------------------------------------------------------------- the port
+
+
+def cf(pos=(0.0, 0.0, 0.0), rot=None):
+    m = np.eye(4)
+    if rot is not None:
+        m[:3, :3] = rot
+    m[:3, 3] = pos
+    return m
+
+
+def angles_x(a):
+    c, s = math.cos(a), math.sin(a)
+    return cf(rot=np.array([[1, 0, 0], [0, c, -s], [0, s, c]]))
+
+
+def from_axis_angle(axis, angle):
+    k = axis / np.linalg.norm(axis)
+    kx = np.array([[0, -k[2], k[1]], [k[2], 0, -k[0]], [-k[1], k[0], 0]])
+    return cf(rot=np.eye(3) + math.sin(angle) * kx + (1 - math.cos(angle)) * kx @ kx)
+
+
+def solve_ik(origin, target, l1, l2):
+    localized = np.linalg.inv(origin) @ np.append(target, 1.0)
+    localized = localized[:3]
+    l3 = np.linalg.norm(localized)
+    unit = localized / l3
+    axis = np.cross([0.0, 0.0, -1.0], unit)
+    angle = math.acos(max(-1.0, min(1.0, -unit[2])))
+    if np.linalg.norm(axis) < 1e-12:  # the thread's fix (behind: half turn about -X)
+        axis = np.array([-1.0, 0, 0]) if unit[2] > 0 else np.array([0, 0, -1.0])
+        angle = math.pi if unit[2] > 0 else 0.0
+    plane = origin @ from_axis_angle(axis, angle)
+    if l3 < max(l2, l1) - min(l2, l1):
+        return plane @ cf((0, 0, max(l2, l1) - min(l2, l1) - l3)), -math.pi / 2, math.pi
+    if l3 > l1 + l2:
+        return plane @ cf((0, 0, l1 + l2 - l3)), math.pi / 2, 0.0
+    a1 = -math.acos((-(l2 * l2) + (l1 * l1) + (l3 * l3)) / (2 * l1 * l3))
+    a2 = math.acos(((l2 * l2) - (l1 * l1) + (l3 * l3)) / (2 * l2 * l3))
+    return plane, a1 + math.pi / 2, a2 - a1
+
+
+def lerp(a, b, t):
+    qa = Rotation.from_matrix(a[:3, :3]).as_quat()
+    qb = Rotation.from_matrix(b[:3, :3]).as_quat()
+    if np.dot(qa, qb) < 0:
+        qb = -qb
+    th = math.acos(min(1.0, abs(float(np.dot(qa, qb)))))
+    if th < 1e-9:
+        q = (1 - t) * qa + t * qb
+    else:
+        q = (math.sin((1 - t) * th) * qa + math.sin(t * th) * qb) / math.sin(th)
+    return cf(a[:3, 3] + t * (b[:3, 3] - a[:3, 3]), Rotation.from_quat(q).as_matrix())
+
+
+class PortTween:
+    def __init__(self, start, goal, time):
+        self.start, self.goal, self.time, self.elapsed = start, goal, time, 0.0
+
+    def advance(self, dt):
+        self.elapsed = min(self.elapsed + dt, self.time)
+        t = self.elapsed / self.time
+        return lerp(self.start, self.goal, 1 - (1 - t) * (1 - t))  # Quad, Out
+
+
+class PortLeg:
+    """The thread's RenderStepped body; each frame's tweens then advance by dt."""
+
+    def __init__(self, hip_c0, knee_c0, upper, lower, terrain, reach):
+        self.HIP_C0_CACHE, self.KNEE_C0_CACHE = hip_c0, knee_c0
+        self.hip, self.knee = hip_c0, knee_c0
+        self.upper, self.lower, self.terrain, self.reach = upper, lower, terrain, reach
+        self.tweens = [None, None]
+
+    def step(self, dt, lower_torso):
+        offset = (lower_torso @ self.HIP_C0_CACHE)[:3, 3]
+        ground = float(self.terrain.height(offset[0], offset[2]))
+        position = np.array([offset[0], ground, offset[2]])
+        if offset[1] - ground > 5.0 or offset[1] < ground:
+            position = offset + np.array([0.0, -5.0, 0.0]) if offset[1] >= ground else offset
+        if np.linalg.norm(offset - position) <= self.reach:
+            foot_cframe = lower_torso @ self.HIP_C0_CACHE
+            plane, hip_angle, knee_angle = solve_ik(foot_cframe, position, self.upper,
+                                                    self.lower)
+            self.tweens = [PortTween(self.hip, np.linalg.inv(lower_torso) @ plane
+                                     @ angles_x(hip_angle), 0.2),
+                           PortTween(self.knee, self.KNEE_C0_CACHE @ angles_x(knee_angle), 0.2)]
+        else:
+            self.tweens = [PortTween(self.hip, self.HIP_C0_CACHE, 0.5),
+                           PortTween(self.knee, self.KNEE_C0_CACHE, 0.5)]
+        self.hip = self.tweens[0].advance(dt)
+        self.knee = self.tweens[1].advance(dt)
+        return self.hip, self.knee
+
+
+def as_matrix(frame):
+    return frame.as_matrix()
+
+
+# ----------------------------------------------------------------------------- tests
+
+
+def torso_path(t):
+    """A hip walking over hills, rising out of reach at t≈2.3 s and coming back."""
+    x = -4.0 + 1.6 * t
+    z = 0.4 * math.sin(0.7 * t)
+    yaw = 0.3 * math.sin(0.5 * t)
+    lift = 1.6 * math.exp(-((t - 3.0) / 0.6) ** 2)
+    return x, z, yaw, lift
+
+
+def test_foot_planter_matches_the_ported_loop_every_frame_at_60_hz():
+    terrain = Terrain.hills(seed=3)
+    hip_c0 = Frame.from_translation([0.5, -0.2, 0.0]) @ Frame.from_euler_xyz(0.0, math.pi, 0.0)
+    knee_c0 = Frame.from_translation([0.0, -1.0, 0.0])
+    planter = FootPlanter(hip_c0, knee_c0, 1.0, 1.0, terrain, reach=1.9)
+    port = PortLeg(as_matrix(hip_c0), as_matrix(knee_c0), 1.0, 1.0, terrain, 1.9)
+    dt = 1 / 60
+    states = []
+    worst = 0.0
+    for k in range(360):
+        x, z, yaw, lift = torso_path(k * dt)
+        ground = float(terrain.height(x, z))
+        torso = Frame.from_translation([x, ground + 2.0 + lift, z]) @ Frame.from_euler_xyz(
+            0.0, yaw, 0.0)
+        hip, knee = planter.step(dt, torso)
+        phip, pknee = port.step(dt, as_matrix(torso))
+        worst = max(worst, np.abs(as_matrix(hip) - phip).max(), np.abs(as_matrix(knee) - pknee).max())
+        states.append(planter.planted)
+    assert worst < 1e-6
+    # the ground went out of reach and came back within the run
+    changes = np.flatnonzero(np.diff(np.array(states, dtype=int)))
+    assert states[0] and len(changes) >= 2
+
+
+def test_foot_planter_plants_the_foot_on_the_ground_once_settled():
+    terrain = Terrain.hills(seed=1)
+    hip_c0 = Frame.from_translation([0.5, -0.2, 0.0]) @ Frame.from_euler_xyz(0.0, math.pi, 0.0)
+    knee_c0 = Frame.from_translation([0.0, -1.0, 0.0])
+    planter = FootPlanter(hip_c0, knee_c0, 1.0, 1.0, terrain)
+    torso = Frame.from_translation([1.0, float(terrain.height(1.5, 0.0)) + 1.8, 0.0])
+    for _ in range(120):  # 2 s standing still: the tween converges on the solution
+        planter.step(1 / 60, torso)
+    hip, knee, ankle = planter.joints(torso)
+    assert planter.planted
+    assert abs(ankle[1] - float(terrain.height(ankle[0], ankle[2]))) < 1e-6
+    np.testing.assert_allclose(np.linalg.norm(knee - hip), 1.0, atol=1e-9)
+    np.testing.assert_allclose(np.linalg.norm(ankle - knee), 1.0, atol=1e-9)
+    # the half-turned hip frame bends the knee forward (toward the torso's -Z)
+    mid = (hip + ankle) / 2
+    assert knee[2] < mid[2] - 0.05
+
+
+def test_out_of_reach_tweens_back_to_rest_over_half_a_second():
+    hip_c0 = Frame.from_translation([0.5, -0.2, 0.0])
+    knee_c0 = Frame.from_translation([0.0, -1.0, 0.0])
+    planter = FootPlanter(hip_c0, knee_c0, 1.0, 1.0, lambda o, d: None)
+    bent = Frame.from_euler_xyz(0.7, 0.0, 0.0, [0.5, -0.2, 0.0])
+    planter.hip.value = bent
+    hip, _ = planter.step(0.1, Frame())
+    assert not planter.planted
+    # one frame of a new 0.5 s Quad-Out tween from the bent pose
+    expected = bent.lerp(hip_c0, ease(0.1 / 0.5))
+    assert hip.isclose(expected, atol=1e-12)
+    # every frame restarts the tween from where the joint is, as the seed's loop does, so
+    # the joint closes the same fraction, ease(dt / 0.5), of the way each frame
+    for _ in range(10):
+        hip, knee = planter.step(0.1, Frame())
+    angle = 2 * math.atan2(np.linalg.norm(hip.quaternion[:3]), abs(hip.quaternion[3]))
+    np.testing.assert_allclose(angle, 0.7 * (1 - ease(0.2)) ** 11, rtol=1e-9)
+    assert knee.isclose(knee_c0)
+
+
+def test_callable_raycast_and_errors():
+    hip_c0 = Frame.from_translation([0.0, -0.2, 0.0])
+    knee_c0 = Frame.from_translation([0.0, -1.0, 0.0])
+    planter = FootPlanter(hip_c0, knee_c0, 1.0, 1.0,
+                          lambda o, d: np.array([o[0], o[1] - 1.5, o[2]]))
+    planter.step(1 / 60, Frame())
+    assert planter.planted
+    np.testing.assert_allclose(planter.ground, [0.0, -1.7, 0.0])
+    with pytest.raises(InvalidInputError, match="raycast must be"):
+        FootPlanter(hip_c0, knee_c0, 1.0, 1.0, 3)
+    with pytest.raises(InvalidInputError, match="part0 must be"):
+        planter.step(0.1, None)
+    with pytest.raises(InvalidInputError, match="plant must be"):
+        FootPlanter(hip_c0, knee_c0, 1.0, 1.0, lambda o, d: None, plant=0.2)
+    with pytest.raises(InvalidInputError, match="easing_style"):
+        TweenInfo(0.2, "Bounce")
