@@ -38,7 +38,9 @@ def ease(alpha: float, style: str = "Quad", direction: str = "Out") -> float:
     """
     style = choice(style, "style", EASING_STYLES)
     direction = choice(direction, "direction", EASING_DIRECTIONS)
-    t = min(max(float(alpha), 0.0), 1.0)
+    t = float(alpha)
+    if t <= 0.0 or t >= 1.0:
+        return 0.0 if t <= 0.0 else 1.0
     if direction == "In":
         return _ease_in(style, t)
     if direction == "Out":

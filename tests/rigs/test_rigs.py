@@ -1,0 +1,184 @@
+"""Per-frame rigs: smoothing independent of the frame rate, warm starts, tweens."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from limbik import FabrikTree, Frame, fabrik, roblox, two_bone
+from limbik.errors import InvalidInputError
+from limbik.rigs import (
+    CriticallyDamped,
+    FabrikChainRig,
+    FabrikTreeRig,
+    Tween,
+    TweenedFrame,
+    TweenInfo,
+    TwoBoneRig,
+    ease,
+)
+
+REST = np.array([[0.0, 0.0, 0.0], [0.0, -1.0, -0.1], [0.0, -1.9, 0.0]])
+
+
+def target_path(t):
+    """A hand sweeping a figure of eight in front of the shoulder."""
+    return np.array([0.6 * math.sin(2.1 * t), -1.2 + 0.3 * math.sin(4.2 * t),
+                     -0.5 - 0.2 * math.cos(1.3 * t)])
+
+
+def run_limb(rate, seconds=2.0, smooth_time=0.15):
+    rig = TwoBoneRig(REST, smooth_time=smooth_time)
+    dt = 1.0 / rate
+    rig.step(0.0, target_path(0.0), pole=[0.0, 0.0, -1.0])  # every run starts at t = 0
+    out = {}
+    for k in range(1, round(seconds * rate) + 1):
+        t = k * dt
+        sol = rig.step(dt, target_path(t), pole=[0.0, 0.0, -1.0])
+        out[round(t, 9)] = np.array(sol.positions)
+    return out
+
+
+def test_two_bone_rig_smoothing_is_the_same_at_30_60_and_240_hz():
+    """Same motion, three frame rates: joints at common times agree within 1% of the reach."""
+    runs = {rate: run_limb(rate) for rate in (30, 60, 240)}
+    reach = float(np.sum(np.linalg.norm(np.diff(REST, axis=0), axis=1)))
+    common = sorted(set(runs[30]))
+    worst = 0.0
+    for t in common:
+        for rate in (60, 240):
+            worst = max(worst, float(np.abs(runs[rate][t] - runs[30][t]).max()))
+    assert worst < 0.01 * reach
+    # and the smoothing did something: the hand lags the moving target
+    lag = max(np.linalg.norm(runs[240][t][2] - target_path(t)) for t in common)
+    assert lag > 0.1 and lag > 100 * worst
+
+
+def test_critically_damped_is_exact_for_linear_goals_and_never_overshoots_a_step():
+    for dt in (1 / 30, 1 / 60, 1 / 240, 0.013):
+        s = CriticallyDamped(np.zeros(2), 0.2)
+        t = 0.0
+        while t < 0.6 - 1e-12:
+            t += dt
+            v = s.step(np.array([1.0, -2.0]) * t, dt)
+        # the closed form for a ramp goal g = c t starting at rest on 0:
+        w = 10.0
+        c = np.array([1.0, -2.0])
+        e = -2 * c / w + (2 * c / w + (-c + w * 2 * c / w) * t) * math.exp(-w * t)
+        np.testing.assert_allclose(v, c * t + e, atol=1e-12)
+    step = CriticallyDamped([0.0], 0.3)
+    values = [step.step([1.0], 1 / 60)[0] for _ in range(400)]
+    assert np.all(np.diff(values) >= 0) and max(values) <= 1.0
+    assert values[-1] > 0.999
+    snap = CriticallyDamped([0.0], 0.0)
+    assert snap.step([5.0], 0.1)[0] == 5.0
+
+
+def test_two_bone_rig_without_smoothing_is_two_bone_each_frame():
+    rig = TwoBoneRig(REST)
+    for k in range(20):
+        t = k / 10
+        root = np.array([0.1 * t, 0.0, 0.0])
+        sol = rig.step(0.1, target_path(t), root=root, pole=[0, 0, -1])
+        ref = two_bone(root, target_path(t), float(np.linalg.norm(REST[1] - REST[0])),
+                       float(np.linalg.norm(REST[2] - REST[1])), pole=[0, 0, -1])
+        np.testing.assert_allclose(sol.positions, ref.positions, atol=1e-12)
+
+
+def test_two_bone_rig_weight_blends_from_the_animation():
+    rig = TwoBoneRig(REST, weight=0.0)
+    sol = rig.step(0.1, [0.5, -1.0, -0.5])
+    np.testing.assert_allclose(sol.positions[2], REST[2], atol=1e-9)
+    rig = TwoBoneRig(REST, weight=0.5)
+    sol = rig.step(0.1, REST[2] + [0.4, 0.2, 0.0])
+    np.testing.assert_allclose(sol.positions[2], REST[2] + [0.2, 0.1, 0.0], atol=1e-9)
+    with pytest.raises(InvalidInputError, match="weight must be <= 1"):
+        TwoBoneRig(REST, weight=2.0)
+    with pytest.raises(InvalidInputError, match="rest must have shape"):
+        TwoBoneRig(np.zeros((2, 3)))
+    with pytest.raises(InvalidInputError, match="target must have shape"):
+        TwoBoneRig(REST).step(0.1, [1.0, 2.0])
+
+
+def chain_rest(n=6):
+    return np.stack([np.zeros(n), -np.arange(n) * 0.5, np.zeros(n)], axis=-1)
+
+
+def test_fabrik_chain_rig_warm_starts_from_the_last_frame():
+    rest = chain_rest()
+    rig = FabrikChainRig(rest, tolerance=1e-9, max_iterations=3)
+    cold_iters, warm_iters = [], []
+    prev = rest
+    for k in range(60):
+        t = k / 60
+        target = np.array([0.8 * math.sin(t), -1.8 + 0.2 * math.cos(2 * t), 0.6 * t])
+        sol = rig.step(1 / 60, target)
+        # the same solve started from the last frame's pose
+        ref = fabrik(prev, target, tolerance=1e-9, max_iterations=3)
+        np.testing.assert_allclose(sol.positions, ref.positions, atol=1e-12)
+        prev = sol.positions
+        warm_iters.append(float(sol.error))
+        cold_iters.append(float(fabrik(rest, target, tolerance=1e-9, max_iterations=3).error))
+        np.testing.assert_allclose(np.linalg.norm(np.diff(sol.positions, axis=0), axis=1), 0.5,
+                                   rtol=1e-9)
+    # three iterations a frame from the last pose follow the target better than from rest
+    assert np.mean(warm_iters[10:]) < 0.5 * np.mean(cold_iters[10:])
+
+
+def test_fabrik_chain_rig_with_the_seed_settings_follows_chain_solve():
+    rest = chain_rest(4)
+    rig = FabrikChainRig(rest, tolerance=0.1, max_iterations=11, min_improvement=-np.inf)
+    chain = roblox.FabrikChain(rest, rest[-1])
+    for k in range(30):
+        target = np.array([0.5 * math.sin(k / 7), -1.0, 0.4 * math.cos(k / 5)])
+        chain.target = target
+        chain.solve()
+        sol = rig.step(1 / 60, target)
+        np.testing.assert_allclose(sol.positions, chain.joints, atol=1e-9)
+
+
+def test_fabrik_tree_rig_tracks_two_effectors():
+    parents = np.array([-1, 0, 1, 2, 3, 2, 5])
+    pose = np.array([[0, 0, 0], [0, 1, 0], [0, 2, 0], [-0.5, 2.6, 0], [-1, 3.2, 0],
+                     [0.5, 2.6, 0], [1, 3.2, 0]], dtype=float)
+    tree = FabrikTree(parents, pose)
+    rig = FabrikTreeRig(tree, max_iterations=50, tolerance=1e-6)
+    lengths = np.linalg.norm(pose[1:] - pose[parents[1:]], axis=1)
+    for k in range(40):
+        t = k / 40
+        targets = {4: [-0.9 + 0.3 * t, 3.0, 0.2 * t], 6: [0.9, 3.0 - 0.4 * t, 0.1]}
+        sol = rig.step(1 / 60, targets, root=[0.05 * t, 0, 0])
+        p = sol.positions
+        np.testing.assert_allclose(p[0], [0.05 * t, 0, 0], atol=1e-12)
+        np.testing.assert_allclose(np.linalg.norm(p[1:] - p[parents[1:]], axis=1), lengths,
+                                   rtol=1e-9)
+        assert sol.error < 1e-3
+    with pytest.raises(InvalidInputError, match="tree must be a FabrikTree"):
+        FabrikTreeRig(None)
+
+
+def test_tween_values_follow_quad_out_and_cancel():
+    a = Frame.from_translation([0.0, 0.0, 0.0])
+    b = Frame.from_euler_xyz(0.0, 1.0, 0.0, [2.0, 0.0, 0.0])
+    tw = Tween(a, b, TweenInfo(0.5))
+    v = tw.advance(0.1)
+    assert v.isclose(a.lerp(b, 1 - (1 - 0.2) ** 2))
+    tw.cancel()
+    assert tw.advance(0.3).isclose(v) and tw.done
+    assert Tween(a, b, TweenInfo(0.5)).advance(0.7).isclose(b)
+    prop = TweenedFrame(a)
+    prop.play(b, TweenInfo(1.0))
+    prop.advance(0.5)
+    first = prop.tween
+    halfway = prop.value
+    prop.play(a, TweenInfo(1.0))  # cancels the running tween, starts from where it is
+    assert first is not None and first.cancelled
+    assert prop.tween is not None and prop.tween.start.isclose(halfway)
+    for style in ("Linear", "Sine", "Quad", "Cubic", "Quart", "Quint"):
+        for direction in ("In", "Out", "InOut"):
+            xs = np.linspace(0, 1, 41)
+            ys = [ease(x, style, direction) for x in xs]
+            assert ys[0] == 0.0 and ys[-1] == 1.0 and np.all(np.diff(ys) >= 0)
+    assert ease(0.5, "Quad", "Out") == 0.75
