@@ -14,6 +14,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import limbik
+from limbik import Frame
 
 OUT = Path(__file__).resolve().parent / "img"
 
@@ -141,10 +142,61 @@ def default_bend() -> None:
     plt.close(fig)
 
 
+def _c1_arm(torso, shoulder_c0, c1x, elbow, l1, l2):
+    """Shoulder joint, arm-line start, elbow and hand of an arm whose C1 has X offset c1x."""
+    from limbik import roblox
+
+    joint = torso @ shoulder_c0
+    upper = roblox.motor6d_part1(torso, shoulder_c0, Frame.from_translation([c1x, 0.0, 0.0]))
+    elbow_cf = upper.translated([0.0, -l1, 0.0]) @ Frame.from_euler_xyz(elbow, 0.0, 0.0)
+    return np.array([joint.position, upper.position, elbow_cf.position,
+                     elbow_cf.apply([0.0, -l2, 0.0])])
+
+
+def c1_offset() -> None:
+    from limbik import roblox
+
+    torso = Frame.identity()
+    origin = Frame.from_translation([0.0, 0.0, 0.0])
+    c1x, l1, l2 = -0.35, 1.0, 0.9
+    target = np.array([0.9, -0.5, -1.2])
+    plane, s, e = roblox.solve_ik(origin, target, l1, l2)
+    l3 = float(np.linalg.norm(target))
+    cases = [("no fix: hand misses by |C1.X|", roblox.shoulder_motor_c0(torso, plane, s), e)]
+    fixed = roblox.compensate_c1_plane(plane, c1x, l1, l2, reach=l3)
+    cases.append(("compensate_c1_plane (reach=l3)", roblox.shoulder_motor_c0(torso, fixed, s), e))
+    start = roblox.compensate_c1_origin(origin, c1x)
+    plane_o, s_o, e_o = roblox.solve_ik(start, target, l1, l2)
+    cases.append(("compensate_c1_origin", roblox.shoulder_motor_c0(
+        torso, plane_o.translated([c1x, 0.0, 0.0]), s_o), e_o))
+    fig, axes = plt.subplots(1, 3, figsize=(11, 4.0), sharex=True, sharey=True)
+    for ax, (title, c0, elbow) in zip(axes, cases, strict=True):
+        pts = _c1_arm(torso, c0, c1x, elbow, l1, l2)
+        miss = np.linalg.norm(pts[-1] - target)
+        ax.plot(pts[:2, 0], pts[:2, 2], ":", color="0.4", lw=2, label="C1 offset")
+        ax.plot(pts[1:, 0], pts[1:, 2], "-o", color="C0", lw=4, ms=5, label="arm (top view)")
+        ax.plot(0, 0, "ks", ms=8, label="rest shoulder joint")
+        ax.plot(pts[0, 0], pts[0, 2], "o", mfc="none", mec="k", ms=10, label="solved joint")
+        ax.plot(target[0], target[2], "x", color="crimson", ms=12, mew=3, label="target")
+        ax.set_title(f"{title}\nhand error {miss:.2e}", fontsize=10)
+        ax.set_aspect("equal")
+        ax.set_xlabel("x (right)")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("z (−Z is forward)")
+    axes[0].invert_yaxis()
+    axes[0].legend(fontsize=8, loc="upper left")
+    fig.suptitle("Shoulder C1.X = −0.35: the seed's solve aims the joint, the arm hangs beside it",
+                 fontsize=10)
+    fig.tight_layout()
+    fig.savefig(OUT / "two_bone_c1_offset.png", dpi=80)
+    plt.close(fig)
+
+
 if __name__ == "__main__":
     OUT.mkdir(exist_ok=True)
     policies()
     reference()
     default_bend()
+    c1_offset()
     for path in sorted(OUT.glob("two_bone_*.png")):
         print(path, path.stat().st_size // 1024, "KB")

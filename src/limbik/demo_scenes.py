@@ -602,3 +602,116 @@ def jacobian_scene(folder: Path | None) -> list[SceneResult]:
                  " the table has 16 targets)", fontsize=10)
     fig.tight_layout()
     return _attach(rows, [_save(fig, folder, "ccd_jacobian.png")])
+
+
+# --------------------------------------------------------------------------- per-frame rigs
+def foot_planter_run(terrain_kind: str = "hills") -> dict[str, Any]:
+    """Seed 000's foot-planting loop, frame by frame at 60 Hz, beside offline ``footplant``.
+
+    The built-in walk's pelvis (as ``footplant`` placed it) carries a lower torso facing
+    the walk (+Z, so the torso's −Z is forward, as in Roblox). Each leg is a
+    :class:`~limbik.rigs.FootPlanter` whose rest hip C0 is turned half a turn about Y
+    (knees forward) and whose ray hits the ground raised by the ankle's rest height.
+    Returns the terrain, both clips' joints ``(frames, joints, 3)`` and the planter's
+    hip/knee/ankle ``(frames, legs, 3, 3)`` and ray hits ``(frames, legs, 3)``.
+    """
+    from limbik.placement.footplant import footplant, terrain_for_clip
+    from limbik.placement.walk import walk_cycle
+    from limbik.rigs import FootPlanter
+    from limbik.skeleton.limbs import find_legs
+
+    motion = walk_cycle(cycles=2.0)
+    legs = find_legs(motion.skeleton)
+    terrain = terrain_for_clip(terrain_kind, motion, legs=legs, seed=2)
+    result, _ = footplant(motion, terrain, legs=legs)
+    source = motion.world_positions()
+    planted = result.world_positions()
+    turn = Frame.from_euler_xyz(0.0, np.pi, 0.0)
+    rest_world = source[0]
+    pelvis0 = rest_world[0]
+    planters = []
+    for leg in legs:
+        thigh = float(np.linalg.norm(rest_world[leg.knee] - rest_world[leg.hip]))
+        shin = float(np.linalg.norm(rest_world[leg.ankle] - rest_world[leg.knee]))
+        ankle_height = float(rest_world[leg.ankle, 1] - terrain_for_clip(
+            "flat", motion, legs=legs).height(0.0, 0.0))
+        offset = turn.inverse().apply(rest_world[leg.hip] - pelvis0)
+        hip_c0 = Frame.from_translation(offset) @ turn
+
+        def cast(origin: np.ndarray, direction: np.ndarray, lift: float = ankle_height
+                 ) -> np.ndarray | None:
+            hit, _, point, _ = terrain.raycast(origin, direction,
+                                               max_distance=float(np.linalg.norm(direction)))
+            return point + np.array([0.0, lift, 0.0]) if bool(hit) else None
+
+        planters.append(FootPlanter(hip_c0, Frame.from_translation([0.0, -thigh, 0.0]),
+                                    thigh, shin, cast, reach=thigh + shin,
+                                    ray_length=2 * (thigh + shin)))
+    frames = planted.shape[0]
+    joints = np.empty((frames, len(legs), 3, 3))
+    hits = np.full((frames, len(legs), 3), np.nan)
+    for f in range(frames):
+        torso = Frame.from_translation(planted[f, 0]) @ turn
+        for k, planter in enumerate(planters):
+            planter.step(float(motion.frame_time), torso)
+            joints[f, k] = planter.joints(torso)
+            if planter.ground is not None:
+                hits[f, k] = planter.ground
+    return {"terrain": terrain, "legs": legs, "source": source, "footplant": planted,
+            "planter": joints, "hits": hits, "frame_time": float(motion.frame_time)}
+
+
+def foot_planter_picture(run: dict[str, Any], path: Path, title: str) -> None:
+    """Side views: the seed loop's legs (left) and offline ``footplant`` (right)."""
+    plt = _plt()
+    terrain, legs = run["terrain"], run["legs"]
+    planted, joints = run["footplant"], run["planter"]
+    frames = planted.shape[0]
+    z = np.linspace(planted[:, 0, 2].min() - 0.6, planted[:, 0, 2].max() + 0.6, 300)
+    fig, axes = plt.subplots(1, 2, figsize=(10.0, 3.6), dpi=DPI, sharey=True)
+    picks = np.linspace(0, frames - 1, 9).round().astype(int)
+    colors = {"left": "C0", "right": "C3"}
+    for ax, label in zip(axes, ("seed 000 loop: rigs.FootPlanter, 60 Hz",
+                                "offline footplant (whole clip)"), strict=True):
+        ax.fill_between(z, terrain.height(np.zeros_like(z), z), -1, color="0.88", zorder=0)
+        ax.plot(z, terrain.height(np.zeros_like(z), z), color="0.45", lw=1)
+        for f in picks:
+            ax.plot(planted[f, 0, 2], planted[f, 0, 1], "ks", ms=3)
+            for k, leg in enumerate(legs):
+                chain = joints[f, k] if ax is axes[0] else planted[f, list(leg.chain)]
+                ax.plot(chain[:, 2], chain[:, 1], "-o", color=colors[leg.side], lw=2, ms=2.5,
+                        alpha=0.85)
+        for k, leg in enumerate(legs):
+            trace = joints[:, k, 2] if ax is axes[0] else planted[:, leg.ankle]
+            ax.plot(trace[:, 2], trace[:, 1], ":", color=colors[leg.side], lw=1)
+        ax.set_title(label, fontsize=9)
+        ax.set_xlabel("z, along the walk (m)")
+        ax.set_aspect("equal")
+        ax.set_ylim(-0.35, 1.25)
+    axes[0].set_ylabel("y (up)")
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    from limbik.viz.plots import save_figure
+
+    save_figure(fig, path, dpi=DPI)
+    plt.close(fig)
+
+
+@scene("foot planter")
+def foot_planter_scene(folder: Path | None) -> list[SceneResult]:
+    """Seed 000's per-frame foot planting (raycast, solve, tween) beside ``footplant``."""
+    run, t = timed(lambda: foot_planter_run("hills"))
+    rows = []
+    for k, leg in enumerate(run["legs"]):
+        hits = run["hits"][:, k]
+        ok = ~np.isnan(hits[:, 0])
+        error = np.linalg.norm(run["planter"][ok, k, 2] - hits[ok], axis=-1)
+        rows.append(SceneResult(f"foot planter {leg.side}", "rigs.FootPlanter (seed 000 loop)",
+                                error <= 0.02, error, np.zeros(error.size, dtype=np.int64),
+                                t if k == 0 else 0.0))
+    if folder is None:
+        return rows
+    foot_planter_picture(run, folder / "foot_planter_hills.png",
+                         "The walk's legs planted frame by frame with seed 000's loop, "
+                         "beside the offline footplant")
+    return _attach(rows, ["foot_planter_hills.png"])
