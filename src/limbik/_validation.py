@@ -66,6 +66,14 @@ def as_points(value: Any, name: str) -> FloatArray:
     return as_float_array(value, name, (3,))
 
 
+def as_point(value: Any, name: str) -> FloatArray:
+    """One point ``(3,)``."""
+    p = as_points(value, name)
+    if p.shape != (3,):
+        raise InvalidInputError(f"{name} must have shape (3,), got {p.shape}", argument=name)
+    return p
+
+
 def as_scalars(value: Any, name: str) -> FloatArray:
     """Scalars of any (broadcastable) shape."""
     return as_float_array(value, name, ())

@@ -20,10 +20,18 @@ from typing import Any
 
 import numpy as np
 
-from limbik._validation import FloatArray, as_points, as_positive, as_scalars, broadcast_shapes
+from limbik._validation import (
+    FloatArray,
+    as_point,
+    as_points,
+    as_positive,
+    as_scalars,
+    broadcast_shapes,
+)
 from limbik.errors import InvalidInputError
 from limbik.geometry.frame import Frame
 from limbik.geometry.quaternion import quaternion_from_axis_angle
+from limbik.solvers import _fabrik_kernels
 
 __all__ = [
     "DEGENERATE_AXIS_TOL",
@@ -490,20 +498,8 @@ def look_at_axes(eye: Vec, target: Vec) -> tuple[Vec, Vec, Vec]:
     Same documented choices: ``eye == target`` looks down −Z; a look straight up or
     down takes world +X (less its look part) as its right vector.
     """
-    dx, dy, dz = target[0] - eye[0], target[1] - eye[1], target[2] - eye[2]
-    n = math.sqrt(dx * dx + dy * dy + dz * dz)
-    lx, ly, lz = (dx / n, dy / n, dz / n) if n > 0.0 else (0.0, 0.0, -1.0)
-    rx, ry, rz = -lz, 0.0, lx  # look × (0, 1, 0)
-    rn = math.sqrt(rx * rx + rz * rz)
-    if rn < 1e-12:
-        rx, ry, rz = 1.0 - lx * lx, -lx * ly, -lx * lz
-        rn = math.sqrt(rx * rx + ry * ry + rz * rz)
-        if rn < 1e-6:
-            rx, ry, rz = -lz * lx, -lz * ly, 1.0 - lz * lz
-            rn = math.sqrt(rx * rx + ry * ry + rz * rz)
-    rx, ry, rz = rx / rn, ry / rn, rz / rn
-    up = (ry * lz - rz * ly, rz * lx - rx * lz, rx * ly - ry * lx)  # right × look
-    return (lx, ly, lz), up, (rx, ry, rz)
+    lx, ly, lz, ux, uy, uz, rx, ry, rz = _fabrik_kernels.look_at(*eye, *target)
+    return (lx, ly, lz), (ux, uy, uz), (rx, ry, rz)
 
 
 def seed_constrain(calc: Vec, line: Vec, up: Vec, right: Vec, left_a: float, right_a: float,
@@ -735,9 +731,7 @@ def fabrik_update(trunk: FabrikChain, branches: Any, start: Any) -> None:
     if not branches or not all(isinstance(b, FabrikChain) for b in branches):
         raise InvalidInputError("branches must be a non-empty sequence of FabrikChain",
                                 argument="branches")
-    s = as_points(start, "start")
-    if s.shape != (3,):
-        raise InvalidInputError(f"start must have shape (3,), got {s.shape}", argument="start")
+    s = as_point(start, "start")
     trunk.origin = Frame.from_translation(s)
     trunk.joints = np.array(trunk.joints, dtype=np.float64)
     trunk.joints[0] = s

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from limbik._validation import FloatArray, as_float, as_float_array, as_points
+from limbik._validation import as_float, as_float_array, as_point
 from limbik.errors import InvalidInputError
 from limbik.geometry.frame import Frame
 from limbik.rigs.smoothing import CriticallyDamped
@@ -23,13 +23,6 @@ from limbik.solvers.solution import Solution
 from limbik.tolerances import MAX_ITERATIONS
 
 __all__ = ["FabrikChainRig", "FabrikTreeRig"]
-
-
-def _point(value: Any, name: str) -> FloatArray:
-    p = as_points(value, name)
-    if p.shape != (3,):
-        raise InvalidInputError(f"{name} must have shape (3,), got {p.shape}", argument=name)
-    return p
 
 
 class FabrikChainRig:
@@ -69,14 +62,14 @@ class FabrikChainRig:
         Returns the :class:`~limbik.Solution`; :attr:`positions` is the new pose.
         """
         dt = as_float(dt, "dt", minimum=0.0)
-        tgt = _point(target, "target")
+        tgt = as_point(target, "target")
         if self._target is None:
             self._target = CriticallyDamped(tgt, self.smooth_time)
         self._target.smooth_time = self.smooth_time
         goal = self._target.step(tgt, dt)
         start = self.positions
         if root is not None:
-            start = start + (_point(root, "root") - start[0])
+            start = start + (as_point(root, "root") - start[0])
         sol = fabrik(start, goal, **self.options)
         self.positions = np.array(sol.positions)
         self.solution = sol
@@ -123,7 +116,7 @@ class FabrikTreeRig:
                                     argument="targets")
         goals = {}
         for j, value in targets.items():
-            tgt = _point(value, f"targets[{j}]")
+            tgt = as_point(value, f"targets[{j}]")
             if j not in self._targets:
                 self._targets[j] = CriticallyDamped(tgt, self.smooth_time)
             spring = self._targets[j]
@@ -131,7 +124,7 @@ class FabrikTreeRig:
             goals[j] = spring.step(tgt, dt)
         start = self.positions
         if root is not None:
-            start = start + (_point(root, "root") - start[0])
+            start = start + (as_point(root, "root") - start[0])
         sol = self.tree.solve(goals, weights=weights, start=start, **self.options)
         self.positions = np.array(sol.positions)
         self.solution = sol

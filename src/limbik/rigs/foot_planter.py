@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from limbik._validation import FloatArray, as_float, as_points
+from limbik._validation import FloatArray, as_float, as_point
 from limbik.errors import InvalidInputError
 from limbik.geometry.frame import Frame
 from limbik.rigs.tween import TweenedFrame, TweenInfo
@@ -106,7 +106,7 @@ class FootPlanter:
             found = np.asarray(point, dtype=np.float64) if bool(hit) else None
         else:
             out = self.raycast(origin.copy(), direction)
-            found = None if out is None else as_points(out, "raycast result")
+            found = None if out is None else as_point(out, "raycast result")
         return origin + direction if found is None else found
 
     def step(self, dt: float, part0: Frame, *, ray_origin: Any = None) -> tuple[Frame, Frame]:
@@ -129,10 +129,7 @@ class FootPlanter:
         dt = as_float(dt, "dt", minimum=0.0)
         part0 = _frame(part0, "part0")
         hip_cf = part0 @ self.hip_rest
-        origin = hip_cf.position if ray_origin is None else as_points(ray_origin, "ray_origin")
-        if origin.shape != (3,):
-            raise InvalidInputError(f"ray_origin must have shape (3,), got {origin.shape}",
-                                    argument="ray_origin")
+        origin = hip_cf.position if ray_origin is None else as_point(ray_origin, "ray_origin")
         position = self._cast(np.array(origin, dtype=np.float64))
         if float(np.linalg.norm(origin - position)) <= self.reach:
             plane, hip_angle, knee_angle = solve_ik(hip_cf, position, self.upper, self.lower)

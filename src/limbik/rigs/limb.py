@@ -10,20 +10,13 @@ from typing import Any
 
 import numpy as np
 
-from limbik._validation import FloatArray, as_float, as_float_array, as_points, choice
+from limbik._validation import as_float, as_float_array, as_point, choice
 from limbik.errors import InvalidInputError
 from limbik.rigs.smoothing import CriticallyDamped
 from limbik.solvers.solution import Solution
 from limbik.solvers.two_bone import two_bone
 
 __all__ = ["TwoBoneRig"]
-
-
-def _point(value: Any, name: str) -> FloatArray:
-    p = as_points(value, name)
-    if p.shape != (3,):
-        raise InvalidInputError(f"{name} must have shape (3,), got {p.shape}", argument=name)
-    return p
 
 
 class TwoBoneRig:
@@ -88,22 +81,24 @@ class TwoBoneRig:
             This frame's animated pose (default: the rest pose moved to ``root``).
         """
         dt = as_float(dt, "dt", minimum=0.0)
-        tgt = _point(target, "target")
+        tgt = as_point(target, "target")
         if animated is None:
-            anim = self.rest if root is None else self.rest + (_point(root, "root") - self.rest[0])
+            anim = self.rest
+            if root is not None:
+                anim = self.rest + (as_point(root, "root") - self.rest[0])
         else:
             anim = as_float_array(animated, "animated", (3,))
             if anim.shape != (3, 3):
                 raise InvalidInputError(f"animated must have shape (3, 3), got {anim.shape}",
                                         argument="animated")
-        base = anim[0] if root is None else _point(root, "root")
+        base = anim[0] if root is None else as_point(root, "root")
         goal = anim[2] + self.weight * (tgt - anim[2])
         if self._goal is None:
             self._goal = CriticallyDamped(goal, self.smooth_time)
         self._goal.smooth_time = self.smooth_time
         smoothed = self._goal.step(goal, dt)
         if pole is not None:
-            p = _point(pole, "pole")
+            p = as_point(pole, "pole")
             if self._pole is None:
                 self._pole = CriticallyDamped(p, self.smooth_time)
             self._pole.smooth_time = self.smooth_time

@@ -96,7 +96,7 @@ def _transport(lx, ly, lz, ux, uy, uz, dx, dy, dz):
 
 
 @_jit
-def _look_at(ax, ay, az, bx, by, bz):
+def look_at(ax, ay, az, bx, by, bz):
     """(look, up, right) of the seed's ``CFrame.new(a, b)``, world up +Y.
 
     The choices of :meth:`limbik.Frame.look_at`: ``a == b`` looks down −Z; a look
@@ -435,7 +435,7 @@ def _forward(p, root, lengths, kinds, params, haxes, frame0, use_constraints, co
         dx, dy, dz = _normalize(dx, dy, dz, lx, ly, lz)
         k = kinds[i]
         if seed_frames and i > 0:
-            lx, ly, lz, ux, uy, uz, rx, ry, rz = _look_at(p[i - 1, 0], p[i - 1, 1], p[i - 1, 2],
+            lx, ly, lz, ux, uy, uz, rx, ry, rz = look_at(p[i - 1, 0], p[i - 1, 1], p[i - 1, 2],
                                                           p[i, 0], p[i, 1], p[i, 2])
         if k != FREE and (i > 0 or constrain_root):
             dx, dy, dz = _apply_constraint(k, params[i], haxes[i], dx, dy, dz,
@@ -679,21 +679,8 @@ def solve_trees(pos, parents, targets, effectors, weights, tol_abs, tol_rel, max
     largest effector distance.
     """
     B = pos.shape[0]
-    n = pos.shape[1]
-    k = effectors.shape[0]
-    use_constraints = False
-    for i in range(kinds.shape[0]):
-        if kinds[i] != FREE and (i + 1 < n and (parents[i + 1] != 0 or constrain_root)):
-            use_constraints = True
-    lengths = np.empty(n)
-    eff_of = np.full(n, -1, dtype=np.int64)
-    for e in range(k):
-        eff_of[effectors[e]] = e
-    active = np.zeros(n, dtype=np.bool_)
-    w = np.zeros(n)
-    acc = np.zeros((n, 3))
-    wacc = np.zeros(n)
-    frames = np.empty((n, 9))
+    use_constraints, lengths, eff_of, active, w, acc, wacc, frames = _tree_setup(
+        parents, effectors, kinds, constrain_root)
     root = np.empty(3)
     for b in range(B):
         p = pos[b]
@@ -728,6 +715,21 @@ def solve_trees(pos, parents, targets, effectors, weights, tol_abs, tol_rel, max
         reached[b] = err <= tol
         error[b] = err
         iterations[b] = it
+
+
+@_jit
+def _tree_setup(parents, effectors, kinds, constrain_root):
+    """Whether any constraint applies, and the scratch arrays of the tree loops."""
+    n = parents.shape[0]
+    use_constraints = False
+    for i in range(kinds.shape[0]):
+        if kinds[i] != FREE and (i + 1 < n and (parents[i + 1] != 0 or constrain_root)):
+            use_constraints = True
+    eff_of = np.full(n, -1, dtype=np.int64)
+    for e in range(effectors.shape[0]):
+        eff_of[effectors[e]] = e
+    return (use_constraints, np.empty(n), eff_of, np.zeros(n, dtype=np.bool_), np.zeros(n),
+            np.zeros((n, 3)), np.zeros(n), np.empty((n, 9)))
 
 
 @_jit
@@ -810,21 +812,8 @@ def tree_pass(pos, parents, targets, effectors, weights, lengths_from, roots, ba
     Forward: roots (B, 3), constraints applied as in :func:`solve_trees`.
     """
     B = pos.shape[0]
-    n = pos.shape[1]
-    k = effectors.shape[0]
-    use_constraints = False
-    for i in range(kinds.shape[0]):
-        if kinds[i] != FREE and (i + 1 < n and (parents[i + 1] != 0 or constrain_root)):
-            use_constraints = True
-    lengths = np.empty(n)
-    eff_of = np.full(n, -1, dtype=np.int64)
-    for e in range(k):
-        eff_of[effectors[e]] = e
-    active = np.zeros(n, dtype=np.bool_)
-    w = np.zeros(n)
-    acc = np.zeros((n, 3))
-    wacc = np.zeros(n)
-    frames = np.empty((n, 9))
+    use_constraints, lengths, eff_of, active, w, acc, wacc, frames = _tree_setup(
+        parents, effectors, kinds, constrain_root)
     for b in range(B):
         _tree_lengths(lengths_from[b], parents, lengths)
         if backward:
@@ -870,7 +859,7 @@ def _tree_forward(p, parents, root, lengths, kinds, params, haxes, frame0, use_c
         rx, ry, rz = f[6], f[7], f[8]
         if seed_frames and use_constraints and q > 0:
             g = parents[q]
-            lx, ly, lz, ux, uy, uz, rx, ry, rz = _look_at(p[g, 0], p[g, 1], p[g, 2],
+            lx, ly, lz, ux, uy, uz, rx, ry, rz = look_at(p[g, 0], p[g, 1], p[g, 2],
                                                           p[q, 0], p[q, 1], p[q, 2])
         dx, dy, dz = _normalize(p[j, 0] - p[q, 0], p[j, 1] - p[q, 1], p[j, 2] - p[q, 2],
                                 lx, ly, lz)
