@@ -475,8 +475,6 @@ def compensate_c1_plane(plane_cf: Frame, c1_x: Any, l1: Any, l2: Any, *,
 # ----------------------------------------------------------------------------- FABRIK
 Vec = tuple[float, float, float]
 
-_TOP: Vec = (0.0, 1.0, 0.0)
-
 
 def _v(p: Any) -> Vec:
     return (float(p[0]), float(p[1]), float(p[2]))
@@ -506,52 +504,14 @@ def seed_constrain(calc: Vec, line: Vec, up: Vec, right: Vec, left_a: float, rig
                    up_a: float, down_a: float) -> Vec:
     """Seed 003's ``chain:constrain(calc, line, cf)`` on plain floats, line by line.
 
-    ``up``/``right`` are ``cf``'s UpVector and RightVector. Where the Lua would divide
-    by zero (``calc`` exactly perpendicular to ``line``, so the cone's cross-section
-    has no size), the result is the limit from either side, ``line.unit · |calc|``;
-    a zero ``line`` leaves ``calc`` as it is.
+    The compiled port shared with ``EllipticalCone(method="seed")``. ``up``/``right``
+    are ``cf``'s UpVector and RightVector; ``line`` need not be a unit vector. Where
+    the Lua would divide by zero (``calc`` exactly perpendicular to ``line``, so the
+    cone's cross-section has no size), the result is the limit from either side,
+    ``line.unit · |calc|``; a zero ``line`` leaves ``calc`` as it is.
     """
-    lm = _mag(line)
-    if lm == 0.0:
-        return calc
-    scalar = (calc[0] * line[0] + calc[1] * line[1] + calc[2] * line[2]) / lm
-    unit = (line[0] / lm, line[1] / lm, line[2] / lm)
-    proj = (scalar * unit[0], scalar * unit[1], scalar * unit[2])
-    # table.sort of {Top, Bottom} and {Right, Left} by distance to calc: swap only when
-    # the second is strictly closer
-    down = (-up[0], -up[1], -up[2])
-    upvec = down if _mag((down[0] - calc[0], down[1] - calc[1], down[2] - calc[2])) < _mag(
-        (up[0] - calc[0], up[1] - calc[1], up[2] - calc[2])) else up
-    left = (-right[0], -right[1], -right[2])
-    rightvec = left if _mag((left[0] - calc[0], left[1] - calc[1], left[2] - calc[2])) < _mag(
-        (right[0] - calc[0], right[1] - calc[1], right[2] - calc[2])) else right
-    adjust = (calc[0] - proj[0], calc[1] - proj[1], calc[2] - proj[2])
-    if scalar < 0:
-        proj = (-proj[0], -proj[1], -proj[2])
-    xaspect = adjust[0] * rightvec[0] + adjust[1] * rightvec[1] + adjust[2] * rightvec[2]
-    yaspect = adjust[0] * upvec[0] + adjust[1] * upvec[1] + adjust[2] * upvec[2]
-    pm = _mag(proj)
-    if pm == 0.0:
-        m = _mag(calc)
-        return (unit[0] * m, unit[1] * m, unit[2] * m)
-    lb = -(pm * math.tan(left_a))
-    rb = pm * math.tan(right_a)
-    ub = pm * math.tan(up_a)
-    db = -(pm * math.tan(down_a))
-    xbound = rb if xaspect >= 0 else lb
-    ybound = ub if yaspect >= 0 else db
-    ellipse = xaspect ** 2 / xbound ** 2 + yaspect ** 2 / ybound ** 2
-    inbounds = ellipse <= 1 and scalar >= 0
-    if inbounds:
-        return calc
-    a = math.atan2(yaspect, xaspect)
-    x = xbound * math.cos(a)
-    y = ybound * math.sin(a)
-    f = (proj[0] + rightvec[0] * x + upvec[0] * y, proj[1] + rightvec[1] * x + upvec[1] * y,
-         proj[2] + rightvec[2] * x + upvec[2] * y)
-    fm = _mag(f)
-    m = _mag(calc)
-    return (f[0] / fm * m, f[1] / fm * m, f[2] / fm * m)
+    return _fabrik_kernels.constrain_seed(*calc, *line, *up, *right, left_a, right_a, up_a,
+                                          down_a)
 
 
 class FabrikChain:

@@ -291,25 +291,33 @@ def _constrain_ellipse(tl, tr, tu, td, dx, dy, dz, lx, ly, lz, ux, uy, uz, rx, r
 
 
 @_jit
+def _dist(ax, ay, az, bx, by, bz):
+    return math.sqrt((ax - bx) ** 2 + (ay - by) ** 2 + (az - bz) ** 2)
+
+
+@_jit
 def constrain_seed(cx, cy, cz, lx, ly, lz, ux, uy, uz, rx, ry, rz, left, right, up, down):
     """Port of the seed's ``chain:constrain(calc, line, cf)`` (Lua), line by line.
 
-    ``calc`` is the bone vector, ``line`` the unit cone axis, ``u``/``r`` the
-    frame's up and right; angles in radians. Returns the constrained vector
-    (same length as ``calc``). The only deviation: a bone exactly perpendicular
-    to the axis (zero projection, where the Lua divides 0/0) uses a unit
-    projection, the limit as the bone approaches 90° from the front.
+    ``calc`` is the bone vector, ``line`` the cone axis (any length), ``u``/``r`` the
+    frame's up and right; angles in radians. Returns the constrained vector (same
+    length as ``calc``). ``table.sort`` of {Top, Bottom} and {Right, Left} by
+    distance to ``calc`` swaps only when the second is strictly closer. Where the
+    Lua divides by zero (``calc`` exactly perpendicular to ``line``: the cone's
+    cross-section has no size) the result is the limit from either side,
+    ``line.unit · |calc|``; a zero ``line`` leaves ``calc`` as it is.
     """
-    scalar = cx * lx + cy * ly + cz * lz
-    projx = scalar * lx
-    projy = scalar * ly
-    projz = scalar * lz
-    # the closer of up/down and of right/left to calc (table.sort by distance)
-    if (-ux - cx) ** 2 + (-uy - cy) ** 2 + (-uz - cz) ** 2 < (ux - cx) ** 2 + (uy - cy) ** 2 + (
-            uz - cz) ** 2:
+    lm = math.sqrt(lx * lx + ly * ly + lz * lz)
+    if lm == 0.0:
+        return cx, cy, cz
+    scalar = (cx * lx + cy * ly + cz * lz) / lm
+    nx, ny, nz = lx / lm, ly / lm, lz / lm
+    projx = scalar * nx
+    projy = scalar * ny
+    projz = scalar * nz
+    if _dist(-ux, -uy, -uz, cx, cy, cz) < _dist(ux, uy, uz, cx, cy, cz):
         ux, uy, uz = -ux, -uy, -uz
-    if (-rx - cx) ** 2 + (-ry - cy) ** 2 + (-rz - cz) ** 2 < (rx - cx) ** 2 + (ry - cy) ** 2 + (
-            rz - cz) ** 2:
+    if _dist(-rx, -ry, -rz, cx, cy, cz) < _dist(rx, ry, rz, cx, cy, cz):
         rx, ry, rz = -rx, -ry, -rz
     adjx = cx - projx
     adjy = cy - projy
@@ -319,16 +327,16 @@ def constrain_seed(cx, cy, cz, lx, ly, lz, ux, uy, uz, rx, ry, rz, left, right, 
     xaspect = adjx * rx + adjy * ry + adjz * rz
     yaspect = adjx * ux + adjy * uy + adjz * uz
     pm = math.sqrt(projx * projx + projy * projy + projz * projz)
+    m = math.sqrt(cx * cx + cy * cy + cz * cz)
     if pm == 0.0:
-        projx, projy, projz = lx, ly, lz
-        pm = 1.0
+        return nx * m, ny * m, nz * m
     lb = -(pm * math.tan(left))
     rb = pm * math.tan(right)
     ub = pm * math.tan(up)
     db = -(pm * math.tan(down))
     xbound = rb if xaspect >= 0.0 else lb
     ybound = ub if yaspect >= 0.0 else db
-    ellipse = xaspect * xaspect / (xbound * xbound) + yaspect * yaspect / (ybound * ybound)
+    ellipse = xaspect ** 2 / xbound ** 2 + yaspect ** 2 / ybound ** 2
     inbounds = ellipse <= 1.0 and scalar >= 0.0
     if inbounds:
         return cx, cy, cz
@@ -338,9 +346,8 @@ def constrain_seed(cx, cy, cz, lx, ly, lz, ux, uy, uz, rx, ry, rz, left, right, 
     fx = projx + rx * x + ux * y
     fy = projy + ry * x + uy * y
     fz = projz + rz * x + uz * y
-    m = math.sqrt(cx * cx + cy * cy + cz * cz)
-    fx, fy, fz = _normalize(fx, fy, fz, lx, ly, lz)
-    return fx * m, fy * m, fz * m
+    fm = math.sqrt(fx * fx + fy * fy + fz * fz)
+    return fx / fm * m, fy / fm * m, fz / fm * m
 
 
 @_jit
