@@ -167,6 +167,9 @@ def test_fabrik_chain_fields_are_the_seeds():
     np.testing.assert_array_equal(chain.target, [1, 1, 0])
     chain.joints[1] = 9.0  # the caller's array is not aliased
     assert joints[1, 0] == 0.0
+    chain.origin = np.array([0.0, 0.5, 0.0])  # a point works as well as CFrame.new(point)
+    chain.forward()
+    np.testing.assert_array_equal(chain.joints[0], [0.0, 0.5, 0.0])
 
 
 def test_fabrik_chain_solve_matches_the_lua_on_random_chains():

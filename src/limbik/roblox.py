@@ -522,7 +522,8 @@ class FabrikChain:
     :class:`Frame` at ``joints[0]``, identity rotation: ``CFrame.new(joints[1])``),
     ``totallength``, ``constrained`` (False) and the cone half-angles ``left``,
     ``right``, ``up``, ``down`` in radians, each in (0, π/2) when ``constrained``.
-    All fields may be reassigned between calls, as the seed's ``update()`` does.
+    All fields may be reassigned between calls, as the seed's ``update()`` does
+    (``origin`` to a Frame or a point).
 
     Methods: :meth:`backward`, :meth:`forward`, :meth:`solve` (up to 11 iterations:
     ``bcount > 10``) and :meth:`constrain`. When ``constrained`` is True,
@@ -565,6 +566,15 @@ class FabrikChain:
             raise InvalidInputError(f"joints must have shape ({self.n}, 3), got {j.shape}",
                                     argument="joints")
         return [_v(p) for p in j]
+
+    def _root(self) -> Vec:
+        """``self.origin.p``; ``origin`` may also be set to a point (3,)."""
+        if isinstance(self.origin, Frame):
+            if self.origin.shape != ():
+                raise InvalidInputError("origin must be one unbatched Frame or a point (3,)",
+                                        argument="origin")
+            return _v(self.origin.position)
+        return _v(as_point(self.origin, "origin"))
 
     def _write(self, pts: list[Vec]) -> None:
         self.joints = np.array(pts, dtype=np.float64)
@@ -618,7 +628,7 @@ class FabrikChain:
     def forward(self) -> None:
         """Forward reaching: the root on ``origin``'s position, then each joint outward."""
         j = self._read()
-        self._forward(j, _v(self.origin.position))
+        self._forward(j, self._root())
         self._write(j)
 
     def solve(self) -> None:
@@ -631,7 +641,7 @@ class FabrikChain:
                 r = _mag((t[0] - j[i][0], t[1] - j[i][1], t[2] - j[i][2]))
                 j[i + 1] = _lerp_points(j[i], t, float(self.lengths[i]) / r)
         else:
-            root = _v(self.origin.position)
+            root = self._root()
             bcount = 0
             e = j[self.n - 1]
             dif = _mag((e[0] - t[0], e[1] - t[1], e[2] - t[2]))
