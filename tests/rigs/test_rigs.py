@@ -87,6 +87,21 @@ def test_two_bone_rig_without_smoothing_is_two_bone_each_frame():
         np.testing.assert_allclose(sol.positions, ref.positions, atol=1e-12)
 
 
+def test_two_bone_rig_root_frame_bends_as_the_seed_solver():
+    rig = TwoBoneRig(REST)
+    origin = Frame.from_euler_xyz(0.2, 0.5, -0.1)
+    target = np.array([0.4, -1.1, -0.6])
+    sol = rig.step(1 / 60, target, root_frame=origin)
+    l1 = float(np.linalg.norm(REST[1] - REST[0]))
+    l2 = float(np.linalg.norm(REST[2] - REST[1]))
+    plane, s, e = roblox.solve_ik(origin, target, l1, l2)
+    upper, _ = roblox.build_arm(plane, s, e, l1, l2)
+    np.testing.assert_allclose(sol.positions[1], upper.apply([0.0, -l1 / 2, 0.0]), atol=1e-9)
+    np.testing.assert_allclose(sol.positions[2], target, atol=1e-9)
+    with pytest.raises(InvalidInputError, match="at most one of pole and root_frame"):
+        rig.step(0.1, target, pole=[0, 0, -1], root_frame=origin)
+
+
 def test_two_bone_rig_weight_blends_from_the_animation():
     rig = TwoBoneRig(REST, weight=0.0)
     sol = rig.step(0.1, [0.5, -1.0, -0.5])

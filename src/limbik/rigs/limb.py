@@ -12,6 +12,7 @@ import numpy as np
 
 from limbik._validation import as_float, as_float_array, as_point, choice
 from limbik.errors import InvalidInputError
+from limbik.geometry.frame import Frame
 from limbik.rigs.smoothing import CriticallyDamped
 from limbik.solvers.solution import Solution
 from limbik.solvers.two_bone import two_bone
@@ -63,7 +64,7 @@ class TwoBoneRig:
         self.solution: Solution | None = None
 
     def step(self, dt: float, target: Any, *, root: Any = None, pole: Any = None,
-             animated: Any = None) -> Solution:
+             root_frame: Frame | None = None, animated: Any = None) -> Solution:
         """Advance ``dt`` seconds and solve.
 
         Parameters
@@ -77,6 +78,9 @@ class TwoBoneRig:
         pole : array_like, shape (3,), optional
             The bend side (``IKControl.Pole``); without one the animated mid joint is
             the reference, so the limb keeps its animated bend.
+        root_frame : Frame, optional
+            Bend by seed 000's rolled plane of this frame instead (the shoulder or hip
+            CFrame, as :func:`limbik.two_bone`'s ``root_frame``); not with ``pole``.
         animated : array_like, shape (3, 3), optional
             This frame's animated pose (default: the rest pose moved to ``root``).
         """
@@ -97,7 +101,13 @@ class TwoBoneRig:
             self._goal = CriticallyDamped(goal, self.smooth_time)
         self._goal.smooth_time = self.smooth_time
         smoothed = self._goal.step(goal, dt)
-        if pole is not None:
+        if root_frame is not None:
+            if pole is not None:
+                raise InvalidInputError("pass at most one of pole and root_frame",
+                                        argument="root_frame")
+            sol = two_bone(base, smoothed, self.upper, self.lower, root_frame=root_frame,
+                           unreachable=self.unreachable)
+        elif pole is not None:
             p = as_point(pole, "pole")
             if self._pole is None:
                 self._pole = CriticallyDamped(p, self.smooth_time)
