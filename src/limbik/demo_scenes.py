@@ -697,7 +697,7 @@ def foot_planter_picture(run: dict[str, Any], path: Path, title: str) -> None:
     plt.close(fig)
 
 
-@scene("foot planter")
+@scene("footplanter")
 def foot_planter_scene(folder: Path | None) -> list[SceneResult]:
     """Seed 000's per-frame foot planting (raycast, solve, tween) beside ``footplant``."""
     run, t = timed(lambda: foot_planter_run("hills"))
