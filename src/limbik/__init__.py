@@ -24,9 +24,11 @@ from limbik.skeleton import (
     format_bvh,
     parse_bvh,
     read_bvh,
+    read_gltf,
     resample,
     trim,
     write_bvh,
+    write_gltf,
 )
 from limbik.solvers import (
     Cone,
@@ -78,10 +80,12 @@ __all__ = [
     "metrics",
     "parse_bvh",
     "read_bvh",
+    "read_gltf",
     "resample",
     "roblox",
     "rotations_from_positions",
     "trim",
     "two_bone",
     "write_bvh",
+    "write_gltf",
 ]
