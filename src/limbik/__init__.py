@@ -25,10 +25,12 @@ from limbik.skeleton import (
     parse_bvh,
     read_bvh,
     read_gltf,
+    read_motion,
     resample,
     trim,
     write_bvh,
     write_gltf,
+    write_motion,
 )
 from limbik.solvers import (
     Cone,
@@ -81,6 +83,7 @@ __all__ = [
     "parse_bvh",
     "read_bvh",
     "read_gltf",
+    "read_motion",
     "resample",
     "roblox",
     "rotations_from_positions",
@@ -88,4 +91,5 @@ __all__ = [
     "two_bone",
     "write_bvh",
     "write_gltf",
+    "write_motion",
 ]

@@ -4,14 +4,13 @@ meshes and skins after a write, selection of skins and animations, malformed fil
 from __future__ import annotations
 
 import base64
-import functools
 import json
 import struct
-from pathlib import Path
 
 import numpy as np
 import pygltflib
 import pytest
+from gltf_helpers import DATA, accessor_bytes, glb, leg_length, mesh_and_skin_accessors, raw_json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -19,15 +18,7 @@ import limbik
 from limbik.errors import GltfError, InvalidInputError
 from limbik.skeleton.gltf import gltf_contents, read_gltf, write_gltf
 
-DATA = Path(__file__).resolve().parents[1] / "data"
 CHARACTERS = ["cmu_walk", "xia_walk", "mixamo_rig"]
-
-
-def leg_length(motion):
-    legs = limbik.find_legs(motion.skeleton)
-    rest = motion.rest_positions()
-    return float(np.mean([np.linalg.norm(rest[lg.knee] - rest[lg.hip])
-                          + np.linalg.norm(rest[lg.ankle] - rest[lg.knee]) for lg in legs]))
 
 
 @pytest.mark.parametrize("name", CHARACTERS)
@@ -71,41 +62,6 @@ def test_several_animations_need_a_choice_and_the_error_lists_them():
                                                        "animations": ["Idle", "Walk"]}
 
 
-@functools.cache
-def _glb(path):
-    g = pygltflib.GLTF2.load_from_bytes(Path(path).read_bytes())
-    return g, g.binary_blob()
-
-
-def _accessor_bytes(path, index):
-    """The raw bytes an accessor covers (element by element, stride respected)."""
-    g, blob = _glb(path)
-    acc = g.accessors[index]
-    view = g.bufferViews[acc.bufferView]
-    width = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT4": 16}[acc.type]
-    size = {5121: 1, 5123: 2, 5125: 4, 5126: 4, 5120: 1, 5122: 2}[acc.componentType] * width
-    stride = view.byteStride or size
-    start = (view.byteOffset or 0) + (acc.byteOffset or 0)
-    return b"".join(blob[start + k * stride:start + k * stride + size] for k in range(acc.count))
-
-
-def _raw_json(path):
-    """The JSON chunk of a GLB file, as Python objects."""
-    data = Path(path).read_bytes()
-    length, kind = struct.unpack("<II", data[12:20])
-    assert kind == 0x4E4F534A
-    return json.loads(data[20:20 + length])
-
-
-def _mesh_and_skin_accessors(g):
-    out = []
-    for mesh in g.meshes:
-        for prim in mesh.primitives:
-            out += list(vars(prim.attributes).values()) + [prim.indices]
-    out += [s.inverseBindMatrices for s in g.skins]
-    return [a for a in out if isinstance(a, int)]
-
-
 @pytest.mark.parametrize(("name", "animation"), [("cmu_walk", None), ("mixamo_rig", "Walk")])
 def test_written_file_keeps_meshes_skins_and_other_animations_byte_identical(
         tmp_path, name, animation):
@@ -114,16 +70,16 @@ def test_written_file_keeps_meshes_skins_and_other_animations_byte_identical(
     changed = motion.with_rotations(np.roll(motion.rotations, 3, axis=0))
     out = tmp_path / "out.glb"
     write_gltf(changed, out, source=src, animation=animation)
-    before, _ = _glb(src)
-    after, _ = _glb(out)
-    raw_before, raw_after = _raw_json(src), _raw_json(out)
+    before, _ = glb(src)
+    after, _ = glb(out)
+    raw_before, raw_after = raw_json(src), raw_json(out)
     for key in ("meshes", "skins", "materials", "nodes", "scenes", "asset"):
         assert raw_before.get(key) == raw_after.get(key), key
-    accessors = _mesh_and_skin_accessors(before)
+    accessors = mesh_and_skin_accessors(before)
     assert accessors
     for a in accessors:
         assert before.accessors[a] == after.accessors[a]
-        assert _accessor_bytes(src, a) == _accessor_bytes(out, a)
+        assert accessor_bytes(src, a) == accessor_bytes(out, a)
     # the original binary chunk is a prefix of the new one
     assert after.binary_blob()[:len(before.binary_blob())] == before.binary_blob()
     for k, anim in enumerate(raw_before["animations"]):
@@ -131,7 +87,7 @@ def test_written_file_keeps_meshes_skins_and_other_animations_byte_identical(
             assert raw_after["animations"][k] == anim
             for sampler in anim["samplers"]:
                 for a in (sampler["input"], sampler["output"]):
-                    assert _accessor_bytes(src, a) == _accessor_bytes(out, a)
+                    assert accessor_bytes(src, a) == accessor_bytes(out, a)
     reloaded = read_gltf(out, animation=animation)
     assert reloaded.names == changed.names
     assert reloaded.skeleton == changed.skeleton

@@ -24,7 +24,8 @@ from limbik.errors import InvalidInputError
 from limbik.skeleton.motion import Motion
 from limbik.skeleton.skeleton import Skeleton
 
-__all__ = ["UNITS", "UP_AXES", "export_axes", "import_axes", "unit_scale"]
+__all__ = ["UNITS", "UP_AXES", "export_axes", "import_axes", "import_height_field",
+           "unit_scale"]
 
 #: Metres per unit, for the unit names the readers and the command line accept.
 UNITS = {"m": 1.0, "dm": 0.1, "cm": 0.01, "mm": 0.001, "km": 1000.0, "in": 0.0254,
@@ -108,3 +109,27 @@ def export_axes(motion: Motion, *, up: str = "y", scale: float = 1.0) -> Motion:
     if axis == "y":
         return _convert(motion, lambda p: p, lambda q: q, factor, divide=True)
     return _convert(motion, _points_y_to_z, _quats_y_to_z, factor, divide=True)
+
+
+def import_height_field(heights: object, cell_size: float, origin: tuple[float, float], *,
+                        up: str = "y", scale: float = 1.0
+                        ) -> tuple[FloatArray, float, tuple[float, float]]:
+    """A height field given in a file's frame, in limbik's: ``(heights, cell, (x0, z0))``.
+
+    In the file's frame ``heights[i, j]`` is the height (along ``up``) at
+    ``origin + (j, i) · cell_size`` on its two other axes: ``(x, z)`` when Y is up,
+    ``(x, y)`` when Z is up. Z up, rows run along the file's +Y, which is limbik's −Z,
+    so they come back reversed. Heights, spacing and origin are multiplied by ``scale``.
+    """
+    axis = choice(up, "up", UP_AXES)
+    factor = as_float(scale, "scale", minimum=0.0, exclusive=True)
+    h = np.asarray(heights, dtype=np.float64)
+    if h.ndim != 2:
+        raise InvalidInputError(f"heights must be a 2-D array, got shape {h.shape}",
+                                argument="heights")
+    cell = as_float(cell_size, "cell_size", minimum=0.0, exclusive=True)
+    x0, second = (float(v) for v in origin)
+    if axis == "z":
+        h = h[::-1]
+        second = -(second + (h.shape[0] - 1) * cell)
+    return h * factor, cell * factor, (x0 * factor, second * factor)
