@@ -162,6 +162,14 @@ def _cmd_view(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_blender_addon(args: argparse.Namespace) -> int:
+    from limbik.blender import build_addon
+
+    print(f"wrote {build_addon(args.output)} (install it from Blender's Preferences > "
+          "Add-ons > Install...; limbik must be importable in Blender's Python)")
+    return 0
+
+
 SOLVE_METHODS = ("two_bone", "fabrik", "ccd", "transpose", "pinv", "dls", "svd-dls")
 _JACOBIAN = ("transpose", "pinv", "dls", "svd-dls")
 #: problem-file keys (the long options with ``_`` for ``-``)
@@ -398,6 +406,10 @@ def build_parser() -> argparse.ArgumentParser:
     view.add_argument("--traces", action="store_true", help="draw the feet's paths")
     view.add_argument("--no-ground", action="store_true", help="do not draw the floor")
     view.set_defaults(handler=_cmd_view)
+
+    addon = sub.add_parser("blender-addon", help="write the Blender add-on zip")
+    addon.add_argument("-o", "--output", default="limbik_addon.zip", help="the zip to write")
+    addon.set_defaults(handler=_cmd_blender_addon)
 
     solve = sub.add_parser(
         "solve", help="solve one IK problem given as options or a JSON file",
