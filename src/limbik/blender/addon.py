@@ -169,12 +169,32 @@ def _height_field(context: Any, obj: Any, cell: float) -> Any:
 
 
 # ---------------------------------------------------------------------- operators
-class LIMBIK_OT_footplant(bpy.types.Operator):
+class _ActionWriter:
+    """An operator that writes a new action: ``run`` does the work and returns the
+    message; errors are reported in Blender's status bar and cancel the operator."""
+
+    bl_options: ClassVar[set[str]] = {"REGISTER", "UNDO"}
+
+    def run(self, context: Any) -> str:
+        raise NotImplementedError
+
+    def execute(self, context: Any) -> set[str]:
+        from limbik.errors import LimbikError
+
+        try:
+            message = self.run(context)
+        except (LimbikError, ValueError) as exc:
+            self.report({"ERROR"}, f"limbik: {exc}")  # type: ignore[attr-defined]
+            return {"CANCELLED"}
+        self.report({"INFO"}, f"limbik: {message}")  # type: ignore[attr-defined]
+        return {"FINISHED"}
+
+
+class LIMBIK_OT_footplant(_ActionWriter, bpy.types.Operator):
     """Plant the active armature's feet on the ground or a mesh; writes a new action"""
 
     bl_idname = "limbik.footplant"
     bl_label = "Plant Feet (limbik)"
-    bl_options: ClassVar[set[str]] = {"REGISTER", "UNDO"}
 
     ground: bpy.props.StringProperty(  # type: ignore[valid-type]
         name="Ground mesh", default="",
@@ -186,46 +206,36 @@ class LIMBIK_OT_footplant(bpy.types.Operator):
         name="New action", default="", description="Name of the new action "
         "(empty: the source action's name + '_planted')")
 
-    def execute(self, context: Any) -> set[str]:
-        from limbik.errors import LimbikError
+    def run(self, context: Any) -> str:
         from limbik.placement.footplant import footplant
         from limbik.placement.terrain import Terrain
         from limbik.skeleton.limbs import find_legs
 
-        try:
-            arm = _armature(context)
-            source = _action(arm)
-            motion, names, parents, rest, pose, frames = _motion(context, arm)
-            legs = find_legs(motion.skeleton)
-            if self.ground:
-                obj = bpy.data.objects.get(self.ground)
-                if obj is None or obj.type != "MESH":
-                    raise ValueError(f"ground must name a mesh object, got {self.ground!r}")
-                rest_pos = motion.rest_positions()
-                leg = float(np.mean([np.linalg.norm(rest_pos[lg.knee] - rest_pos[lg.hip])
-                                     + np.linalg.norm(rest_pos[lg.ankle] - rest_pos[lg.knee])
-                                     for lg in legs]))
-                terrain = _height_field(context, obj, self.cell_size or leg / 20.0)
-            else:
-                terrain = Terrain.flat(0.0)
-            result, report = footplant(motion, terrain, legs=legs)
-            _write_action(arm, source, self.action_name or f"{source.name}_planted", result,
-                          names, parents, rest, pose, frames)
-        except (LimbikError, ValueError) as exc:
-            self.report({"ERROR"}, f"limbik: {exc}")
-            return {"CANCELLED"}
+        arm = _armature(context)
+        source = _action(arm)
+        motion, names, parents, rest, pose, frames = _motion(context, arm)
+        legs = find_legs(motion.skeleton)
+        if self.ground:
+            obj = bpy.data.objects.get(self.ground)
+            if obj is None or obj.type != "MESH":
+                raise ValueError(f"ground must name a mesh object, got {self.ground!r}")
+            lengths = motion.skeleton.bone_lengths()
+            leg = float(np.mean([lengths[lg.knee] + lengths[lg.ankle] for lg in legs]))
+            terrain = _height_field(context, obj, self.cell_size or leg / 20.0)
+        else:
+            terrain = Terrain.flat(0.0)
+        result, report = footplant(motion, terrain, legs=legs)
+        _write_action(arm, source, self.action_name or f"{source.name}_planted", result,
+                      names, parents, rest, pose, frames)
         skate = report.after.get("left_skate", 0.0) + report.after.get("right_skate", 0.0)
-        self.report({"INFO"}, f"limbik: planted {len(frames)} frames on {terrain.name}; "
-                    f"foot skate after {skate:.3g}")
-        return {"FINISHED"}
+        return f"planted {len(frames)} frames on {terrain.name}; foot skate after {skate:.3g}"
 
 
-class LIMBIK_OT_two_bone_ik(bpy.types.Operator):
+class LIMBIK_OT_two_bone_ik(_ActionWriter, bpy.types.Operator):
     """Solve two-bone IK so the active pose bone's head reaches a target; new action"""
 
     bl_idname = "limbik.two_bone_ik"
     bl_label = "Two-Bone IK (limbik)"
-    bl_options: ClassVar[set[str]] = {"REGISTER", "UNDO"}
 
     target: bpy.props.StringProperty(  # type: ignore[valid-type]
         name="Target", default="",
@@ -238,42 +248,34 @@ class LIMBIK_OT_two_bone_ik(bpy.types.Operator):
         name="New action", default="",
         description="Name of the new action (empty: the source action's name + '_ik')")
 
-    def execute(self, context: Any) -> set[str]:
-        from limbik.errors import LimbikError
+    def run(self, context: Any) -> str:
         from limbik.skeleton.apply import apply_ik
         from limbik.solvers.two_bone import two_bone
 
-        try:
-            arm = _armature(context)
-            bone = context.active_pose_bone
-            if bone is None or bone.id_data != arm:
-                raise ValueError("select the bone whose head should reach the target "
-                                 "(the end of a two-bone chain) in Pose mode")
-            source = _action(arm)
-            motion, names, parents, rest, pose, frames = _motion(context, arm)
-            end = names.index(bone.name)
-            mid = parents[end]
-            root = parents[mid] if mid > 0 else -1
-            if root < 0:
-                raise ValueError(f"bone {bone.name!r} needs a parent and a grandparent")
-            target = _track(context, self.target, frames)
-            pole = _track(context, self.pole, frames) if self.pole else None
-            world = motion.world_positions()
-            lengths = motion.skeleton.bone_lengths()
-            hints: dict[str, Any] = ({"pole": pole} if pole is not None
-                                     else {"reference": world[:, mid]})
-            solution = two_bone(world[:, root], target, float(lengths[mid]),
-                                float(lengths[end]), **hints)
-            solved = apply_ik(motion, {mid: solution.positions[:, 1],
-                                       end: solution.positions[:, 2]})
-            _write_action(arm, source, self.action_name or f"{source.name}_ik", solved,
-                          names, parents, rest, pose, frames)
-        except (LimbikError, ValueError) as exc:
-            self.report({"ERROR"}, f"limbik: {exc}")
-            return {"CANCELLED"}
-        reached = int(np.sum(solution.reached))
-        self.report({"INFO"}, f"limbik: target reached in {reached} of {len(frames)} frames")
-        return {"FINISHED"}
+        arm = _armature(context)
+        bone = context.active_pose_bone
+        if bone is None or bone.id_data != arm:
+            raise ValueError("select the bone whose head should reach the target "
+                             "(the end of a two-bone chain) in Pose mode")
+        source = _action(arm)
+        motion, names, parents, rest, pose, frames = _motion(context, arm)
+        end = names.index(bone.name)
+        mid = parents[end]
+        root = parents[mid] if mid > 0 else -1
+        if root < 0:
+            raise ValueError(f"bone {bone.name!r} needs a parent and a grandparent")
+        target = _track(context, self.target, frames)
+        world = motion.world_positions()
+        hints: dict[str, Any] = ({"pole": _track(context, self.pole, frames)} if self.pole
+                                 else {"reference": world[:, mid]})
+        lengths = motion.skeleton.bone_lengths()
+        solution = two_bone(world[:, root], target, float(lengths[mid]), float(lengths[end]),
+                            **hints)
+        solved = apply_ik(motion, {mid: solution.positions[:, 1],
+                                   end: solution.positions[:, 2]})
+        _write_action(arm, source, self.action_name or f"{source.name}_ik", solved, names,
+                      parents, rest, pose, frames)
+        return f"target reached in {int(np.sum(solution.reached))} of {len(frames)} frames"
 
 
 def _track(context: Any, name: str, frames: list[int]) -> np.ndarray:

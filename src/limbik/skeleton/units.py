@@ -89,26 +89,26 @@ def _convert(motion: Motion, points: Callable[[FloatArray], FloatArray],
         joint_translations={j: length(v) for j, v in motion.joint_translations.items()})
 
 
-def import_axes(motion: Motion, *, up: str = "y", scale: float = 1.0) -> Motion:
-    """A motion read in a file's frame, in limbik's: Y up, lengths times ``scale``."""
+def _change(motion: Motion, up: str, scale: float, *, to_file: bool) -> Motion:
     axis = choice(up, "up", UP_AXES)
     factor = as_float(scale, "scale", minimum=0.0, exclusive=True)
     if axis == "y" and factor == 1.0:
         return motion
     if axis == "y":
-        return _convert(motion, lambda p: p, lambda q: q, factor, divide=False)
+        return _convert(motion, lambda p: p, lambda q: q, factor, divide=to_file)
+    if to_file:
+        return _convert(motion, _points_y_to_z, _quats_y_to_z, factor, divide=True)
     return _convert(motion, _points_z_to_y, _quats_z_to_y, factor, divide=False)
+
+
+def import_axes(motion: Motion, *, up: str = "y", scale: float = 1.0) -> Motion:
+    """A motion read in a file's frame, in limbik's: Y up, lengths times ``scale``."""
+    return _change(motion, up, scale, to_file=False)
 
 
 def export_axes(motion: Motion, *, up: str = "y", scale: float = 1.0) -> Motion:
     """The inverse of :func:`import_axes`: limbik's frame back to the file's."""
-    axis = choice(up, "up", UP_AXES)
-    factor = as_float(scale, "scale", minimum=0.0, exclusive=True)
-    if axis == "y" and factor == 1.0:
-        return motion
-    if axis == "y":
-        return _convert(motion, lambda p: p, lambda q: q, factor, divide=True)
-    return _convert(motion, _points_y_to_z, _quats_y_to_z, factor, divide=True)
+    return _change(motion, up, scale, to_file=True)
 
 
 def import_height_field(heights: object, cell_size: float, origin: tuple[float, float], *,
