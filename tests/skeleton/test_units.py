@@ -82,3 +82,16 @@ def test_legs_are_found_after_reading_a_z_up_centimetre_clip():
     back = import_axes(file_motion, up="z", scale=0.01)
     assert limbik.find_legs(back.skeleton) == limbik.find_legs(walk.skeleton)
     assert np.allclose(back.world_positions(), walk.world_positions(), rtol=1e-14, atol=1e-14)
+
+
+def test_bvh_read_and_write_take_the_files_frame(tmp_path):
+    """write_bvh(up="z", scale=0.01) writes the Z-up centimetre file that read_bvh with
+    the same arguments reads back to the motion (exact axes, one rounding of scale)."""
+    motion = random_motion(7)
+    limbik.write_bvh(motion, tmp_path / "z.bvh", up="z", scale=0.01)
+    raw = limbik.read_bvh(tmp_path / "z.bvh")
+    assert np.allclose(raw.world_positions(), export_axes(motion, up="z", scale=0.01)
+                       .world_positions(), rtol=1e-12, atol=1e-12)
+    back = limbik.read_bvh(tmp_path / "z.bvh", up="z", scale=0.01)
+    assert np.allclose(back.world_positions(), motion.world_positions(), rtol=1e-12,
+                       atol=1e-12)

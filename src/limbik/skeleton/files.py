@@ -18,7 +18,7 @@ from limbik.errors import InvalidInputError
 from limbik.skeleton.bvh import read_bvh, write_bvh
 from limbik.skeleton.gltf import read_gltf, write_gltf
 from limbik.skeleton.motion import Motion
-from limbik.skeleton.units import UP_AXES, export_axes, import_axes, unit_scale
+from limbik.skeleton.units import UP_AXES, unit_scale
 
 __all__ = ["MOTION_FORMATS", "motion_format", "read_motion", "write_motion"]
 
@@ -59,7 +59,7 @@ def read_motion(path: str | Path, *, up: str = "y", unit: str | float | None = N
     if fmt == "gltf":
         return read_gltf(path, skin=skin, animation=animation, fps=fps, up=up, scale=scale)
     _gltf_only(fmt, skin=skin, animation=animation, fps=fps)
-    return import_axes(read_bvh(path), up=up, scale=scale)
+    return read_bvh(path, up=up, scale=scale)
 
 
 def write_motion(motion: Motion, path: str | Path, *, source: str | Path | None = None,
@@ -83,4 +83,4 @@ def write_motion(motion: Motion, path: str | Path, *, source: str | Path | None 
         write_gltf(motion, path, source=source, skin=skin, animation=animation, up=up,
                    scale=scale)
         return
-    write_bvh(export_axes(motion, up=up, scale=scale), path)
+    write_bvh(motion, path, up=up, scale=scale)
