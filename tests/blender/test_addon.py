@@ -24,64 +24,72 @@ from limbik.skeleton import find_legs, read_bvh, write_bvh
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
-# argv: addon zip, bvh, mode ("plant", "mesh" or "ik"), output json
+# argv: addon zip, bvh, output json; runs the three cases in one Blender session
 BLENDER_SCRIPT = r"""
 import builtins, json, sys
 import bpy
 import io_anim_bvh.import_bvh as importer
 importer.open = lambda f, mode="r", *a, **k: builtins.open(f, mode.replace("U", ""), *a, **k)
-addon, bvh, mode, out = sys.argv[sys.argv.index("--") + 1:]
-bpy.ops.wm.read_factory_settings(use_empty=True)
+addon, bvh, out = sys.argv[sys.argv.index("--") + 1:]
 bpy.ops.preferences.addon_install(filepath=addon, overwrite=True)
-bpy.ops.preferences.addon_enable(module="limbik_blender")
-bpy.ops.import_anim.bvh(filepath=bvh, frame_start=1, update_scene_fps=True,
-                        update_scene_duration=True)
-arm = bpy.context.object
-scene = bpy.context.scene
-if mode == "plant":
-    result = bpy.ops.limbik.footplant()
-elif mode == "mesh":
-    bpy.ops.mesh.primitive_plane_add(size=20, location=(0, 0, 0.05))
-    ground = bpy.context.active_object.name
-    bpy.context.view_layer.objects.active = arm
-    result = bpy.ops.limbik.footplant(ground=ground)
-else:
-    bpy.ops.object.mode_set(mode="POSE")
-    bone = arm.pose.bones["LeftAnkle"]
-    arm.data.bones.active = bone.bone
-    scene.cursor.location = (0.1, 0.3, 0.12)
-    result = bpy.ops.limbik.two_bone_ik()
-    bpy.ops.object.mode_set(mode="OBJECT")
-first, last = (int(round(v)) for v in arm.animation_data.action.frame_range)
-frames = []
-for f in range(first, last + 1):
-    scene.frame_set(f)
-    frames.append([list(arm.matrix_world @ b.head) for b in arm.pose.bones])
-json.dump({"result": list(result), "action": arm.animation_data.action.name,
-           "names": [b.name for b in arm.pose.bones], "frames": frames}, open(out, "w"))
+results = {}
+for mode in ("plant", "mesh", "ik"):
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    bpy.ops.preferences.addon_enable(module="limbik_blender")
+    bpy.ops.import_anim.bvh(filepath=bvh, frame_start=1, update_scene_fps=True,
+                            update_scene_duration=True)
+    arm = bpy.context.object
+    scene = bpy.context.scene
+    if mode == "plant":
+        result = bpy.ops.limbik.footplant()
+    elif mode == "mesh":
+        bpy.ops.mesh.primitive_plane_add(size=20, location=(0, 0, 0.05))
+        ground = bpy.context.active_object.name
+        bpy.context.view_layer.objects.active = arm
+        result = bpy.ops.limbik.footplant(ground=ground)
+    else:
+        bpy.ops.object.mode_set(mode="POSE")
+        bone = arm.pose.bones["LeftAnkle"]
+        arm.data.bones.active = bone.bone
+        scene.cursor.location = (0.1, 0.3, 0.12)
+        result = bpy.ops.limbik.two_bone_ik()
+        bpy.ops.object.mode_set(mode="OBJECT")
+    first, last = (int(round(v)) for v in arm.animation_data.action.frame_range)
+    frames = []
+    for f in range(first, last + 1):
+        scene.frame_set(f)
+        frames.append([list(arm.matrix_world @ b.head) for b in arm.pose.bones])
+    results[mode] = {"result": list(result), "action": arm.animation_data.action.name,
+                     "names": [b.name for b in arm.pose.bones], "frames": frames}
+json.dump(results, open(out, "w"))
 """
 
 
-def run_blender(tmp_path, bvh, mode):
+@pytest.fixture(scope="module")
+def blender_results(tmp_path_factory):
+    """The add-on's results on the built-in walk written as BVH: plant, mesh, ik."""
     exe = shutil.which("blender")
     if exe is None:
         pytest.skip("blender is not on PATH (Debian: apt-get install blender)")
-    addon = tmp_path / "limbik_addon.zip"
-    assert main(["blender-addon", "-o", str(addon)]) == 0
-    paths = sysconfig.get_paths()
-    env = {**os.environ, "BLENDER_USER_SCRIPTS": str(tmp_path / "scripts"),
-           "BLENDER_USER_CONFIG": str(tmp_path / "config"),
-           "PYTHONPATH": os.pathsep.join([str(SRC), paths["purelib"], paths["platlib"]])}
     if sys.version_info[:2] != (3, 11):
         pytest.skip("Debian's Blender 3.4 runs Python 3.11; this environment's packages "
                     f"are for {sys.version_info[0]}.{sys.version_info[1]}")
-    out = tmp_path / "blender.json"
+    tmp = tmp_path_factory.mktemp("addon")
+    bvh = tmp / "walk.bvh"
+    write_bvh(walk_cycle(), bvh)
+    addon = tmp / "limbik_addon.zip"
+    assert main(["blender-addon", "-o", str(addon)]) == 0
+    paths = sysconfig.get_paths()
+    env = {**os.environ, "BLENDER_USER_SCRIPTS": str(tmp / "scripts"),
+           "BLENDER_USER_CONFIG": str(tmp / "config"),
+           "PYTHONPATH": os.pathsep.join([str(SRC), paths["purelib"], paths["platlib"]])}
+    out = tmp / "blender.json"
     done = subprocess.run(
         [exe, "-b", "--factory-startup", "--python-use-system-env", "--python-expr",
-         BLENDER_SCRIPT, "--", str(addon), str(bvh), mode, str(out)],
+         BLENDER_SCRIPT, "--", str(addon), str(bvh), str(out)],
         capture_output=True, text=True, timeout=600, check=False, env=env)
     assert out.exists(), done.stdout[-3000:] + done.stderr[-3000:]
-    return json.loads(out.read_text())
+    return read_bvh(bvh), json.loads(out.read_text())
 
 
 def _in_limbik_frame(got, motion):
@@ -97,13 +105,11 @@ def _leg(motion):
     return float(np.mean([lengths[lg.knee] + lengths[lg.ankle] for lg in legs]))
 
 
-def test_addon_plants_a_bvh_imported_action_like_limbik(tmp_path):
-    bvh = tmp_path / "walk.bvh"
-    write_bvh(walk_cycle(), bvh)
-    got = run_blender(tmp_path, bvh, "plant")
+def test_addon_plants_a_bvh_imported_action_like_limbik(blender_results):
+    source, results = blender_results
+    got = results["plant"]
     assert got["result"] == ["FINISHED"]
     assert got["action"].endswith("_planted")
-    source = read_bvh(bvh)
     expected, _ = footplant(source, Terrain.flat(0.0), legs=find_legs(source.skeleton))
     ours = expected.world_positions()
     theirs = _in_limbik_frame(got, source)
@@ -113,25 +119,21 @@ def test_addon_plants_a_bvh_imported_action_like_limbik(tmp_path):
     assert np.abs(ours - source.world_positions()).max() > 1e-3 * _leg(source)
 
 
-def test_addon_plants_on_a_mesh_used_as_a_height_field(tmp_path):
+def test_addon_plants_on_a_mesh_used_as_a_height_field(blender_results):
     """A plane 5 cm above the scene's ground, sampled by rays, plants the clip as limbik
     plants it on flat ground at that height."""
-    bvh = tmp_path / "walk.bvh"
-    write_bvh(walk_cycle(), bvh)
-    got = run_blender(tmp_path, bvh, "mesh")
+    source, results = blender_results
+    got = results["mesh"]
     assert got["result"] == ["FINISHED"]
-    source = read_bvh(bvh)
     expected, _ = footplant(source, Terrain.flat(0.05), legs=find_legs(source.skeleton))
     theirs = _in_limbik_frame(got, source)
     assert np.abs(theirs - expected.world_positions()).max() < 1e-4 * _leg(source)
 
 
-def test_addon_two_bone_ik_reaches_the_cursor(tmp_path):
-    bvh = tmp_path / "walk.bvh"
-    write_bvh(walk_cycle(), bvh)
-    got = run_blender(tmp_path, bvh, "ik")
+def test_addon_two_bone_ik_reaches_the_cursor(blender_results):
+    source, results = blender_results
+    got = results["ik"]
     assert got["result"] == ["FINISHED"]
-    source = read_bvh(bvh)
     theirs = _in_limbik_frame(got, source)
     ankle = source.names.index("LeftAnkle")
     target = np.array([0.1, 0.12, -0.3])  # the cursor (0.1, 0.3, 0.12), Y up

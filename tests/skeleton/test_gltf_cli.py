@@ -56,7 +56,7 @@ def test_footplant_glb_needs_a_glb_output_or_a_bvh(tmp_path, capsys):
 def test_view_reads_a_glb(tmp_path, capsys):
     out = tmp_path / "walk.gif"
     assert main(["view", str(DATA / "mixamo_rig.glb"), "--animation", "1", "--out", str(out),
-                 "--view", "side"]) == 0
+                 "--view", "side", "--fps", "6"]) == 0
     assert out.stat().st_size > 0
     assert main(["view", str(DATA / "mixamo_rig.glb"), "--out", str(out)]) == 1
     assert "0 'Idle', 1 'Walk'" in capsys.readouterr().err

@@ -40,6 +40,7 @@ from limbik.geometry.quaternion import (
 from limbik.skeleton.motion import Motion
 from limbik.skeleton.skeleton import Skeleton
 from limbik.skeleton.units import export_axes, import_axes
+from limbik.tolerances import ANIMATED_TRANSLATION_RTOL
 
 __all__ = ["bone_order", "euler_from_quaternions", "motion_from_armature", "pose_bases"]
 
@@ -118,7 +119,7 @@ def motion_from_armature(names: Sequence[str], parents: Sequence[int], rest: Flo
     _, offsets = local(np.broadcast_to([0.0, 0.0, 0.0, 1.0], q_rest.shape).copy(), p_rest)
     size = max(float(np.max(np.linalg.norm(offsets[1:], axis=-1), initial=0.0)), 1e-300)
     moving = {k: t_local[:, k] for k in range(1, J)
-              if np.max(np.abs(t_local[:, k] - offsets[k])) > 1e-6 * size}
+              if np.max(np.abs(t_local[:, k] - offsets[k])) > ANIMATED_TRANSLATION_RTOL * size}
     end_sites: dict[int, FloatArray] = {}
     if tails is not None:
         tail = np.asarray(tails, dtype=np.float64)

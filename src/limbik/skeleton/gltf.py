@@ -52,6 +52,7 @@ from limbik.geometry.quaternion import (
 from limbik.skeleton.motion import Motion
 from limbik.skeleton.skeleton import Skeleton
 from limbik.skeleton.units import export_axes, import_axes
+from limbik.tolerances import ANIMATED_TRANSLATION_RTOL
 
 __all__ = ["gltf_contents", "read_gltf", "write_gltf"]
 
@@ -522,7 +523,7 @@ def _motion(doc: _Document, rig: _Rig, anim_index: int | None, fps: float | None
     rotations[:, 0] = q_root
     size = max(float(np.max(np.abs(rig.rest_t[1:]), initial=0.0)), 1e-300)
     moving = {k: rig.above_s * trans[:, k] for k in range(1, J)
-              if np.max(np.abs(trans[:, k] - rig.rest_t[k])) > 1e-6 * size}
+              if np.max(np.abs(trans[:, k] - rig.rest_t[k])) > ANIMATED_TRANSLATION_RTOL * size}
     return Motion(skeleton, root, rotations, frame_time, moving), start
 
 
