@@ -24,9 +24,13 @@ from limbik.skeleton import (
     format_bvh,
     parse_bvh,
     read_bvh,
+    read_gltf,
+    read_motion,
     resample,
     trim,
     write_bvh,
+    write_gltf,
+    write_motion,
 )
 from limbik.solvers import (
     Cone,
@@ -78,10 +82,14 @@ __all__ = [
     "metrics",
     "parse_bvh",
     "read_bvh",
+    "read_gltf",
+    "read_motion",
     "resample",
     "roblox",
     "rotations_from_positions",
     "trim",
     "two_bone",
     "write_bvh",
+    "write_gltf",
+    "write_motion",
 ]

@@ -44,7 +44,7 @@ def _cmd_footplant(args: argparse.Namespace) -> int:
 
     from limbik._io import atomic_write
     from limbik.placement.footplant import footplant, terrain_for_clip
-    from limbik.skeleton.bvh import read_bvh, write_bvh
+    from limbik.skeleton.files import read_motion, write_motion
     from limbik.skeleton.limbs import find_legs
 
     if args.input is None:
@@ -54,17 +54,18 @@ def _cmd_footplant(args: argparse.Namespace) -> int:
         source_name = "built-in walk"
         terrain_spec = args.terrain or "hills"
     else:
-        motion = read_bvh(args.input)
+        motion = read_motion(args.input, **_file_frame(args))
         source_name = str(args.input)
         terrain_spec = args.terrain or "flat"
     legs = find_legs(motion.skeleton)
     terrain = terrain_for_clip(terrain_spec, motion, seed=args.seed, cell_size=args.cell_size,
                                origin=tuple(args.terrain_origin), height_scale=args.height_scale,
                                legs=legs)
+    terrain, floor = _terrain_in_file_frame(args, terrain, args.floor)
     worth_showing = motion.num_frames >= 2000 or sys.stderr.isatty()
     bar = _ProgressBar("footplant", enabled=args.progress and worth_showing)
-    result, report = footplant(motion, terrain, legs=legs, floor=args.floor, progress=bar)
-    write_bvh(result, args.output)
+    result, report = footplant(motion, terrain, legs=legs, floor=floor, progress=bar)
+    write_motion(result, args.output, source=args.input, **_file_frame(args))
     written = [str(args.output)]
     if args.report:
         with atomic_write(args.report) as handle:
@@ -82,6 +83,33 @@ def _cmd_footplant(args: argparse.Namespace) -> int:
         print(report.summary())
         print("wrote " + ", ".join(written))
     return 0
+
+
+def _file_frame(args: argparse.Namespace) -> dict[str, Any]:
+    """The input file's frame and glTF selection, as read_motion's keywords."""
+    def name_or_index(value: str | None) -> str | int | None:
+        return int(value) if value is not None and value.isdigit() else value
+
+    return {"up": args.up, "unit": args.unit, "skin": name_or_index(args.skin),
+            "animation": name_or_index(args.animation)}
+
+
+def _terrain_in_file_frame(args: argparse.Namespace, terrain: Any, floor: float | None
+                           ) -> tuple[Any, float | None]:
+    """A terrain file and --floor are given in the clip file's frame and units."""
+    from limbik.skeleton.units import import_height_field, unit_scale
+
+    scale = unit_scale(args.unit)
+    if floor is not None:
+        floor = floor * scale
+    if Path(str(args.terrain)).suffix.lower() in (".npy", ".png") and (
+            args.up != "y" or scale != 1.0):
+        from limbik.placement.terrain import Terrain
+
+        heights, cell, origin = import_height_field(terrain.heights, terrain.cell_size,
+                                                    terrain.origin, up=args.up, scale=scale)
+        terrain = Terrain(heights, cell, origin, name=terrain.name)
+    return terrain, floor
 
 
 def _footplant_picture(path: Path, motion: Any, result: Any, terrain: Any, legs: Any,
@@ -102,10 +130,10 @@ def _footplant_picture(path: Path, motion: Any, result: Any, terrain: Any, legs:
 def _cmd_view(args: argparse.Namespace) -> int:
     import os
 
-    from limbik.skeleton.bvh import read_bvh
+    from limbik.skeleton.files import read_motion
     from limbik.viz.plots import animate_motion
 
-    motion = read_bvh(args.file)
+    motion = read_motion(args.file, **_file_frame(args))
     traces = None
     if args.traces:
         from limbik.skeleton.limbs import find_legs
@@ -131,6 +159,14 @@ def _cmd_view(args: argparse.Namespace) -> int:
     animate_motion(motion, out=args.out, terrain=ground, traces=traces, stride=stride,
                    view=args.view, title=os.path.basename(str(args.file)))
     print(f"wrote {args.out} ({motion.num_frames} frames, every {stride} drawn)")
+    return 0
+
+
+def _cmd_blender_addon(args: argparse.Namespace) -> int:
+    from limbik.blender import build_addon
+
+    print(f"wrote {build_addon(args.output)} (install it from Blender's Preferences > "
+          "Add-ons > Install...; limbik must be importable in Blender's Python)")
     return 0
 
 
@@ -310,6 +346,16 @@ def _cmd_solve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_file_frame_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--up", choices=("y", "z"), default="y",
+                        help="the file's up axis (default y; Blender and Unreal files: z)")
+    parser.add_argument("--unit", help="the file's length unit, converted to metres: m, cm, "
+                        "mm, in, ft, ... or a factor (default: keep the file's units; "
+                        "--floor and terrain files are in the file's units)")
+    parser.add_argument("--skin", help="glTF: the skin to use (name or index)")
+    parser.add_argument("--animation", help="glTF: the animation to use (name or index)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
     parser = argparse.ArgumentParser(
@@ -329,7 +375,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(handler=_cmd_demo)
 
     fp = sub.add_parser("footplant", help="plant a clip's feet on terrain (default: built-in walk)")
-    fp.add_argument("input", nargs="?", help="a BVH clip (default: the built-in walk on hills)")
+    fp.add_argument("input", nargs="?", help="a BVH clip or glTF/GLB character (default: the "
+                    "built-in walk on hills)")
     fp.add_argument("--terrain", help="flat, hills, steps, slope, or a .npy/.png height field "
                     "(default: flat for a clip, hills for the built-in walk)")
     fp.add_argument("--cell-size", type=float, default=1.0, help="terrain file sample spacing")
@@ -339,7 +386,9 @@ def build_parser() -> argparse.ArgumentParser:
     fp.add_argument("--seed", type=int, default=0, help="seed of procedural terrain")
     fp.add_argument("--floor", type=float, default=None, help="the clip's floor height "
                     "(default: estimated)")
-    fp.add_argument("-o", "--output", default="footplant.bvh", help="output BVH")
+    fp.add_argument("-o", "--output", default="footplant.bvh", help="output BVH, or GLB/glTF "
+                    "for a glTF input (a copy of it with the planted animation)")
+    _add_file_frame_options(fp)
     fp.add_argument("--report", help="write the metrics report as JSON here")
     fp.add_argument("--plot", help="write a picture: .png side view, or .gif/.mp4/.html "
                     "animation")
@@ -349,13 +398,18 @@ def build_parser() -> argparse.ArgumentParser:
     fp.set_defaults(handler=_cmd_footplant)
 
     view = sub.add_parser("view", help="animate a BVH clip")
-    view.add_argument("file", help="a BVH clip")
+    view.add_argument("file", help="a BVH clip or a glTF/GLB character")
+    _add_file_frame_options(view)
     view.add_argument("--out", help="write OUT.gif, OUT.mp4 or OUT.html instead of a window")
     view.add_argument("--fps", type=float, default=30.0, help="frames per second drawn")
     view.add_argument("--view", default="3d", choices=("3d", "side", "front", "top"))
     view.add_argument("--traces", action="store_true", help="draw the feet's paths")
     view.add_argument("--no-ground", action="store_true", help="do not draw the floor")
     view.set_defaults(handler=_cmd_view)
+
+    addon = sub.add_parser("blender-addon", help="write the Blender add-on zip")
+    addon.add_argument("-o", "--output", default="limbik_addon.zip", help="the zip to write")
+    addon.set_defaults(handler=_cmd_blender_addon)
 
     solve = sub.add_parser(
         "solve", help="solve one IK problem given as options or a JSON file",

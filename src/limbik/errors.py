@@ -15,6 +15,7 @@ from pathlib import Path
 __all__ = [
     "BVHParseError",
     "DetectionError",
+    "GltfError",
     "InvalidInputError",
     "LimbikError",
     "NonFiniteInputError",
@@ -73,6 +74,11 @@ class ParseError(LimbikError, ValueError):
 
 class BVHParseError(ParseError):
     """A BVH file is malformed."""
+
+
+class GltfError(ParseError):
+    """A glTF/GLB file is malformed, uses something limbik does not read, or does not
+    hold the skin or animation asked for (the message lists what it holds)."""
 
 
 class URDFError(ParseError):

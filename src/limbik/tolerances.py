@@ -47,3 +47,8 @@ JACOBIAN_PATIENCE = 20
 
 #: Default random restarts of the joint-space solvers (tried only while unreached).
 JACOBIAN_RESTARTS = 10
+
+#: A joint translation read from a file counts as animated (kept beside the rest
+#: offset) when it leaves the offset by more than this, relative to the skeleton's
+#: largest offset: exporters' float32 round-off (1e-7 relative) stays below it.
+ANIMATED_TRANSLATION_RTOL = 1e-5

@@ -31,6 +31,7 @@ from limbik.geometry.quaternion import (
 )
 from limbik.skeleton.motion import Motion
 from limbik.skeleton.skeleton import CHANNEL_NAMES, Skeleton
+from limbik.skeleton.units import export_axes, import_axes
 
 __all__ = ["format_bvh", "parse_bvh", "read_bvh", "write_bvh"]
 
@@ -356,12 +357,14 @@ def parse_bvh(text: str, *, source: str = "<string>") -> Motion:
                             f"{type(exc).__name__}: {exc}") from exc
 
 
-def read_bvh(path: str | Path) -> Motion:
+def read_bvh(path: str | Path, *, up: str = "y", scale: float = 1.0) -> Motion:
     """Read a BVH file into a :class:`Motion`.
 
     Text is decoded as UTF-8, falling back to Latin-1. An unreadable file raises
     the usual ``OSError``; a malformed one raises
-    :class:`~limbik.errors.BVHParseError` (never a Motion holding NaN).
+    :class:`~limbik.errors.BVHParseError` (never a Motion holding NaN). ``up`` is
+    the file's up axis and ``scale`` the factor from its lengths to the motion's
+    (see :func:`~limbik.skeleton.units.import_axes`); the defaults keep the file's.
     """
     p = Path(path)
     raw = p.read_bytes()
@@ -369,7 +372,7 @@ def read_bvh(path: str | Path) -> Motion:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         text = raw.decode("latin-1")
-    return parse_bvh(text, source=str(p))
+    return import_axes(parse_bvh(text, source=str(p)), up=up, scale=scale)
 
 
 # ---------------------------------------------------------------------- writing
@@ -508,11 +511,12 @@ def format_bvh(motion: Motion) -> str:
     return "\n".join(out) + "\n"
 
 
-def write_bvh(motion: Motion, path: str | Path) -> None:
+def write_bvh(motion: Motion, path: str | Path, *, up: str = "y", scale: float = 1.0) -> None:
     """Write ``motion`` to a BVH file atomically (temporary file, then rename).
 
     See :func:`format_bvh` for the layout. A failure leaves ``path`` untouched.
+    ``up`` and ``scale`` give the file's frame, as for :func:`read_bvh`.
     """
-    text = format_bvh(motion)
+    text = format_bvh(export_axes(motion, up=up, scale=scale))
     with atomic_write(path, "w", encoding="utf-8", newline="\n") as handle:
         handle.write(text)

@@ -1,0 +1,325 @@
+"""glTF/GLB reading and writing: Blender's own joint positions, sampling, byte-identical
+meshes and skins after a write, selection of skins and animations, malformed files."""
+
+from __future__ import annotations
+
+import base64
+import json
+import struct
+
+import numpy as np
+import pygltflib
+import pytest
+from gltf_helpers import DATA, accessor_bytes, glb, leg_length, mesh_and_skin_accessors, raw_json
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import limbik
+from limbik.errors import GltfError, InvalidInputError
+from limbik.skeleton.gltf import gltf_contents, read_gltf, write_gltf
+
+CHARACTERS = ["cmu_walk", "xia_walk", "mixamo_rig"]
+
+
+@pytest.mark.parametrize("name", CHARACTERS)
+def test_joint_world_positions_equal_blenders_evaluation(name):
+    """Every joint of every frame of every animation sits where Blender put it, within
+    1e-4 of a leg (Blender's Z-up world (x, y, z) is glTF's (x, z, -y))."""
+    reference = json.loads((DATA / f"{name}.json").read_text())
+    for animation, data in reference["animations"].items():
+        motion = read_gltf(DATA / f"{name}.glb", animation=animation
+                           if len(reference["animations"]) > 1 else None)
+        # Blender keys glTF time at frame / scene.render.fps (120), ignoring fps_base
+        assert motion.frame_rate == pytest.approx(reference["fps"], rel=1e-3)
+        assert motion.num_frames == len(data["frames"])
+        ours = motion.world_positions()[:, [motion.names.index(n) for n in reference["names"]]]
+        b = np.array(data["positions"])
+        expected = np.stack([b[..., 0], b[..., 2], -b[..., 1]], axis=-1)
+        err = np.abs(ours - expected).max()
+        assert err < 1e-4 * leg_length(motion), (animation, err)
+
+
+def test_mixamo_rig_legs_are_found_by_name():
+    motion = read_gltf(DATA / "mixamo_rig.glb", animation="Walk")
+    legs = limbik.find_legs(motion.skeleton)
+    assert [motion.names[i] for i in legs[0].chain + (legs[0].toe,)] == [
+        "mixamorig:LeftUpLeg", "mixamorig:LeftLeg", "mixamorig:LeftFoot",
+        "mixamorig:LeftToeBase"]
+    assert motion.names[legs[1].hip] == "mixamorig:RightUpLeg"
+
+
+def test_several_animations_need_a_choice_and_the_error_lists_them():
+    with pytest.raises(GltfError, match=r"2 animations: 0 'Idle', 1 'Walk'"):
+        read_gltf(DATA / "mixamo_rig.glb")
+    by_name = read_gltf(DATA / "mixamo_rig.glb", animation="Walk")
+    by_index = read_gltf(DATA / "mixamo_rig.glb", animation=1)
+    assert np.array_equal(by_name.rotations, by_index.rotations)
+    with pytest.raises(GltfError, match=r"animation 'Run' to name exactly one of"):
+        read_gltf(DATA / "mixamo_rig.glb", animation="Run")
+    with pytest.raises(GltfError, match=r"animation index in \[0, 2\)"):
+        read_gltf(DATA / "mixamo_rig.glb", animation=5)
+    assert gltf_contents(DATA / "mixamo_rig.glb") == {"skins": ["Armature"],
+                                                       "animations": ["Idle", "Walk"]}
+
+
+@pytest.mark.parametrize(("name", "animation"), [("cmu_walk", None), ("mixamo_rig", "Walk")])
+def test_written_file_keeps_meshes_skins_and_other_animations_byte_identical(
+        tmp_path, name, animation):
+    src = DATA / f"{name}.glb"
+    motion = read_gltf(src, animation=animation)
+    changed = motion.with_rotations(np.roll(motion.rotations, 3, axis=0))
+    out = tmp_path / "out.glb"
+    write_gltf(changed, out, source=src, animation=animation)
+    before, _ = glb(src)
+    after, _ = glb(out)
+    raw_before, raw_after = raw_json(src), raw_json(out)
+    for key in ("meshes", "skins", "materials", "nodes", "scenes", "asset"):
+        assert raw_before.get(key) == raw_after.get(key), key
+    accessors = mesh_and_skin_accessors(before)
+    assert accessors
+    for a in accessors:
+        assert before.accessors[a] == after.accessors[a]
+        assert accessor_bytes(src, a) == accessor_bytes(out, a)
+    # the original binary chunk is a prefix of the new one
+    assert after.binary_blob()[:len(before.binary_blob())] == before.binary_blob()
+    for k, anim in enumerate(raw_before["animations"]):
+        if anim["name"] != (animation or anim["name"]):
+            assert raw_after["animations"][k] == anim
+            for sampler in anim["samplers"]:
+                for a in (sampler["input"], sampler["output"]):
+                    assert accessor_bytes(src, a) == accessor_bytes(out, a)
+    reloaded = read_gltf(out, animation=animation)
+    assert reloaded.names == changed.names
+    assert reloaded.skeleton == changed.skeleton
+    assert reloaded.frame_time == changed.frame_time
+    assert reloaded.num_frames == changed.num_frames
+    # stored as float32: equal to that precision, and the same world positions
+    dots = np.abs(np.sum(reloaded.rotations * changed.rotations, axis=-1))
+    assert np.all(dots > 1 - 1e-12)
+    assert np.abs(reloaded.world_positions() - changed.world_positions()).max() < (
+        1e-6 * leg_length(motion))
+
+
+def test_write_into_a_file_without_animations_adds_one(tmp_path):
+    src = tmp_path / "still.glb"
+    g = pygltflib.GLTF2.load_from_bytes((DATA / "cmu_walk.glb").read_bytes())
+    blob = g.binary_blob()
+    g.animations = []
+    g.set_binary_blob(blob)
+    src.write_bytes(b"".join(g.save_to_bytes()))
+    rest = read_gltf(src)
+    assert rest.num_frames == 1
+    motion = read_gltf(DATA / "cmu_walk.glb")
+    write_gltf(motion, tmp_path / "out.glb", source=src, name="planted")
+    assert gltf_contents(tmp_path / "out.glb")["animations"] == ["planted"]
+    back = read_gltf(tmp_path / "out.glb")
+    assert back.num_frames == motion.num_frames
+    assert np.abs(back.world_positions() - motion.world_positions()).max() < 1e-6
+
+
+def test_write_rejects_a_motion_of_another_skeleton(tmp_path):
+    motion = read_gltf(DATA / "cmu_walk.glb")
+    with pytest.raises(InvalidInputError, match="motion must be of skin 0's skeleton"):
+        write_gltf(motion, tmp_path / "x.glb", source=DATA / "mixamo_rig.glb",
+                   animation="Walk")
+    with pytest.raises(InvalidInputError, match=r"path must have the source's format"):
+        write_gltf(motion, tmp_path / "x.gltf", source=DATA / "cmu_walk.glb")
+
+
+# ---------------------------------------------------------------------- synthetic files
+def _synthetic(tmp_path, *, interpolation, times, rotations=None, translations=None,
+               stride=None, sparse=None, json_file=False, uri=None):
+    """A two-joint skin: root (animated translation) and child (animated rotation)."""
+    blob = bytearray()
+    views, accessors = [], []
+
+    def add(array, kind, view_stride=None, **extra):
+        array = np.asarray(array, dtype="<f4")
+        width = array.shape[1] if array.ndim == 2 else 1
+        if view_stride:
+            padded = np.zeros((array.shape[0], view_stride // 4), dtype="<f4")
+            padded[:, :width] = array.reshape(len(array), width)
+            data = padded.tobytes()
+        else:
+            data = array.tobytes()
+        blob.extend(b"\0" * (-len(blob) % 4))
+        views.append(pygltflib.BufferView(buffer=0, byteOffset=len(blob), byteLength=len(data),
+                                          byteStride=view_stride))
+        blob.extend(data)
+        accessors.append(pygltflib.Accessor(bufferView=len(views) - 1, componentType=5126,
+                                            count=len(array), type=kind, **extra))
+        return len(accessors) - 1
+
+    t = add(np.asarray(times)[:, None], "SCALAR")
+    samplers, channels = [], []
+    if rotations is not None:
+        samplers.append(pygltflib.AnimationSampler(input=t, output=add(rotations, "VEC4"),
+                                                   interpolation=interpolation))
+        channels.append(pygltflib.AnimationChannel(
+            sampler=len(samplers) - 1, target=pygltflib.AnimationChannelTarget(
+                node=1, path="rotation")))
+    if translations is not None:
+        out = add(translations, "VEC3", stride)
+        if sparse is not None:
+            rows, values = sparse
+            idx_view = len(views)
+            blob.extend(b"\0" * (-len(blob) % 4))
+            data = np.asarray(rows, dtype="<u2").tobytes()
+            views.append(pygltflib.BufferView(buffer=0, byteOffset=len(blob),
+                                              byteLength=len(data)))
+            blob.extend(data)
+            blob.extend(b"\0" * (-len(blob) % 4))
+            data = np.asarray(values, dtype="<f4").tobytes()
+            views.append(pygltflib.BufferView(buffer=0, byteOffset=len(blob),
+                                              byteLength=len(data)))
+            blob.extend(data)
+            accessors[out].sparse = pygltflib.Sparse(
+                count=len(rows), indices=pygltflib.AccessorSparseIndices(
+                    bufferView=idx_view, componentType=5123),
+                values=pygltflib.AccessorSparseValues(bufferView=idx_view + 1))
+        samplers.append(pygltflib.AnimationSampler(input=t, output=out,
+                                                   interpolation=interpolation))
+        channels.append(pygltflib.AnimationChannel(
+            sampler=len(samplers) - 1, target=pygltflib.AnimationChannelTarget(
+                node=0, path="translation")))
+    g = pygltflib.GLTF2(
+        scene=0, scenes=[pygltflib.Scene(nodes=[0])],
+        nodes=[pygltflib.Node(name="Hips", children=[1], translation=[0, 1, 0]),
+               pygltflib.Node(name="LeftUpLeg", translation=[0.1, -0.1, 0])],
+        skins=[pygltflib.Skin(joints=[0, 1])],
+        animations=[pygltflib.Animation(name="a", channels=channels, samplers=samplers)],
+        accessors=accessors, bufferViews=views,
+        buffers=[pygltflib.Buffer(byteLength=len(blob))])
+    if json_file:
+        g.buffers[0].uri = uri or ("data:application/octet-stream;base64,"
+                                   + base64.b64encode(bytes(blob)).decode())
+        path = tmp_path / "synthetic.gltf"
+        path.write_text(g.to_json())
+        return path, bytes(blob)
+    g.set_binary_blob(bytes(blob))
+    path = tmp_path / "synthetic.glb"
+    path.write_bytes(b"".join(g.save_to_bytes()))
+    return path, bytes(blob)
+
+
+def _axis_quat(axis, angle):
+    axis = np.asarray(axis, float) / np.linalg.norm(axis)
+    return np.concatenate([np.sin(angle / 2) * axis, [np.cos(angle / 2)]])
+
+
+def test_linear_rotations_are_slerped_and_resampled_to_the_key_rate(tmp_path):
+    """Keys 1/10 s apart, with one gap of 3/10 s: frames at 10 fps follow the slerp."""
+    times = np.array([0.0, 0.1, 0.4, 0.5])
+    angles = np.array([0.0, 0.3, 1.5, 1.6])
+    rots = np.array([_axis_quat((1, 0, 0), a) for a in angles])
+    path, _ = _synthetic(tmp_path, interpolation="LINEAR", times=times, rotations=rots)
+    motion = read_gltf(path)
+    assert motion.frame_rate == pytest.approx(10.0) and motion.num_frames == 6
+    angle = 2 * np.arctan2(motion.rotations[:, 1, 0], motion.rotations[:, 1, 3])
+    expected = np.interp(np.arange(6) / 10, times, angles)
+    assert np.abs(angle - expected).max() < 1e-6
+    fast = read_gltf(path, fps=40)
+    assert fast.num_frames == 21
+
+
+def test_step_holds_each_key_until_the_next(tmp_path):
+    times = np.array([0.0, 0.25, 0.5])
+    trans = np.array([[0, 1, 0], [1, 1, 0], [2, 1, 0.5]])
+    path, _ = _synthetic(tmp_path, interpolation="STEP", times=times, translations=trans)
+    motion = read_gltf(path, fps=8)  # samples at 0, 1/8, 2/8, ...
+    assert motion.num_frames == 5
+    assert np.array_equal(motion.root_positions[:, 0], [0, 0, 1, 1, 2])
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.floats(-2, 2), min_size=9, max_size=9), st.floats(0.1, 0.9))
+def test_cubicspline_follows_the_hermite_formula(tmp_path_factory, coefficients, u):
+    """Translation keys with in-tangent, value, out-tangent triples; a sample between
+    two keys equals the cubic Hermite polynomial of the specification."""
+    tmp = tmp_path_factory.mktemp("cubic")
+    c = np.array(coefficients).reshape(3, 3)
+    times = np.array([0.0, 0.5])
+    a0, v0, b0 = c[0], np.array([0.0, 1.0, 0.0]), c[1]
+    a1, v1, b1 = c[2], np.array([1.0, 2.0, -1.0]), c[0]
+    out = np.array([a0, v0, b0, a1, v1, b1])
+    path, _ = _synthetic(tmp, interpolation="CUBICSPLINE", times=times, translations=out)
+    fps = 1.0 / (0.5 * u)  # one sample at u, then past the end
+    motion = read_gltf(path, fps=fps)
+    v0, b0, a1, v1 = (np.asarray(x, np.float32).astype(float) for x in (v0, b0, a1, v1))
+    d = 0.5
+    expected = ((2 * u**3 - 3 * u**2 + 1) * v0 + (u**3 - 2 * u**2 + u) * d * b0
+                + (-2 * u**3 + 3 * u**2) * v1 + (u**3 - u**2) * d * a1)
+    assert np.abs(motion.root_positions[1] - expected).max() < 1e-5
+    assert np.abs(motion.root_positions[0] - v0).max() < 1e-7
+
+
+def test_cubicspline_rotations_with_zero_tangents_stay_unit_and_hit_keys(tmp_path):
+    times = np.array([0.0, 0.1, 0.2])
+    keys = [_axis_quat((0, 1, 0), a) for a in (0.0, 0.8, 0.2)]
+    out = np.concatenate([[np.zeros(4), q, np.zeros(4)] for q in keys])
+    path, _ = _synthetic(tmp_path, interpolation="CUBICSPLINE", times=times, rotations=out)
+    motion = read_gltf(path, fps=50)
+    assert np.allclose(np.linalg.norm(motion.rotations, axis=-1), 1.0)
+    assert np.abs(motion.rotations[5, 1] - keys[1]).max() < 1e-7
+    assert np.abs(motion.rotations[10, 1] - keys[2]).max() < 1e-7
+
+
+def test_strided_and_sparse_accessors(tmp_path):
+    """A translation accessor interleaved with 16-byte stride, two rows replaced sparsely."""
+    trans = np.array([[0, 1, 0], [1, 1, 0], [2, 1, 0], [3, 1, 0]], float)
+    path, _ = _synthetic(tmp_path, interpolation="LINEAR", times=np.arange(4) / 4,
+                         translations=trans, stride=16,
+                         sparse=([1, 3], [[9, 9, 9], [7, 7, 7]]))
+    motion = read_gltf(path)
+    expected = trans.copy()
+    expected[1], expected[3] = 9, 7
+    assert np.array_equal(motion.root_positions, expected)
+
+
+def test_json_gltf_with_a_data_uri_reads_and_writes(tmp_path):
+    trans = np.array([[0, 1, 0], [1, 1, 0], [2, 1, 0]], float)
+    path, _ = _synthetic(tmp_path, interpolation="LINEAR", times=np.arange(3) / 30,
+                         translations=trans, json_file=True)
+    motion = read_gltf(path)
+    assert np.array_equal(motion.root_positions, trans)
+    moved = motion.__class__(motion.skeleton, motion.root_positions + 1, motion.rotations,
+                             motion.frame_time)
+    write_gltf(moved, tmp_path / "out.gltf", source=path)
+    assert np.allclose(read_gltf(tmp_path / "out.gltf").root_positions, trans + 1)
+
+
+def test_external_buffers_only_from_the_files_own_folder(tmp_path):
+    trans = np.zeros((2, 3))
+    path, blob = _synthetic(tmp_path, interpolation="LINEAR", times=np.arange(2) / 30,
+                            translations=trans, json_file=True, uri="data.bin")
+    (tmp_path / "data.bin").write_bytes(blob)
+    assert read_gltf(path).num_frames == 2
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    path2, _ = _synthetic(sub, interpolation="LINEAR", times=np.arange(2) / 30,
+                          translations=trans, json_file=True, uri="../data.bin")
+    with pytest.raises(GltfError, match="in the glTF file's own folder"):
+        read_gltf(path2)
+
+
+def test_malformed_files_raise_gltf_errors(tmp_path):
+    bad = tmp_path / "bad.glb"
+    bad.write_bytes(b"glTF" + struct.pack("<II", 2, 40) + b"\0" * 8)
+    with pytest.raises(GltfError, match=r"bad\.glb"):
+        read_gltf(bad)
+    text = tmp_path / "bad.gltf"
+    text.write_text("{not json")
+    with pytest.raises(GltfError, match=r"a glTF 2\.0 file"):
+        read_gltf(text)
+    no_skin = tmp_path / "empty.gltf"
+    no_skin.write_text(json.dumps({"asset": {"version": "2.0"}, "nodes": [{}]}))
+    with pytest.raises(GltfError, match="a file with a skin"):
+        read_gltf(no_skin)
+    # an accessor that runs past its buffer view
+    path, _ = _synthetic(tmp_path, interpolation="LINEAR", times=np.arange(3) / 30,
+                         translations=np.zeros((3, 3)), json_file=True)
+    doc = json.loads(path.read_text())
+    doc["accessors"][1]["count"] = 50
+    path.write_text(json.dumps(doc))
+    with pytest.raises(GltfError, match="to fit in bufferView"):
+        read_gltf(path)
