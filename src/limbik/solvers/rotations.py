@@ -26,7 +26,7 @@ from limbik.geometry.quaternion import (
 )
 from limbik.solvers.fabrik_tree import _check_parents
 
-__all__ = ["rotations_from_positions"]
+__all__ = ["joint_rotations", "rotations_from_positions"]
 
 
 def _joint_array(value: Any, name: str) -> FloatArray:
@@ -110,3 +110,53 @@ def rotations_from_positions(positions: Any, rest_positions: Any, *, parents: An
                 out[..., j - 1, :] = quaternion_multiply(quaternion_conjugate(world[..., q - 1, :]),
                                                          world[..., j - 1, :])
     return out
+
+
+def joint_rotations(positions: Any, input_positions: Any, *,
+                    input_rotations: Any = None) -> FloatArray:
+    """World rotations ``(..., n, 4)`` of a chain's joints after a solve, with minimal twist.
+
+    Each bone ``j`` (joint ``j`` → ``j + 1``) is turned by the smallest rotation
+    ``D_j`` that takes its input direction onto its solved direction, so joint
+    ``j``'s rotation is ``D_j · input_rotations[j]``: of all rotations that carry
+    the bone's input direction onto its solved one, the nearest to the input
+    rotation (the bone keeps its input twist). The end joint (``n − 1``) turns with
+    its bone: ``D_{n−2} · input_rotations[n − 1]``. This is how ``two_bone`` and
+    ``ccd`` fill ``Solution.rotations``.
+
+    Parameters
+    ----------
+    positions, input_positions : array_like, shape (..., n, 3)
+        Solved and input joint positions, root first; batch shapes broadcast.
+    input_rotations : array_like, shape (..., n, 4), optional
+        World rotations (x, y, z, w) of the joints in the input pose (default:
+        the identity, so the result is each bone's turn from the input pose).
+
+    Returns
+    -------
+    ndarray, shape (..., n, 4)
+        Unit quaternions. A bone of zero length (input or solved) keeps its input
+        rotation.
+    """
+    pos = _joint_array(positions, "positions")
+    start = _joint_array(input_positions, "input_positions")
+    n = pos.shape[-2]
+    if start.shape[-2] != n:
+        raise InvalidInputError(
+            f"input_positions must have {n} joints like positions, got {start.shape[-2]}",
+            argument="input_positions")
+    pairs = [("positions", pos.shape[:-2]), ("input_positions", start.shape[:-2])]
+    if input_rotations is None:
+        rot = np.array([0.0, 0.0, 0.0, 1.0])
+    else:
+        rot = as_quaternions(input_rotations, "input_rotations")
+        if rot.ndim < 2 or rot.shape[-2] != n:
+            raise InvalidInputError(
+                f"input_rotations must have shape (..., {n}, 4), got {rot.shape}",
+                argument="input_rotations")
+        pairs.append(("input_rotations", rot.shape[:-2]))
+    shape = broadcast_shapes(*pairs)
+    turn = quaternion_from_two_vectors(np.diff(start, axis=-2), np.diff(pos, axis=-2))
+    turn = np.concatenate([turn, turn[..., -1:, :]], axis=-2)
+    return np.broadcast_to(quaternion_normalize(quaternion_multiply(turn, rot)),
+                           shape + (n, 4)).copy()
