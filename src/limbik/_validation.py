@@ -96,6 +96,15 @@ def as_quaternions(value: Any, name: str) -> FloatArray:
     return array / norms
 
 
+def as_unit_quaternions(value: Any, name: str) -> FloatArray:
+    """Quaternions ``(..., 4)`` as :func:`as_quaternions`, but rows already unit to 1e-12
+    are returned bit for bit (so a weight of 0 can give back the caller's input)."""
+    array = as_float_array(value, name, (4,))
+    unit = as_quaternions(array, name)
+    norms = np.sum(array * array, axis=-1, keepdims=True)
+    return np.where(np.abs(norms - 1.0) < 1e-12, array, unit)
+
+
 def choice(value: Any, name: str, options: tuple[str, ...]) -> str:
     """Check that ``value`` is one of the string ``options``."""
     if not isinstance(value, str) or value not in options:

@@ -47,3 +47,6 @@ JACOBIAN_PATIENCE = 20
 
 #: Default random restarts of the joint-space solvers (tried only while unreached).
 JACOBIAN_RESTARTS = 10
+
+#: Aim: the aim axis counts as on its target when within this angle (rad).
+AIM_ANGLE_TOL = 1e-10

@@ -4,6 +4,7 @@ from limbik.skeleton.apply import apply_chain, apply_ik
 from limbik.skeleton.bvh import format_bvh, parse_bvh, read_bvh, write_bvh
 from limbik.skeleton.clip import resample, trim
 from limbik.skeleton.limbs import Arm, Leg, find_arms, find_legs
+from limbik.skeleton.look_at import look_at
 from limbik.skeleton.motion import Motion, forward_kinematics
 from limbik.skeleton.skeleton import CHANNEL_NAMES, Skeleton
 
@@ -19,6 +20,7 @@ __all__ = [
     "find_legs",
     "format_bvh",
     "forward_kinematics",
+    "look_at",
     "parse_bvh",
     "read_bvh",
     "resample",

@@ -1,5 +1,6 @@
 """IK solvers. Each returns a :class:`~limbik.solvers.solution.Solution`."""
 
+from limbik.solvers.aim import aim, aim_chain
 from limbik.solvers.ccd import ccd
 from limbik.solvers.constraints import Cone, EllipticalCone, Hinge, SwingTwistLimit, TwistLimit
 from limbik.solvers.fabrik import fabrik
@@ -18,6 +19,8 @@ __all__ = [
     "Solution",
     "SwingTwistLimit",
     "TwistLimit",
+    "aim",
+    "aim_chain",
     "ccd",
     "fabrik",
     "jacobian_ik",

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from limbik._validation import FloatArray, as_float_array, as_quaternions
+from limbik._validation import FloatArray, as_float_array, as_unit_quaternions
 from limbik.errors import InvalidInputError
 from limbik.geometry.frame import Frame
 from limbik.geometry.quaternion import (
@@ -45,19 +45,16 @@ def as_weight(value: Any, name: str) -> FloatArray:
 def as_pose(pose: Any, pose_rotations: Any) -> tuple[FloatArray, FloatArray]:
     """The input pose: positions ``(..., 3, 3)`` and world rotations ``(..., 3, 4)``.
 
-    Rotations already unit to 1e-12 are kept as given, so weight 0 returns them exactly.
+    Rotations already unit to 1e-12 are kept bit for bit, so weight 0 returns them.
     """
     p = as_float_array(pose, "pose", (3, 3))
     if pose_rotations is None:
         return p, np.broadcast_to(IDENTITY, (3, 4))
-    q = as_quaternions(pose_rotations, "pose_rotations")
+    q = as_unit_quaternions(pose_rotations, "pose_rotations")
     if q.ndim < 2 or q.shape[-2] != 3:
         raise InvalidInputError(
             f"pose_rotations must have shape (..., 3, 4), got {q.shape}",
             argument="pose_rotations")
-    raw = np.asarray(pose_rotations, dtype=np.float64)
-    if np.all(np.abs(np.sum(raw * raw, axis=-1) - 1.0) < 1e-12):
-        return p, raw
     return p, q
 
 
