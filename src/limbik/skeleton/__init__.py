@@ -3,6 +3,7 @@
 from limbik.skeleton.apply import apply_chain, apply_ik
 from limbik.skeleton.bvh import format_bvh, parse_bvh, read_bvh, write_bvh
 from limbik.skeleton.clip import resample, trim
+from limbik.skeleton.full_body import full_body_ik
 from limbik.skeleton.limbs import Arm, Leg, find_arms, find_legs
 from limbik.skeleton.look_at import look_at
 from limbik.skeleton.motion import Motion, forward_kinematics
@@ -20,6 +21,7 @@ __all__ = [
     "find_legs",
     "format_bvh",
     "forward_kinematics",
+    "full_body_ik",
     "look_at",
     "parse_bvh",
     "read_bvh",
