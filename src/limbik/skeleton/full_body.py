@@ -199,10 +199,10 @@ def full_body_ik(motion: Motion, targets: Mapping[str, Any], *,
         # elbows: toward a pole behind and below the shoulder (hands reach anywhere in
         # front, and the plane only turns fast for targets right behind and below)
         foot = name.endswith("foot")
-        bend: dict[str, FloatArray] = (
-            {"reference": mid + (_STRAIGHT * (upper + lower))[:, None] * facing} if foot
-            else {"pole": root + (upper + lower)[:, None] * normalize(-facing - up)})
-        limb = two_bone(root, goals[name], upper, lower, **bend,
+        knee = mid + (_STRAIGHT * (upper + lower))[:, None] * facing
+        elbow_pole = root + (upper + lower)[:, None] * normalize(-facing - up)
+        limb = two_bone(root, goals[name], upper, lower, reference=knee if foot else None,
+                        pole=None if foot else elbow_pole,
                         pose=np.stack([root, mid, end], axis=-2),
                         pose_rotations=world_rot[:, list(chain)],
                         target_rotation=turns.get(name), weight=weight.get(name))
