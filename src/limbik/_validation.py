@@ -105,6 +105,16 @@ def as_unit_quaternions(value: Any, name: str) -> FloatArray:
     return np.where(np.abs(norms - 1.0) < 1e-12, array, unit)
 
 
+def as_weight(value: Any, name: str) -> FloatArray:
+    """A finite weight array ``(...)`` in [0, 1]."""
+    array = as_float_array(value, name)
+    bad = (array < 0.0) | (array > 1.0)
+    if np.any(bad):
+        raise InvalidInputError(f"{name} must be in [0, 1], got {float(array[bad].flat[0])!r}",
+                                argument=name)
+    return array
+
+
 def choice(value: Any, name: str, options: tuple[str, ...]) -> str:
     """Check that ``value`` is one of the string ``options``."""
     if not isinstance(value, str) or value not in options:

@@ -648,7 +648,7 @@ def rotations_scene(folder: Path | None) -> list[SceneResult]:
                             planted <= 1e-6, planted, zeros, 0.0))
     # the left hand also turns to a palm-down rotation, solved on the clip's own pose
     arm = find_arms(sk)[0]
-    palm = quaternion_from_axis_angle(np.array([0.0, 0.0, 1.0]), -0.5 * np.pi)
+    palm = quaternion_from_axis_angle(np.array([0.0, 0.0, 1.0]), np.array(-0.5 * np.pi))
     hand, t = timed(partial(two_bone, pos[:, arm.shoulder], goals["LeftWrist"],
                             float(np.linalg.norm(pos[0, arm.elbow] - pos[0, arm.shoulder])),
                             float(np.linalg.norm(pos[0, arm.wrist] - pos[0, arm.elbow])),

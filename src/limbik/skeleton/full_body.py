@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from limbik._validation import FloatArray, as_float, as_float_array, as_points
+from limbik._validation import FloatArray, as_float, as_points, as_weight
 from limbik.errors import InvalidInputError
 from limbik.geometry.quaternion import (
     quaternion_from_axis_angle,
@@ -38,7 +38,7 @@ from limbik.geometry.quaternion import (
     rotate_vectors,
 )
 from limbik.geometry.vectors import norm, normalize
-from limbik.skeleton.apply import apply_ik
+from limbik.skeleton.apply import _per_frame, apply_ik
 from limbik.skeleton.limbs import find_arms, find_legs
 from limbik.skeleton.motion import Motion
 from limbik.solvers.two_bone import two_bone
@@ -53,25 +53,11 @@ _PULL_PASSES = 64
 _STRAIGHT = 0.05
 
 
-def _per_frame(value: Any, name: str, frames: int, width: int) -> FloatArray:
-    array = as_float_array(value, name, (width,))
-    if array.shape == (width,):
-        array = np.broadcast_to(array, (frames, width))
-    if array.shape != (frames, width):
-        raise InvalidInputError(
-            f"{name} must have shape ({frames}, {width}) or ({width},), got {array.shape}",
-            argument=name)
-    return array
-
-
 def _weights(value: Any, name: str, frames: int) -> FloatArray:
-    w = as_float_array(value, name)
+    w = as_weight(value, name)
     if w.shape not in ((), (frames,)):
         raise InvalidInputError(f"{name} must be a number or have shape ({frames},), "
                                 f"got {w.shape}", argument=name)
-    if np.any((w < 0.0) | (w > 1.0)):
-        raise InvalidInputError(f"{name} must be in [0, 1], got "
-                                f"{float(w[(w < 0) | (w > 1)].flat[0])!r}", argument=name)
     return np.broadcast_to(w, (frames,))
 
 

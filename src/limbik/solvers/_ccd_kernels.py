@@ -126,6 +126,44 @@ def ccd_sweep(q, wr, wp, wa, kind, lower, upper, target_p, target_r, use_rot, w_
                 tip_r[2, col] = vz
 
 
+@njit(cache=True, inline="always")
+def _end_distance(out, b, n, gx, gy, gz):  # pragma: no cover - compiled
+    """Distance from chain ``b``'s end joint to the goal (gx, gy, gz)."""
+    ex = out[b, n - 1, 0] - gx
+    ey = out[b, n - 1, 1] - gy
+    ez = out[b, n - 1, 2] - gz
+    return np.sqrt(ex * ex + ey * ey + ez * ez)
+
+
+@njit(cache=True, inline="always")
+def _pivot(out, b, i, n, gx, gy, gz):  # pragma: no cover - compiled
+    """Joint ``i`` of chain ``b`` (p), its vectors to the end (h) and to the goal (d), |h|, |d|."""
+    px = out[b, i, 0]
+    py = out[b, i, 1]
+    pz = out[b, i, 2]
+    hx = out[b, n - 1, 0] - px
+    hy = out[b, n - 1, 1] - py
+    hz = out[b, n - 1, 2] - pz
+    dx = gx - px
+    dy = gy - py
+    dz = gz - pz
+    return (px, py, pz, hx, hy, hz, dx, dy, dz, np.sqrt(hx * hx + hy * hy + hz * hz),
+            np.sqrt(dx * dx + dy * dy + dz * dz))
+
+
+@njit(cache=True, inline="always")
+def _perpendicular(hx, hy, hz):  # pragma: no cover - compiled
+    """A stable (unnormalised) perpendicular of h: h crossed with its least-aligned axis."""
+    ux = abs(hx)
+    uy = abs(hy)
+    uz = abs(hz)
+    if ux <= uy and ux <= uz:
+        return 0.0, -hz, hy
+    if uy <= uz:
+        return hz, 0.0, -hx
+    return -hy, hx, 0.0
+
+
 @njit(cache=True)
 def ccd_points_solve(positions, target, tolerance, max_iterations, min_improvement,
                      out, err_out, reached_out, iters_out):  # pragma: no cover - compiled
@@ -151,10 +189,7 @@ def ccd_points_solve(positions, target, tolerance, max_iterations, min_improveme
         err = 0.0
         done = False
         for it in range(max_iterations + 1):
-            ex = out[b, n - 1, 0] - gx
-            ey = out[b, n - 1, 1] - gy
-            ez = out[b, n - 1, 2] - gz
-            err = np.sqrt(ex * ex + ey * ey + ez * ez)
+            err = _end_distance(out, b, n, gx, gy, gz)
             if err <= tolerance[b]:
                 done = True
                 break
@@ -162,17 +197,7 @@ def ccd_points_solve(positions, target, tolerance, max_iterations, min_improveme
                 break
             previous = err
             for i in range(n - 2, -1, -1):
-                px = out[b, i, 0]
-                py = out[b, i, 1]
-                pz = out[b, i, 2]
-                hx = out[b, n - 1, 0] - px
-                hy = out[b, n - 1, 1] - py
-                hz = out[b, n - 1, 2] - pz
-                dx = gx - px
-                dy = gy - py
-                dz = gz - pz
-                nh = np.sqrt(hx * hx + hy * hy + hz * hz)
-                nd = np.sqrt(dx * dx + dy * dy + dz * dz)
+                px, py, pz, hx, hy, hz, dx, dy, dz, nh, nd = _pivot(out, b, i, n, gx, gy, gz)
                 if nh < 1e-300 or nd < 1e-300:
                     continue
                 cx = hy * dz - hz * dy
@@ -184,15 +209,7 @@ def ccd_points_solve(positions, target, tolerance, max_iterations, min_improveme
                     if cs > 0.0:
                         continue
                     # pointing away: half turn about a stable perpendicular of h
-                    ux = abs(hx)
-                    uy = abs(hy)
-                    uz = abs(hz)
-                    if ux <= uy and ux <= uz:
-                        cx, cy, cz = 0.0, -hz, hy
-                    elif uy <= uz:
-                        cx, cy, cz = hz, 0.0, -hx
-                    else:
-                        cx, cy, cz = -hy, hx, 0.0
+                    cx, cy, cz = _perpendicular(hx, hy, hz)
                     sn = 0.0
                     cs = -1.0
                 nc = np.sqrt(cx * cx + cy * cy + cz * cz)
@@ -345,10 +362,7 @@ def ccd_points_limited_solve(positions, rotations, target, tolerance, max_iterat
         err = 0.0
         done = False
         for it in range(max_iterations + 1):
-            ex = out[b, n - 1, 0] - gx
-            ey = out[b, n - 1, 1] - gy
-            ez = out[b, n - 1, 2] - gz
-            err = np.sqrt(ex * ex + ey * ey + ez * ez)
+            err = _end_distance(out, b, n, gx, gy, gz)
             if err <= tolerance[b]:
                 done = True
                 break
@@ -356,17 +370,7 @@ def ccd_points_limited_solve(positions, rotations, target, tolerance, max_iterat
                 break
             previous = err
             for i in range(n - 2, -1, -1):
-                px = out[b, i, 0]
-                py = out[b, i, 1]
-                pz = out[b, i, 2]
-                hx = out[b, n - 1, 0] - px
-                hy = out[b, n - 1, 1] - py
-                hz = out[b, n - 1, 2] - pz
-                dx = gx - px
-                dy = gy - py
-                dz = gz - pz
-                nh = np.sqrt(hx * hx + hy * hy + hz * hz)
-                nd = np.sqrt(dx * dx + dy * dy + dz * dz)
+                px, py, pz, hx, hy, hz, dx, dy, dz, nh, nd = _pivot(out, b, i, n, gx, gy, gz)
                 if nh > 1e-300 and nd > 1e-300:
                     # minimal rotation h → d as a quaternion (w = 1 + cos, xyz = h × d)
                     cx = (hy * dz - hz * dy) / (nh * nd)
@@ -374,15 +378,7 @@ def ccd_points_limited_solve(positions, rotations, target, tolerance, max_iterat
                     cz = (hx * dy - hy * dx) / (nh * nd)
                     cw = 1.0 + (hx * dx + hy * dy + hz * dz) / (nh * nd)
                     if cw < 1e-12:
-                        ux = abs(hx)
-                        uy = abs(hy)
-                        uz = abs(hz)
-                        if ux <= uy and ux <= uz:
-                            cx, cy, cz = 0.0, -hz, hy
-                        elif uy <= uz:
-                            cx, cy, cz = hz, 0.0, -hx
-                        else:
-                            cx, cy, cz = -hy, hx, 0.0
+                        cx, cy, cz = _perpendicular(hx, hy, hz)
                         cw = 0.0
                     cn = np.sqrt(cx * cx + cy * cy + cz * cz + cw * cw)
                     _carry(out, rot, b, i, n, (cx / cn, cy / cn, cz / cn, cw / cn), px, py, pz)

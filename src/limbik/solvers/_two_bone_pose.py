@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from limbik._validation import FloatArray, as_float_array, as_unit_quaternions
+from limbik._validation import FloatArray, as_float_array, as_unit_quaternions, as_weight
 from limbik.errors import InvalidInputError
 from limbik.geometry.frame import Frame
 from limbik.geometry.quaternion import (
@@ -30,16 +30,7 @@ from limbik.geometry.quaternion import (
 )
 from limbik.geometry.vectors import dot, norm, normalize
 
-__all__: list[str] = []
-
-
-def as_weight(value: Any, name: str) -> FloatArray:
-    """A weight array ``(...)`` in [0, 1]."""
-    w = as_float_array(value, name)
-    if np.any((w < 0.0) | (w > 1.0)):
-        bad = float(w[(w < 0.0) | (w > 1.0)].flat[0])
-        raise InvalidInputError(f"{name} must be in [0, 1], got {bad!r}", argument=name)
-    return w
+__all__ = ["as_pose", "as_weight", "blend_bend", "offset_target", "posed", "stretch_scale"]
 
 
 def as_pose(pose: Any, pose_rotations: Any) -> tuple[FloatArray, FloatArray]:

@@ -25,6 +25,7 @@ from limbik._validation import (
     as_int,
     as_points,
     as_unit_quaternions,
+    as_weight,
     broadcast_shapes,
 )
 from limbik.errors import InvalidInputError
@@ -85,15 +86,6 @@ def _check_inputs(rotation: Any, position: Any, target: Any, axis: Any, rot_name
     return q, p, t, a / norm(a)
 
 
-def _weight(value: Any, name: str) -> FloatArray:
-    w = as_float_array(value, name)
-    if np.any((w < 0.0) | (w > 1.0)):
-        raise InvalidInputError(
-            f"{name} must be in [0, 1], got {float(w[(w < 0) | (w > 1)].flat[0])!r}",
-            argument=name)
-    return w
-
-
 def _twist_up(rotation: FloatArray, aim_dir: FloatArray, up: FloatArray,
               world_up: FloatArray, weight: FloatArray) -> FloatArray:
     """Twist ``rotation`` about ``aim_dir`` so its local ``up`` turns toward ``world_up``."""
@@ -140,7 +132,7 @@ def aim(rotation: Any, position: Any, target: Any, *, axis: Any = (0.0, 0.0, -1.
         Unit quaternions. A target at ``position`` leaves the aim direction as it was.
     """
     q, p, t, a = _check_inputs(rotation, position, target, axis, "rotation", "position")
-    w = _weight(weight, "weight")
+    w = as_weight(weight, "weight")
     shape = broadcast_shapes(("rotation", q.shape[:-1]), ("position", p.shape[:-1]),
                              ("target", t.shape[:-1]), ("weight", w.shape))
     current = rotate_vectors(q, a)
@@ -204,11 +196,11 @@ def aim_chain(positions: Any, rotations: Any, target: Any, *, weights: Any = Non
     _, _, goal_point, a = _check_inputs(rot[..., -1, :], pos[..., -1, :], target, axis,
                                         "rotations", "positions")
     share = (1.0 / (n - np.arange(n, dtype=np.float64)) if weights is None
-             else _weight(weights, "weights"))
+             else as_weight(weights, "weights"))
     if share.ndim < 1 or share.shape[-1] != n:
         raise InvalidInputError(f"weights must have shape (..., {n}), got {share.shape}",
                                 argument="weights")
-    w = _weight(weight, "weight")
+    w = as_weight(weight, "weight")
     tol = as_float(tolerance, "tolerance", minimum=0.0)
     passes = as_int(max_iterations, "max_iterations", minimum=1)
     shape = broadcast_shapes(("positions", pos.shape[:-2]), ("rotations", rot.shape[:-2]),

@@ -26,7 +26,7 @@ from limbik.errors import InvalidInputError
 from limbik.solvers import _ccd_kernels as _k
 from limbik.solvers._joint_kernels import METHOD_CCD
 from limbik.solvers._joint_problem import joint_problem
-from limbik.solvers.constraints import SwingTwistLimit
+from limbik.solvers.constraints import SwingTwistLimit, encode_limits
 from limbik.solvers.rotations import joint_rotations
 from limbik.solvers.solution import Solution
 from limbik.tolerances import (
@@ -142,7 +142,7 @@ def _ccd_points(positions: Any, target: Any, tolerance: float | None, max_iterat
     iters = np.zeros(count, dtype=np.int64)
     turned = None
     if constraints is not None:
-        limits = _limit_rows(constraints, n - 1)
+        limits = encode_limits(constraints, n - 1)
         start = _start_rotations(rotations, shape, n, count)
         turned = np.empty_like(start)
         _k.ccd_points_limited_solve(flat, start, goal, tol, max_iterations, improve, limits,
@@ -175,25 +175,3 @@ def _start_rotations(rotations: Any, shape: tuple[int, ...], n: int, count: int
         raise InvalidInputError(
             f"rotations batch shape {q.shape[:-2]} does not broadcast to {shape}",
             argument="rotations") from None
-
-
-def _limit_rows(constraints: Any, n_bones: int) -> np.ndarray:
-    """Kernel rows ``(n_bones, 4)``: swing, min twist, max twist, active."""
-    if isinstance(constraints, SwingTwistLimit) or not isinstance(constraints, Sequence):
-        raise InvalidInputError(
-            f"constraints must be a sequence with one entry per bone ({n_bones}), "
-            f"got {type(constraints).__name__}", argument="constraints")
-    if len(constraints) != n_bones:
-        raise InvalidInputError(
-            f"constraints must have one entry per bone ({n_bones}), got {len(constraints)}",
-            argument="constraints")
-    rows = np.zeros((n_bones, 4))
-    for i, limit in enumerate(constraints):
-        if limit is None:
-            continue
-        if not isinstance(limit, SwingTwistLimit):
-            raise InvalidInputError(
-                f"constraints[{i}] must be a SwingTwistLimit, TwistLimit or None for ccd, "
-                f"got {type(limit).__name__}", argument="constraints")
-        rows[i] = limit.limit_row()
-    return rows

@@ -318,14 +318,7 @@ def encode_constraints(constraints: Sequence[Constraint | None] | None, n_bones:
     axes = np.zeros((n_bones, 3))
     if constraints is None:
         return kinds, params, axes
-    if isinstance(constraints, Constraint) or not isinstance(constraints, Sequence):
-        raise InvalidInputError(
-            f"constraints must be a sequence with one entry per bone ({n_bones}), "
-            f"got {type(constraints).__name__}", argument="constraints")
-    if len(constraints) != n_bones:
-        raise InvalidInputError(
-            f"constraints must have one entry per bone ({n_bones}), got {len(constraints)}",
-            argument="constraints")
+    _check_per_bone(constraints, n_bones)
     for i, c in enumerate(constraints):
         if c is None:
             continue
@@ -336,6 +329,33 @@ def encode_constraints(constraints: Sequence[Constraint | None] | None, n_bones:
                 f"got {type(c).__name__}", argument="constraints")
         kinds[i], params[i], axes[i] = c._encode()
     return kinds, params, axes
+
+
+def _check_per_bone(constraints: Any, n_bones: int) -> None:
+    """Raise unless ``constraints`` is a sequence with one entry per bone."""
+    if isinstance(constraints, Constraint) or not isinstance(constraints, Sequence):
+        raise InvalidInputError(
+            f"constraints must be a sequence with one entry per bone ({n_bones}), "
+            f"got {type(constraints).__name__}", argument="constraints")
+    if len(constraints) != n_bones:
+        raise InvalidInputError(
+            f"constraints must have one entry per bone ({n_bones}), got {len(constraints)}",
+            argument="constraints")
+
+
+def encode_limits(constraints: Any, n_bones: int) -> FloatArray:
+    """Rows ``(n_bones, 4)`` of the CCD kernel: swing, min twist, max twist, active."""
+    _check_per_bone(constraints, n_bones)
+    rows = np.zeros((n_bones, 4))
+    for i, limit in enumerate(constraints):
+        if limit is None:
+            continue
+        if not isinstance(limit, SwingTwistLimit):
+            raise InvalidInputError(
+                f"constraints[{i}] must be a SwingTwistLimit, TwistLimit or None for ccd, "
+                f"got {type(limit).__name__}", argument="constraints")
+        rows[i] = limit.limit_row()
+    return rows
 
 
 def ellipse_nearest_point(semi_axes: Any, points: Any) -> FloatArray:
