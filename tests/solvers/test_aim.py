@@ -58,6 +58,16 @@ def test_limit_to_cone_degenerate_directions():
     np.testing.assert_allclose(angle(out, np.array([0, 0, -1.0])), [0.5, 0.0], atol=1e-12)
 
 
+def test_aim_at_its_own_position_keeps_the_rotation(rng):
+    q = quaternion_normalize(rng.normal(size=(10, 4)))
+    p = rng.normal(size=(10, 3))
+    out = aim(q, p, p, up=[0, 1, 0])
+    assert np.all(np.isfinite(out))
+    np.testing.assert_allclose(rotate_vectors(out, AXIS), rotate_vectors(q, AXIS), atol=1e-12)
+    chain = aim_chain(np.zeros((3, 3)), np.tile([0, 0, 0, 1.0], (3, 1)), np.zeros(3))
+    assert np.all(np.isfinite(chain.rotations)) and chain.reached
+
+
 def test_aim_up_axis_and_weights(rng):
     q = quaternion_normalize(rng.normal(size=(1000, 4)))
     p = np.zeros(3)
