@@ -166,6 +166,8 @@ def full_body_picture(data: Path):
             for legs, color in (((2, 3, 4), "tab:red"), ((7, 8, 9), "tab:orange")):
                 p = after[f]
                 ax.plot(p[list(legs)] @ u, p[list(legs), 1], "o-", color=color, lw=3, ms=4)
+                # the clip's legs on top, thin and dashed, to compare
+                ax.plot(pos[f][list(legs)] @ u, pos[f][list(legs), 1], "--", color="k", lw=1)
             for g in goal.values():
                 ax.plot(g[f] @ u, g[f, 1], "*", color="tab:purple", ms=13)
             ax.axhline(min(pos[:, :, 1].min(), 0.0), color="k", lw=0.8)
@@ -174,8 +176,9 @@ def full_body_picture(data: Path):
             ax.grid(alpha=0.3)
     err = max(np.max(np.linalg.norm(after[:, sk.index(w)] - g, axis=-1)) for w, g in goal.items())
     feet = max(np.max(np.linalg.norm(after[:, j] - pos[:, j], axis=-1)) for j in (4, 9))
-    fig.suptitle(f"full_body_ik on the CMU walk (grey: clip, blue: result, legs red/orange): "
-                 f"hands {err:.1e} m from targets, ankles {feet:.1e} m from the clip's")
+    fig.suptitle(f"full_body_ik on the CMU walk (grey: clip, blue: result, legs red/orange, "
+                 f"clip legs dashed):\nhands {err:.1e} m from targets, ankles {feet:.1e} m "
+                 "from the clip's")
     fig.tight_layout()
     fig.savefig(OUT / "full_body_cmu.png", dpi=80)
     plt.close(fig)

@@ -20,12 +20,12 @@ def humanoid(frames=40):
     """A small humanoid (Y up, facing +Z, left +X) with slightly bent knees and elbows,
     swaying its hips so the clip is not static."""
     names = ["Hips", "LeftHip", "LeftKnee", "LeftAnkle", "RightHip", "RightKnee", "RightAnkle",
-             "Chest", "Head", "LeftShoulder", "LeftElbow", "LeftWrist", "RightShoulder",
-             "RightElbow", "RightWrist"]
-    parents = [-1, 0, 1, 2, 0, 4, 5, 0, 7, 7, 9, 10, 7, 12, 13]
+             "Spine", "Chest", "Head", "LeftShoulder", "LeftElbow", "LeftWrist",
+             "RightShoulder", "RightElbow", "RightWrist"]
+    parents = [-1, 0, 1, 2, 0, 4, 5, 0, 7, 8, 8, 10, 11, 8, 13, 14]
     offsets = [[0, 1.0, 0], [0.1, 0, 0], [0, -0.45, 0.04], [0, -0.45, -0.04],
-               [-0.1, 0, 0], [0, -0.45, 0.04], [0, -0.45, -0.04], [0, 0.5, 0], [0, 0.25, 0],
-               [0.2, 0.0, 0], [0, -0.3, -0.03], [0, -0.28, 0.03], [-0.2, 0.0, 0],
+               [-0.1, 0, 0], [0, -0.45, 0.04], [0, -0.45, -0.04], [0, 0.1, 0], [0, 0.4, 0],
+               [0, 0.25, 0], [0.2, 0.0, 0], [0, -0.3, -0.03], [0, -0.28, 0.03], [-0.2, 0.0, 0],
                [0, -0.3, -0.03], [0, -0.28, 0.03]]
     sk = limbik.Skeleton(names, parents, offsets)
     motion = limbik.Motion.rest(sk, num_frames=frames)
@@ -86,6 +86,21 @@ def test_hands_reach_random_reachable_targets_with_feet_planted(rng):
     check(motion, out, goals)
 
 
+def test_hand_rotations_are_taken_exactly(rng):
+    motion = humanoid()
+    sk = motion.skeleton
+    pos = motion.world_positions()
+    goal = pos[:, sk.index("LeftShoulder")] + [0.05, -0.2, 0.3]
+    turn = rng.normal(size=(motion.num_frames, 4))
+    turn /= np.linalg.norm(turn, axis=-1, keepdims=True)
+    out = full_body_ik(motion, {"left_hand": goal}, rotations={"left_hand": turn})
+    check(motion, out, {"LeftWrist": goal})
+    got = out.world_rotations()[:, sk.index("LeftWrist")]
+    delta = quaternion_multiply(quaternion_conjugate(turn), got)
+    angle = 2 * np.arctan2(np.linalg.norm(delta[:, :3], axis=-1), np.abs(delta[:, 3]))
+    assert np.max(angle) < 1e-9
+
+
 def test_pelvis_moves_when_hands_reach_beyond_the_arms():
     """Targets 0.75 in front of the shoulders (arms are 0.58 long): the pelvis moves
     forward until they are reached, and the feet stay planted."""
@@ -101,6 +116,26 @@ def test_pelvis_moves_when_hands_reach_beyond_the_arms():
     np.testing.assert_allclose(fixed.root_positions, motion.root_positions)
     assert np.min(np.linalg.norm(fixed.world_positions()[:, sk.index("LeftWrist")]
                                  - goals["LeftWrist"], axis=-1)) > 0.05
+
+
+def test_the_spine_leans_before_the_pelvis_moves():
+    """With more spine weight the chest takes more of the reach and the pelvis less;
+    with none the spine keeps its local rotations."""
+    motion = humanoid()
+    sk = motion.skeleton
+    pos = motion.world_positions()
+    goals = {w: pos[:, sk.index(s)] + [0.0, -0.1, 0.7]
+             for w, s in (("LeftWrist", "LeftShoulder"), ("RightWrist", "RightShoulder"))}
+    shifts = []
+    for lean in (0.0, 0.5, 1.0):
+        out = full_body_ik(motion, goals, spine_weight=lean)
+        check(motion, out, goals)
+        shifts.append(np.mean(out.root_positions[:, 2] - motion.root_positions[:, 2]))
+        if lean == 0.0:
+            for joint in ("Spine", "Chest"):
+                j = sk.index(joint)
+                np.testing.assert_array_equal(out.rotations[:, j], motion.rotations[:, j])
+    assert shifts[0] > shifts[1] > shifts[2] >= 0.0
 
 
 def test_smooth_targets_give_smooth_motion():

@@ -6,8 +6,9 @@ Per frame, batched over all frames:
    every limb's root (hip, shoulder) within ``reach`` of its target, as far as the
    effectors' ``pull`` weights allow: the shift is found by cyclic projection onto the
    balls ``|target − limb_root| <= reach · limb_length`` (and, for a head target, the
-   point itself), each projection scaled by the effector's pull. The spine rides along
-   with the pelvis. ``pelvis_weight`` scales the shift.
+   point itself), each projection scaled by the effector's pull. Before that the spine
+   leans (``spine_weight`` of the hands' missing reach, shared evenly by the spine joints,
+   at most 60°), so the pelvis only makes up the rest. ``pelvis_weight`` scales the shift.
 2. **Limbs.** Each limb with a target (and each foot without one, which stays planted
    where the clip puts it) is solved with :func:`~limbik.solvers.two_bone.two_bone`
    from the moved limb root, with the effector's rotation and weight. Knees stay in
@@ -31,10 +32,13 @@ import numpy as np
 from limbik._validation import FloatArray, as_float, as_points, as_weight
 from limbik.errors import InvalidInputError
 from limbik.geometry.quaternion import (
+    IDENTITY,
+    axis_angle_from_quaternion,
     quaternion_from_axis_angle,
     quaternion_from_two_vectors,
     quaternion_multiply,
     quaternion_normalize,
+    quaternion_slerp,
     rotate_vectors,
 )
 from limbik.geometry.vectors import norm, normalize
@@ -49,6 +53,8 @@ __all__ = ["EFFECTORS", "full_body_ik"]
 EFFECTORS = ("left_hand", "right_hand", "left_foot", "right_foot", "head")
 #: Cyclic projection passes of the body pull.
 _PULL_PASSES = 64
+#: The spine leans at most this angle (rad) in all.
+_MAX_LEAN = np.pi / 3
 #: A limb bent less than about this angle (rad) bends about its anatomical default hinge.
 _STRAIGHT = 0.05
 
@@ -65,6 +71,7 @@ def full_body_ik(motion: Motion, targets: Mapping[str, Any], *,
                  rotations: Mapping[str, Any] | None = None,
                  weights: Mapping[str, Any] | None = None,
                  pull: Mapping[str, float] | None = None, pelvis_weight: float = 1.0,
+                 spine_weight: float = 0.5,
                  plant_feet: bool = True, reach: float = 0.98,
                  forward: Any = (0.0, 0.0, 1.0), left_side: Any = (1.0, 0.0, 0.0),
                  head: int | str | None = None) -> Motion:
@@ -86,6 +93,9 @@ def full_body_ik(motion: Motion, targets: Mapping[str, Any], *,
         How hard each effector pulls the body (default 1; a planted foot pulls 1).
     pelvis_weight : float in [0, 1]
         Scales the pelvis shift; 0 keeps the pelvis where the clip has it.
+    spine_weight : float in [0, 1]
+        Share of the hands' missing reach that the spine takes by leaning (default
+        0.5) before the pelvis moves; 0 keeps the spine's local pose.
     plant_feet : bool
         Feet without a target stay at their animated positions and rotations (default).
     reach : float in (0, 1]
@@ -154,6 +164,29 @@ def full_body_ik(motion: Motion, targets: Mapping[str, Any], *,
 
     lengths = {name: norm(positions[:, c[1]] - positions[:, c[0]])
                + norm(positions[:, c[2]] - positions[:, c[1]]) for name, c in limbs.items()}
+    lean = float(as_weight(spine_weight, "spine_weight"))
+    hands = [name for name in ("left_hand", "right_hand") if name in goals]
+    spine = _spine_joints(sk, arms[0].shoulder, arms[1].shoulder)
+    if lean > 0.0 and hands and spine:
+        need = np.zeros((frames, 3))
+        for name in hands:
+            offset = goals[name] - positions[:, limbs[name][0]]
+            excess = np.maximum(norm(offset) - ratio * lengths[name], 0.0)
+            strength = pulls.get(name, 1.0) * weight.get(name, np.ones(frames))
+            need += (strength * excess)[:, None] * normalize(offset) / len(hands)
+        base = positions[:, spine[0]]
+        top = 0.5 * (positions[:, arms[0].shoulder] + positions[:, arms[1].shoulder])
+        bend = quaternion_from_two_vectors(top - base, top + lean * need - base)
+        _, angle = axis_angle_from_quaternion(bend)
+        bend = quaternion_slerp(IDENTITY, bend, np.minimum(1.0, _MAX_LEAN / np.maximum(
+            angle, 1e-300)))
+        # every spine joint takes an equal share of the lean
+        motion = apply_ik(motion, rotations={
+            j: quaternion_normalize(quaternion_multiply(
+                quaternion_slerp(IDENTITY, bend, np.full(frames, (k + 1) / len(spine))),
+                world_rot[:, j])) for k, j in enumerate(spine)})
+        positions = motion.world_positions()
+        world_rot = motion.world_rotations()
     shift = np.zeros((frames, 3))
     for _ in range(_PULL_PASSES):
         for name, goal in goals.items():
@@ -230,6 +263,17 @@ def _hinged(solved: FloatArray, pose: FloatArray, upper_rotation: FloatArray,
     mid_q = quaternion_normalize(quaternion_multiply(quaternion_multiply(flex, turn),
                                                      mid_rotation))
     return upper_q, mid_q
+
+
+def _spine_joints(skeleton: Any, left_shoulder: int, right_shoulder: int) -> list[int]:
+    """The joints from the root's child to the shoulders' nearest common ancestor."""
+    left = [left_shoulder, *skeleton.ancestors(left_shoulder)]
+    right = set(skeleton.ancestors(right_shoulder))
+    common = next((j for j in left if j in right), None)
+    if common is None or common == 0:
+        return []
+    path = [common, *skeleton.ancestors(common)]
+    return [j for j in reversed(path) if j != 0]
 
 
 def _head_index(skeleton: Any, head: int | str | None) -> int:
