@@ -29,6 +29,7 @@ from limbik.geometry.quaternion import (
     rotate_vectors,
 )
 from limbik.geometry.vectors import dot, norm, normalize
+from limbik.solvers.rotations import _joint_rotations
 
 __all__ = ["as_pose", "as_weight", "blend_bend", "offset_target", "posed", "stretch_scale"]
 
@@ -105,15 +106,16 @@ def posed(positions: FloatArray, pose: FloatArray, pose_rotations: FloatArray,
     the way from the input pose: ``slerp(1, D_j, weight)`` on the bones, root and bone
     lengths linearly. Weight 0 returns ``pose`` and ``pose_rotations`` exactly.
     """
-    bones_in = np.diff(pose, axis=-2)
-    bones_out = np.diff(positions, axis=-2)
-    turn = quaternion_from_two_vectors(bones_in, bones_out)
-    full = quaternion_normalize(quaternion_multiply(
-        np.concatenate([turn, turn[..., 1:, :]], axis=-2), pose_rotations))
+    full = _joint_rotations(positions, pose, pose_rotations, np.broadcast_shapes(
+        positions.shape[:-2], pose.shape[:-2], pose_rotations.shape[:-2]))
     if end_rotation is not None:
         carried = full[..., 2, :]
-        end = quaternion_slerp(carried, end_rotation, rotation_weight)
-        end = np.where((rotation_weight == 1.0)[..., None], end_rotation, end)
+        if np.all(rotation_weight == 1.0):
+            end = np.broadcast_to(end_rotation, np.broadcast_shapes(
+                carried.shape, end_rotation.shape, rotation_weight.shape + (4,)))
+        else:
+            end = quaternion_slerp(carried, end_rotation, rotation_weight)
+            end = np.where((rotation_weight == 1.0)[..., None], end_rotation, end)
         first = np.broadcast_to(full[..., :2, :], end.shape[:-1] + (2, 4))
         full = np.concatenate([first, end[..., None, :]], axis=-2)
     w = weight[..., None]
@@ -122,6 +124,9 @@ def posed(positions: FloatArray, pose: FloatArray, pose_rotations: FloatArray,
     if np.all(weight == 1.0):
         return (np.broadcast_to(positions, shape + (3, 3)).copy(),
                 np.broadcast_to(full, shape + (3, 4)).copy())
+    bones_in = np.diff(pose, axis=-2)
+    bones_out = np.diff(positions, axis=-2)
+    turn = quaternion_from_two_vectors(bones_in, bones_out)
     partial = quaternion_slerp(IDENTITY, turn, w)
     len_in = norm(bones_in)
     scale = 1.0 + w * (norm(bones_out) / np.where(len_in > 0.0, len_in, 1.0) - 1.0)

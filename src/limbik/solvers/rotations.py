@@ -10,6 +10,7 @@ therefore keeps its parent's rotation, and no bone spins about itself.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,7 @@ from limbik.geometry.quaternion import (
     quaternion_normalize,
     rotate_vectors,
 )
+from limbik.solvers import _rotation_kernels as _rk
 from limbik.solvers.fabrik_tree import _check_parents
 
 __all__ = ["joint_rotations", "rotations_from_positions"]
@@ -155,8 +157,26 @@ def joint_rotations(positions: Any, input_positions: Any, *,
                 f"input_rotations must have shape (..., {n}, 4), got {rot.shape}",
                 argument="input_rotations")
         pairs.append(("input_rotations", rot.shape[:-2]))
-    shape = broadcast_shapes(*pairs)
-    turn = quaternion_from_two_vectors(np.diff(start, axis=-2), np.diff(pos, axis=-2))
-    turn = np.concatenate([turn, turn[..., -1:, :]], axis=-2)
-    return np.broadcast_to(quaternion_normalize(quaternion_multiply(turn, rot)),
-                           shape + (n, 4)).copy()
+    return _joint_rotations(pos, start, rot, broadcast_shapes(*pairs))
+
+
+def _joint_rotations(pos: FloatArray, start: FloatArray, rot: FloatArray,
+                     shape: tuple[int, ...]) -> FloatArray:
+    """:func:`joint_rotations` on checked float64 arrays whose batch shapes broadcast to
+    ``shape``."""
+    n = pos.shape[-2]
+    count = math.prod(shape)
+    rows = _rows(pos, shape, n, 3, count)
+    start_rows = _rows(start, shape, n, 3, count)
+    rot_rows = (np.ascontiguousarray(np.broadcast_to(rot, (1, n, 4))) if rot.ndim < 2
+                or rot.shape[:-2] in ((), (1,)) else _rows(rot, shape, n, 4, count))
+    out = np.empty((count, n, 4))
+    _rk.joint_rotations_kernel(rows, start_rows, rot_rows.reshape(-1, n, 4), out)
+    return out.reshape(shape + (n, 4))
+
+
+def _rows(array: FloatArray, shape: tuple[int, ...], n: int, width: int, count: int
+          ) -> FloatArray:
+    """``array`` broadcast to ``shape + (n, width)`` as contiguous rows ``(count, n, width)``."""
+    return np.ascontiguousarray(np.broadcast_to(array, shape + (n, width))).reshape(
+        count, n, width)
