@@ -175,6 +175,10 @@ def test_degenerate_targets_stay_finite(rng):
         s = two_bone(root, target, l1, l2, pose=pose, pose_rotations=rot,
                      target_rotation=rot[:, 2], weight=0.5)
         assert np.all(np.isfinite(s.positions)) and np.all(np.isfinite(s.rotations))
+        # a pole on the root→target line, half weighted
+        s = two_bone(root, target, l1, l2, pose=pose, pole=0.5 * (root + target),
+                     pole_weight=0.5)
+        assert np.all(np.isfinite(s.positions)) and np.all(np.isfinite(s.rotations))
 
 
 def test_bad_pose_arguments_raise():
