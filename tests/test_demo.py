@@ -55,7 +55,8 @@ def test_table_rows_cover_every_scene_and_solver(gallery):
     solvers = " ".join(r["solver"] for r in rows)
     for word in ("two_bone root_frame", "roblox.solve_ik", "push_root", "stretch",
                  "solve_ik_planar", "fabrik", "FabrikTree", "Cone", "reference=knee",
-                 "footplant", "ccd", "transpose", "pinv", "dls", "svd-dls"):
+                 "footplant", "ccd", "transpose", "pinv", "dls", "svd-dls", "full_body_ik",
+                 "two_bone target_rotation", "aim_chain"):
         assert word in solvers, word
     for r in rows:
         reached, total = map(int, str(r["reached"]).split("/"))
@@ -69,6 +70,10 @@ def test_table_rows_cover_every_scene_and_solver(gallery):
     assert by_solver[("fabrik tree (003)", "FabrikTree, 2 effectors")]["reached"] == "1/1"
     for method in ("ccd", "transpose", "pinv", "dls", "svd-dls"):
         assert by_solver[("10-joint chain", method)]["reached"] == "16/16"
+    for solver in ("full_body_ik hands", "full_body_ik planted feet", "aim_chain head"):
+        row = by_solver[("walk, hands on a target", solver)]
+        done, total = map(int, str(row["reached"]).split("/"))
+        assert done == total and row["max_error"] < 1e-6, solver
     plant = [r for r in rows if r["solver"] == "footplant"]
     assert plant and all(r["max_error"] < 1e-9 for r in plant)
 

@@ -104,6 +104,25 @@ def as_quaternions(value: Any, name: str) -> FloatArray:
     return array / norms
 
 
+def as_unit_quaternions(value: Any, name: str) -> FloatArray:
+    """Quaternions ``(..., 4)`` as :func:`as_quaternions`, but rows already unit to 1e-12
+    are returned bit for bit (so a weight of 0 can give back the caller's input)."""
+    array = as_float_array(value, name, (4,))
+    unit = as_quaternions(array, name)
+    norms = np.sum(array * array, axis=-1, keepdims=True)
+    return np.where(np.abs(norms - 1.0) < 1e-12, array, unit)
+
+
+def as_weight(value: Any, name: str) -> FloatArray:
+    """A finite weight array ``(...)`` in [0, 1]."""
+    array = as_float_array(value, name)
+    bad = (array < 0.0) | (array > 1.0)
+    if np.any(bad):
+        raise InvalidInputError(f"{name} must be in [0, 1], got {float(array[bad].flat[0])!r}",
+                                argument=name)
+    return array
+
+
 def choice(value: Any, name: str, options: tuple[str, ...]) -> str:
     """Check that ``value`` is one of the string ``options``."""
     if not isinstance(value, str) or value not in options:

@@ -715,3 +715,84 @@ def foot_planter_scene(folder: Path | None) -> list[SceneResult]:
                          "The walk's legs planted frame by frame with seed 000's loop, "
                          "beside the offline footplant")
     return _attach(rows, ["foot_planter_hills.png"])
+@scene("rotations")
+def rotations_scene(folder: Path | None) -> list[SceneResult]:
+    """Hand rotations, look-at and full-body IK on the built-in walk: the hands hold a
+    target circling in front of the chest while the feet stay planted, and the head
+    follows it over the spine, chest and neck."""
+    from limbik.geometry.quaternion import quaternion_from_axis_angle, rotate_vectors
+    from limbik.placement.walk import walk_cycle
+    from limbik.skeleton.full_body import full_body_ik
+    from limbik.skeleton.limbs import find_arms
+    from limbik.skeleton.look_at import look_at
+    from limbik.solvers.aim import aim_chain
+    from limbik.solvers.two_bone import two_bone
+
+    motion = walk_cycle(cycles=1.0, frame_rate=30.0)
+    sk = motion.skeleton
+    pos = motion.world_positions()
+    rot = motion.world_rotations()
+    frames = motion.num_frames
+    phase = np.linspace(0.0, 2.0 * np.pi, frames)[:, None]
+    chest = pos[:, sk.index("Chest")]
+    orbit = np.concatenate([0.08 * np.cos(phase), 0.08 * np.sin(phase), 0.0 * phase], -1)
+    goals = {"LeftWrist": chest + [0.1, -0.05, 0.3] + orbit,
+             "RightWrist": chest + [-0.1, -0.05, 0.3] + orbit}
+    rows = []
+    neck = [sk.index(n) for n in ("Spine", "Chest", "Neck", "Head")]
+    gaze_at = goals["LeftWrist"] + [-0.1, 0.0, 0.0]
+    shares = [0.15, 0.2, 0.3, 1.0]
+    look, t_look = timed(partial(aim_chain, pos[:, neck], rot[:, neck], gaze_at,
+                            axis=(0.0, 0.0, 1.0), weights=shares))
+    # the head turns first (look_at), then the hands reach and the feet stay planted
+    looking = look_at(motion, neck, gaze_at, axis=(0.0, 0.0, 1.0), weights=shares)
+    body, t_body = timed(partial(full_body_ik, looking, goals))
+    after = body.world_positions()
+    error = np.concatenate([np.linalg.norm(after[:, sk.index(w)] - g, axis=-1)
+                            for w, g in goals.items()])
+    feet = [sk.index(n) for n in ("LeftAnkle", "RightAnkle")]
+    planted = np.concatenate([np.linalg.norm(after[:, j] - pos[:, j], axis=-1) for j in feet])
+    zeros = np.zeros(2 * frames, dtype=np.int64)
+    rows.append(SceneResult("walk, hands on a target", "full_body_ik hands", error <= 1e-6,
+                            error, zeros, t_body))
+    rows.append(SceneResult("walk, hands on a target", "full_body_ik planted feet",
+                            planted <= 1e-6, planted, zeros, 0.0))
+    # the left hand also turns to a palm-down rotation, solved on the clip's own pose
+    arm = find_arms(sk)[0]
+    palm = quaternion_from_axis_angle(np.array([0.0, 0.0, 1.0]), np.array(-0.5 * np.pi))
+    hand, t = timed(partial(two_bone, pos[:, arm.shoulder], goals["LeftWrist"],
+                            float(np.linalg.norm(pos[0, arm.elbow] - pos[0, arm.shoulder])),
+                            float(np.linalg.norm(pos[0, arm.wrist] - pos[0, arm.elbow])),
+                            pose=pos[:, list(arm.chain)], pose_rotations=rot[:, list(arm.chain)],
+                            target_rotation=palm))
+    rows.append(SceneResult.from_solution("walk, hands on a target",
+                                          "two_bone target_rotation", hand, t))
+    rows.append(SceneResult.from_solution("walk, hands on a target", "aim_chain head", look,
+                                          t_look))
+    if folder is None:
+        return rows
+    plt = _plt()
+    fig, axes = plt.subplots(1, 3, figsize=(12, 4.6), dpi=DPI)
+    parents = sk.parents
+    for ax, f in zip(axes, (0, frames // 3, 2 * frames // 3), strict=True):
+        for p, color, lw in ((pos[f], "0.75", 2.0), (after[f], "tab:blue", 2.5)):
+            for j in range(1, len(parents)):
+                ax.plot([p[parents[j], 2], p[j, 2]], [p[parents[j], 1], p[j, 1]], color=color,
+                        lw=lw, solid_capstyle="round")
+        head = after[f, neck[-1]]
+        gaze = rotate_vectors(body.world_rotations()[f, neck[-1]], np.array([0.0, 0.0, 1.0]))
+        ax.plot([head[2], head[2] + 0.4 * gaze[2]], [head[1], head[1] + 0.4 * gaze[1]], "--",
+                color="tab:green", lw=1.5, label="gaze (look_at)")
+        for g in goals.values():
+            ax.plot(g[f, 2], g[f, 1], "*", color="tab:purple", ms=13)
+        ax.axhline(0.0, color="k", lw=0.8)
+        ax.set_aspect("equal")
+        ax.set_xlim(after[f, 0, 2] - 0.7, after[f, 0, 2] + 0.8)
+        ax.set_ylim(-0.05, 1.75)
+        ax.set_xlabel("z (walk direction)")
+        ax.set_title(f"frame {f}", fontsize=9)
+    axes[0].legend(fontsize=8, loc="lower left")
+    fig.suptitle("full_body_ik on the built-in walk (grey: walk, blue: hands on the star, "
+                 "feet planted) and a look-at", fontsize=10)
+    fig.tight_layout()
+    return _attach(rows, [_save(fig, folder, "rotations_full_body.png")])

@@ -52,3 +52,5 @@ JACOBIAN_RESTARTS = 10
 #: offset) when it leaves the offset by more than this, relative to the skeleton's
 #: largest offset: exporters' float32 round-off (1e-7 relative) stays below it.
 ANIMATED_TRANSLATION_RTOL = 1e-5
+#: Aim: the aim axis counts as on its target when within this angle (rad).
+AIM_ANGLE_TOL = 1e-10

@@ -1,11 +1,12 @@
 """IK solvers. Each returns a :class:`~limbik.solvers.solution.Solution`."""
 
+from limbik.solvers.aim import aim, aim_chain
 from limbik.solvers.ccd import ccd
-from limbik.solvers.constraints import Cone, EllipticalCone, Hinge
+from limbik.solvers.constraints import Cone, EllipticalCone, Hinge, SwingTwistLimit, TwistLimit
 from limbik.solvers.fabrik import fabrik
 from limbik.solvers.fabrik_tree import FabrikTree
 from limbik.solvers.jacobian import JACOBIAN_METHODS, jacobian_ik
-from limbik.solvers.rotations import rotations_from_positions
+from limbik.solvers.rotations import joint_rotations, rotations_from_positions
 from limbik.solvers.solution import Solution
 from limbik.solvers.two_bone import two_bone
 
@@ -16,9 +17,14 @@ __all__ = [
     "FabrikTree",
     "Hinge",
     "Solution",
+    "SwingTwistLimit",
+    "TwistLimit",
+    "aim",
+    "aim_chain",
     "ccd",
     "fabrik",
     "jacobian_ik",
+    "joint_rotations",
     "rotations_from_positions",
     "two_bone",
 ]

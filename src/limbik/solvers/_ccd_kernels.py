@@ -126,6 +126,44 @@ def ccd_sweep(q, wr, wp, wa, kind, lower, upper, target_p, target_r, use_rot, w_
                 tip_r[2, col] = vz
 
 
+@njit(cache=True, inline="always")
+def _end_distance(out, b, n, gx, gy, gz):  # pragma: no cover - compiled
+    """Distance from chain ``b``'s end joint to the goal (gx, gy, gz)."""
+    ex = out[b, n - 1, 0] - gx
+    ey = out[b, n - 1, 1] - gy
+    ez = out[b, n - 1, 2] - gz
+    return np.sqrt(ex * ex + ey * ey + ez * ez)
+
+
+@njit(cache=True, inline="always")
+def _pivot(out, b, i, n, gx, gy, gz):  # pragma: no cover - compiled
+    """Joint ``i`` of chain ``b`` (p), its vectors to the end (h) and to the goal (d), |h|, |d|."""
+    px = out[b, i, 0]
+    py = out[b, i, 1]
+    pz = out[b, i, 2]
+    hx = out[b, n - 1, 0] - px
+    hy = out[b, n - 1, 1] - py
+    hz = out[b, n - 1, 2] - pz
+    dx = gx - px
+    dy = gy - py
+    dz = gz - pz
+    return (px, py, pz, hx, hy, hz, dx, dy, dz, np.sqrt(hx * hx + hy * hy + hz * hz),
+            np.sqrt(dx * dx + dy * dy + dz * dz))
+
+
+@njit(cache=True, inline="always")
+def _perpendicular(hx, hy, hz):  # pragma: no cover - compiled
+    """A stable (unnormalised) perpendicular of h: h crossed with its least-aligned axis."""
+    ux = abs(hx)
+    uy = abs(hy)
+    uz = abs(hz)
+    if ux <= uy and ux <= uz:
+        return 0.0, -hz, hy
+    if uy <= uz:
+        return hz, 0.0, -hx
+    return -hy, hx, 0.0
+
+
 @njit(cache=True)
 def ccd_points_solve(positions, target, tolerance, max_iterations, min_improvement,
                      out, err_out, reached_out, iters_out):  # pragma: no cover - compiled
@@ -151,10 +189,7 @@ def ccd_points_solve(positions, target, tolerance, max_iterations, min_improveme
         err = 0.0
         done = False
         for it in range(max_iterations + 1):
-            ex = out[b, n - 1, 0] - gx
-            ey = out[b, n - 1, 1] - gy
-            ez = out[b, n - 1, 2] - gz
-            err = np.sqrt(ex * ex + ey * ey + ez * ez)
+            err = _end_distance(out, b, n, gx, gy, gz)
             if err <= tolerance[b]:
                 done = True
                 break
@@ -162,17 +197,7 @@ def ccd_points_solve(positions, target, tolerance, max_iterations, min_improveme
                 break
             previous = err
             for i in range(n - 2, -1, -1):
-                px = out[b, i, 0]
-                py = out[b, i, 1]
-                pz = out[b, i, 2]
-                hx = out[b, n - 1, 0] - px
-                hy = out[b, n - 1, 1] - py
-                hz = out[b, n - 1, 2] - pz
-                dx = gx - px
-                dy = gy - py
-                dz = gz - pz
-                nh = np.sqrt(hx * hx + hy * hy + hz * hz)
-                nd = np.sqrt(dx * dx + dy * dy + dz * dz)
+                px, py, pz, hx, hy, hz, dx, dy, dz, nh, nd = _pivot(out, b, i, n, gx, gy, gz)
                 if nh < 1e-300 or nd < 1e-300:
                     continue
                 cx = hy * dz - hz * dy
@@ -184,15 +209,7 @@ def ccd_points_solve(positions, target, tolerance, max_iterations, min_improveme
                     if cs > 0.0:
                         continue
                     # pointing away: half turn about a stable perpendicular of h
-                    ux = abs(hx)
-                    uy = abs(hy)
-                    uz = abs(hz)
-                    if ux <= uy and ux <= uz:
-                        cx, cy, cz = 0.0, -hz, hy
-                    elif uy <= uz:
-                        cx, cy, cz = hz, 0.0, -hx
-                    else:
-                        cx, cy, cz = -hy, hx, 0.0
+                    cx, cy, cz = _perpendicular(hx, hy, hz)
                     sn = 0.0
                     cs = -1.0
                 nc = np.sqrt(cx * cx + cy * cy + cz * cz)
@@ -209,3 +226,189 @@ def ccd_points_solve(positions, target, tolerance, max_iterations, min_improveme
         err_out[b] = err
         reached_out[b] = done
         iters_out[b] = total
+
+
+@njit(cache=True, inline="always")
+def _qmul(a, b):  # pragma: no cover - compiled
+    """Hamilton product of (x, y, z, w) tuples."""
+    ax, ay, az, aw = a
+    bx, by, bz, bw = b
+    return (aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw,
+            aw * bw - ax * bx - ay * by - az * bz)
+
+
+@njit(cache=True, inline="always")
+def _qrot(q, vx, vy, vz):  # pragma: no cover - compiled
+    """Rotate (vx, vy, vz) by the unit quaternion tuple q."""
+    x, y, z, w = q
+    tx = 2.0 * (y * vz - z * vy)
+    ty = 2.0 * (z * vx - x * vz)
+    tz = 2.0 * (x * vy - y * vx)
+    return (vx + w * tx + (y * tz - z * ty),
+            vy + w * ty + (z * tx - x * tz),
+            vz + w * tz + (x * ty - y * tx))
+
+
+@njit(cache=True)
+def swing_twist_project(q, ax, ay, az, swing_max, twist_min, twist_max):  # pragma: no cover
+    """Nearest allowed rotation to ``q`` (tuple x, y, z, w) under a swing-twist limit.
+
+    ``q = swing · twist`` with the twist about the unit axis ``a`` and the swing about
+    an axis perpendicular to it. The twist angle (within (−π, π]) moves to the nearer
+    end of ``[twist_min, twist_max]`` (on the circle) and the swing angle is capped at
+    ``swing_max`` about its own axis, so the bone's direction moves to the nearest
+    direction of its cone. Returns the rotation as a tuple with w >= 0.
+    """
+    x, y, z, w = q
+    if w < 0.0:
+        x, y, z, w = -x, -y, -z, -w
+    p = x * ax + y * ay + z * az
+    tn = np.sqrt(p * p + w * w)
+    if tn < 1e-300:  # a half-turn swing: no twist
+        tx, ty, tz, tw = 0.0, 0.0, 0.0, 1.0
+    else:
+        tx, ty, tz, tw = p * ax / tn, p * ay / tn, p * az / tn, w / tn
+    # swing = q · twist⁻¹
+    sx, sy, sz, sw = _qmul((x, y, z, w), (-tx, -ty, -tz, tw))
+    theta = 2.0 * np.arctan2(tx * ax + ty * ay + tz * az, tw)
+    if theta > np.pi:
+        theta -= 2.0 * np.pi
+    elif theta <= -np.pi:
+        theta += 2.0 * np.pi
+    if theta < twist_min or theta > twist_max:
+        two_pi = 2.0 * np.pi
+        d_lo = (twist_min - theta) % two_pi
+        d_hi = (theta - twist_max) % two_pi
+        theta = twist_min if d_lo <= d_hi else twist_max
+        half = 0.5 * theta
+        tx, ty, tz, tw = ax * np.sin(half), ay * np.sin(half), az * np.sin(half), np.cos(half)
+    if sw < 0.0:
+        sx, sy, sz, sw = -sx, -sy, -sz, -sw
+    sn = np.sqrt(sx * sx + sy * sy + sz * sz)
+    angle = 2.0 * np.arctan2(sn, sw)
+    if angle > swing_max and sn > 0.0:
+        half = 0.5 * swing_max
+        k = np.sin(half) / sn
+        sx, sy, sz, sw = sx * k, sy * k, sz * k, np.cos(half)
+    out = _qmul((sx, sy, sz, sw), (tx, ty, tz, tw))
+    n = np.sqrt(out[0] ** 2 + out[1] ** 2 + out[2] ** 2 + out[3] ** 2)
+    return (out[0] / n, out[1] / n, out[2] / n, out[3] / n)
+
+
+@njit(cache=True)
+def _carry(out, rot, b, i, n, c, px, py, pz):  # pragma: no cover - compiled
+    """Turn joints ``i + 1..`` positions about ``p`` and rotations ``i..`` by tuple ``c``."""
+    for j in range(i + 1, n):
+        vx, vy, vz = _qrot(c, out[b, j, 0] - px, out[b, j, 1] - py, out[b, j, 2] - pz)
+        out[b, j, 0] = px + vx
+        out[b, j, 1] = py + vy
+        out[b, j, 2] = pz + vz
+    for j in range(i, n):
+        r = _qmul(c, (rot[b, j, 0], rot[b, j, 1], rot[b, j, 2], rot[b, j, 3]))
+        rn = np.sqrt(r[0] ** 2 + r[1] ** 2 + r[2] ** 2 + r[3] ** 2)
+        for k in range(4):
+            rot[b, j, k] = r[k] / rn
+
+
+@njit(cache=True)
+def ccd_points_limited_solve(positions, rotations, target, tolerance, max_iterations,
+                             min_improvement, limits, out, rot,
+                             err_out, reached_out, iters_out):  # pragma: no cover - compiled
+    """CCD on point chains that carries joint rotations and applies swing-twist limits.
+
+    ``positions (B, n, 3)`` and world joint rotations ``rotations (B, n, 4)`` are the
+    input pose; ``limits (n − 1, 4)`` holds per bone (swing_max, twist_min, twist_max,
+    active). Bone ``i``'s limit applies to ``ref_i⁻¹ · local_i``, its local rotation
+    (relative to joint ``i − 1``, bone 0: to the world) measured from its input local
+    rotation ``ref_i``, with the twist about the bone's own direction. Each CCD step
+    turns joints ``i..`` by the smallest rotation that points the end at the target,
+    then projects joint ``i`` onto its limit and carries the joints below it along.
+    Writes positions to ``out`` and rotations to ``rot``.
+    """
+    batch = positions.shape[0]
+    n = positions.shape[1]
+    ref = np.empty((n, 4))
+    axis = np.empty((n, 3))
+    for b in range(batch):
+        for i in range(n):
+            for c in range(3):
+                out[b, i, c] = positions[b, i, c]
+            for c in range(4):
+                rot[b, i, c] = rotations[b, i, c]
+        for i in range(n - 1):
+            ri = (rot[b, i, 0], rot[b, i, 1], rot[b, i, 2], rot[b, i, 3])
+            inv = (-ri[0], -ri[1], -ri[2], ri[3])
+            if i == 0:
+                loc = ri
+            else:
+                loc = _qmul((-rot[b, i - 1, 0], -rot[b, i - 1, 1], -rot[b, i - 1, 2],
+                             rot[b, i - 1, 3]), ri)
+            for c in range(4):
+                ref[i, c] = loc[c]
+            vx, vy, vz = _qrot(inv, out[b, i + 1, 0] - out[b, i, 0],
+                               out[b, i + 1, 1] - out[b, i, 1], out[b, i + 1, 2] - out[b, i, 2])
+            vn = np.sqrt(vx * vx + vy * vy + vz * vz)
+            if vn < 1e-300:
+                axis[i, 0], axis[i, 1], axis[i, 2] = 0.0, 0.0, -1.0
+            else:
+                axis[i, 0], axis[i, 1], axis[i, 2] = vx / vn, vy / vn, vz / vn
+        gx = target[b, 0]
+        gy = target[b, 1]
+        gz = target[b, 2]
+        previous = np.inf
+        total = 0
+        err = 0.0
+        done = False
+        for it in range(max_iterations + 1):
+            err = _end_distance(out, b, n, gx, gy, gz)
+            if err <= tolerance[b]:
+                done = True
+                break
+            if it == max_iterations or previous - err < min_improvement[b]:
+                break
+            previous = err
+            for i in range(n - 2, -1, -1):
+                px, py, pz, hx, hy, hz, dx, dy, dz, nh, nd = _pivot(out, b, i, n, gx, gy, gz)
+                if nh > 1e-300 and nd > 1e-300:
+                    # minimal rotation h → d as a quaternion (w = 1 + cos, xyz = h × d)
+                    cx = (hy * dz - hz * dy) / (nh * nd)
+                    cy = (hz * dx - hx * dz) / (nh * nd)
+                    cz = (hx * dy - hy * dx) / (nh * nd)
+                    cw = 1.0 + (hx * dx + hy * dy + hz * dz) / (nh * nd)
+                    if cw < 1e-12:
+                        cx, cy, cz = _perpendicular(hx, hy, hz)
+                        cw = 0.0
+                    cn = np.sqrt(cx * cx + cy * cy + cz * cz + cw * cw)
+                    _carry(out, rot, b, i, n, (cx / cn, cy / cn, cz / cn, cw / cn), px, py, pz)
+                if limits[i, 3] == 0.0:
+                    continue
+                ri = (rot[b, i, 0], rot[b, i, 1], rot[b, i, 2], rot[b, i, 3])
+                if i == 0:
+                    parent = (0.0, 0.0, 0.0, 1.0)
+                else:
+                    parent = (rot[b, i - 1, 0], rot[b, i - 1, 1], rot[b, i - 1, 2],
+                              rot[b, i - 1, 3])
+                base = _qmul(parent, (ref[i, 0], ref[i, 1], ref[i, 2], ref[i, 3]))
+                delta = _qmul((-base[0], -base[1], -base[2], base[3]), ri)
+                allowed = swing_twist_project(delta, axis[i, 0], axis[i, 1], axis[i, 2],
+                                              limits[i, 0], limits[i, 1], limits[i, 2])
+                new = _qmul(base, allowed)
+                fix = _qmul(new, (-ri[0], -ri[1], -ri[2], ri[3]))
+                _carry(out, rot, b, i, n, fix, px, py, pz)
+            total += 1
+        err_out[b] = err
+        reached_out[b] = done
+        iters_out[b] = total
+
+
+@njit(cache=True)
+def swing_twist_project_batch(rotations, axes, limit, out):  # pragma: no cover - compiled
+    """:func:`swing_twist_project` over rows ``rotations (B, 4)``, ``axes (B, 3)``."""
+    for b in range(rotations.shape[0]):
+        r = swing_twist_project((rotations[b, 0], rotations[b, 1], rotations[b, 2],
+                                 rotations[b, 3]), axes[b, 0], axes[b, 1], axes[b, 2],
+                                limit[0], limit[1], limit[2])
+        for k in range(4):
+            out[b, k] = r[k]

@@ -9,21 +9,25 @@
 - joint positions ``(..., n, 3)`` (the ``fabrik`` input form): each sweep turns the
   rest of the chain about each joint, from the one next to the end effector to the
   root, by the smallest rotation that points the end effector at the target. Bone
-  lengths are kept; there are no limits and no ``q``.
+  lengths are kept; there is no ``q``. Swing-twist limits (``constraints``) act on
+  the joint rotations carried along.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from limbik._validation import as_float, as_int, as_points, broadcast_shapes
+from limbik._validation import as_float, as_int, as_points, as_quaternions, broadcast_shapes
 from limbik.chain.joint_chain import JointChain
 from limbik.errors import InvalidInputError
 from limbik.solvers import _ccd_kernels as _k
 from limbik.solvers._joint_kernels import METHOD_CCD
 from limbik.solvers._joint_problem import joint_problem
+from limbik.solvers.constraints import SwingTwistLimit, encode_limits
+from limbik.solvers.rotations import joint_rotations
 from limbik.solvers.solution import Solution
 from limbik.tolerances import (
     ITERATIVE_ANGLE_TOL,
@@ -41,7 +45,9 @@ def ccd(chain: JointChain | Any, target: Any, *, tolerance: float | None = None,
         angle_tolerance: float = ITERATIVE_ANGLE_TOL, patience: int = JACOBIAN_PATIENCE,
         position_weight: float = 1.0, orientation_weight: float = 1.0,
         restarts: int | None = None, rng: Any = None,
-        min_improvement: float | None = None) -> Solution:
+        min_improvement: float | None = None,
+        constraints: Sequence[SwingTwistLimit | None] | None = None,
+        rotations: Any = None, return_rotations: bool = False) -> Solution:
     """Cyclic coordinate descent toward ``target``.
 
     Parameters
@@ -60,13 +66,26 @@ def ccd(chain: JointChain | Any, target: Any, *, tolerance: float | None = None,
     min_improvement : float, optional
         Point chains only: stop when a sweep brings the end effector less than this
         much closer (default ``tolerance / 1000``), e.g. for unreachable targets.
+    constraints : sequence of SwingTwistLimit, TwistLimit or None, optional
+        Point chains only: one entry per bone (n − 1). Each CCD step turns the rest of
+        the chain about a joint, then moves that joint's rotation to the nearest one its
+        limit allows (measured from its local rotation in the input pose, the twist about
+        its bone), carrying the joints below along.
+    rotations : array_like, shape (..., n, 4), optional
+        Point chains only: world rotations (x, y, z, w) of the joints in the input pose
+        (default identity); implies ``return_rotations``.
+    return_rotations : bool
+        Point chains only: fill ``Solution.rotations`` ``(..., n, 4)``. Without
+        constraints these are :func:`~limbik.solvers.rotations.joint_rotations` (each
+        bone's minimal turn from the input pose, as ``two_bone`` returns); with
+        constraints, the rotations the limited CCD steps produced.
 
     Returns
     -------
     Solution
         For joint chains, as :func:`~limbik.solvers.jacobian.jacobian_ik` (with ``q``).
         For point chains: ``positions (..., n, 3)``, ``reached``, ``error`` (end-effector
-        distance) and ``iterations`` (sweeps); ``q`` and ``rotations`` are None.
+        distance) and ``iterations`` (sweeps); ``q`` is None and ``rotations`` as above.
     """
     max_iterations = as_int(max_iterations, "max_iterations", minimum=0)
     if isinstance(chain, JointChain):
@@ -80,15 +99,23 @@ def ccd(chain: JointChain | Any, target: Any, *, tolerance: float | None = None,
             position_weight=position_weight, orientation_weight=orientation_weight, q0=q0,
             rng=rng)
         return problem.solve(METHOD_CCD)
+    for name, value in (("constraints", constraints), ("rotations", rotations),
+                        ("return_rotations", return_rotations or None)):
+        if value is not None and isinstance(chain, JointChain):
+            raise InvalidInputError(f"{name} applies to point chains only, got a JointChain",
+                                    argument=name)
     for name, value in (("q0", q0), ("restarts", restarts), ("rng", rng)):
         if value is not None:
             raise InvalidInputError(f"{name} applies to JointChain only, got a point chain",
                                     argument=name)
-    return _ccd_points(chain, target, tolerance, max_iterations, min_improvement)
+    return _ccd_points(chain, target, tolerance, max_iterations, min_improvement, constraints,
+                       rotations, bool(return_rotations or rotations is not None))
 
 
 def _ccd_points(positions: Any, target: Any, tolerance: float | None, max_iterations: int,
-                min_improvement: float | None) -> Solution:
+                min_improvement: float | None,
+                constraints: Sequence[SwingTwistLimit | None] | None = None,
+                rotations: Any = None, return_rotations: bool = False) -> Solution:
     pts = as_points(positions, "positions")
     if pts.ndim < 2 or pts.shape[-2] < 2:
         raise InvalidInputError(
@@ -113,6 +140,38 @@ def _ccd_points(positions: Any, target: Any, tolerance: float | None, max_iterat
     err = np.zeros(count)
     reached = np.zeros(count, dtype=np.bool_)
     iters = np.zeros(count, dtype=np.int64)
-    _k.ccd_points_solve(flat, goal, tol, max_iterations, improve, out, err, reached, iters)
+    turned = None
+    if constraints is not None:
+        limits = encode_limits(constraints, n - 1)
+        start = _start_rotations(rotations, shape, n, count)
+        turned = np.empty_like(start)
+        _k.ccd_points_limited_solve(flat, start, goal, tol, max_iterations, improve, limits,
+                                    out, turned, err, reached, iters)
+        turned = turned.reshape(shape + (n, 4))
+    else:
+        _k.ccd_points_solve(flat, goal, tol, max_iterations, improve, out, err, reached, iters)
+        if return_rotations:
+            turned = joint_rotations(out, flat, input_rotations=_start_rotations(
+                rotations, shape, n, count)).reshape(shape + (n, 4))
     return Solution(positions=out.reshape(shape + (n, 3)), reached=reached.reshape(shape),
-                    error=err.reshape(shape), iterations=iters.reshape(shape))
+                    error=err.reshape(shape), iterations=iters.reshape(shape),
+                    rotations=turned)
+
+
+def _start_rotations(rotations: Any, shape: tuple[int, ...], n: int, count: int
+                     ) -> np.ndarray:
+    """Input joint rotations as contiguous rows ``(count, n, 4)`` (identity by default)."""
+    if rotations is None:
+        start = np.zeros((count, n, 4))
+        start[..., 3] = 1.0
+        return start
+    q = as_quaternions(rotations, "rotations")
+    if q.ndim < 2 or q.shape[-2] != n:
+        raise InvalidInputError(f"rotations must have shape (..., {n}, 4), got {q.shape}",
+                                argument="rotations")
+    try:
+        return np.ascontiguousarray(np.broadcast_to(q, shape + (n, 4)).reshape(count, n, 4))
+    except ValueError:
+        raise InvalidInputError(
+            f"rotations batch shape {q.shape[:-2]} does not broadcast to {shape}",
+            argument="rotations") from None

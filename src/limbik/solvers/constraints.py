@@ -27,11 +27,13 @@ from typing import Any
 
 import numpy as np
 
-from limbik._validation import FloatArray, as_float, as_points
+from limbik._validation import FloatArray, as_float, as_points, as_quaternions
 from limbik.errors import InvalidInputError
+from limbik.solvers import _ccd_kernels as _ccd
 from limbik.solvers import _fabrik_kernels as K
 
-__all__ = ["Cone", "Constraint", "EllipticalCone", "Hinge", "ellipse_nearest_point"]
+__all__ = ["Cone", "Constraint", "EllipticalCone", "Hinge", "SwingTwistLimit", "TwistLimit",
+           "ellipse_nearest_point"]
 
 _HALF_PI = 0.5 * np.pi
 
@@ -207,6 +209,107 @@ class Hinge(Constraint):
                 f"max_angle={self.max_angle!r})")
 
 
+class SwingTwistLimit(Constraint):
+    """A swing-twist limit: the bone swings at most ``swing`` (rad, 0..π) and twists about
+    itself by an angle in ``[min_twist, max_twist]`` (rad, within [−π, π]).
+
+    A joint rotation is split as ``swing · twist``, the twist about the bone and the swing
+    about an axis perpendicular to it. :meth:`project_rotation` returns the nearest allowed
+    rotation in that split: the twist moves to the nearer end of its range (on the circle)
+    and the swing is capped at ``swing`` about its own axis, so the bone's direction goes
+    to the nearest direction of its cone.
+
+    Where it applies:
+
+    - ``ccd`` on point chains measures it from each joint's local rotation in the input
+      pose (relative to the previous joint; the first joint relative to the world), with
+      the twist about the bone's input direction.
+    - ``fabrik`` carries bone frames without twist (see the module notes), so there the
+      limit acts as a ``Cone(swing)`` about the parent bone and needs
+      ``min_twist <= 0 <= max_twist``.
+    """
+
+    __slots__ = ("max_twist", "min_twist", "swing")
+    swing: float
+    min_twist: float
+    max_twist: float
+
+    def __init__(self, swing: float = np.pi, min_twist: float = -np.pi,
+                 max_twist: float = np.pi) -> None:
+        sw = _angle(swing, "swing", 0.0, np.pi)
+        lo = _angle(min_twist, "min_twist", -np.pi, np.pi)
+        hi = _angle(max_twist, "max_twist", -np.pi, np.pi)
+        if lo > hi:
+            raise InvalidInputError(
+                f"min_twist must be <= max_twist, got {lo!r} > {hi!r}", argument="min_twist")
+        object.__setattr__(self, "swing", sw)
+        object.__setattr__(self, "min_twist", lo)
+        object.__setattr__(self, "max_twist", hi)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def _encode(self) -> tuple[int, FloatArray, FloatArray]:
+        if not self.min_twist <= 0.0 <= self.max_twist:
+            raise InvalidInputError(
+                "fabrik carries bone frames without twist, so a twist range must include 0, "
+                f"got [{self.min_twist!r}, {self.max_twist!r}]", argument="constraints")
+        if self.swing >= np.pi:
+            return K.FREE, np.zeros(4), np.zeros(3)
+        return K.CONE, np.array([self.swing, 0.0, 0.0, 0.0]), np.zeros(3)
+
+    def limit_row(self) -> FloatArray:
+        """``(swing, min_twist, max_twist, 1)``: the row the CCD kernel reads."""
+        return np.array([self.swing, self.min_twist, self.max_twist, 1.0])
+
+    def project_rotation(self, rotation: Any, axis: Any = (0.0, 0.0, -1.0)) -> FloatArray:
+        """Nearest allowed rotations ``(..., 4)`` (w >= 0) to ``rotation`` ``(..., 4)``, the
+        twist measured about ``axis`` ``(..., 3)`` (the bone's direction; default −Z)."""
+        q = as_quaternions(rotation, "rotation")
+        a = as_points(axis, "axis")
+        na = np.linalg.norm(a, axis=-1, keepdims=True)
+        if np.any(na < 1e-12):
+            raise InvalidInputError("axis must be non-zero vectors, got a zero vector",
+                                    argument="axis")
+        shape = np.broadcast_shapes(q.shape[:-1], a.shape[:-1])
+        qs = np.ascontiguousarray(np.broadcast_to(q, shape + (4,)).reshape(-1, 4))
+        axes = np.ascontiguousarray(np.broadcast_to(a / na, shape + (3,)).reshape(-1, 3))
+        out = np.empty_like(qs)
+        _ccd.swing_twist_project_batch(qs, axes, self.limit_row(), out)
+        return out.reshape(shape + (4,))
+
+    def twist_and_swing(self, rotation: Any, axis: Any = (0.0, 0.0, -1.0)
+                        ) -> tuple[FloatArray, FloatArray]:
+        """Twist angles in (−π, π] and swing angles in [0, π] ``(...)`` of rotations
+        ``(..., 4)`` about ``axis`` (what the limit bounds)."""
+        q = as_quaternions(rotation, "rotation")
+        a = as_points(axis, "axis")
+        a = a / np.linalg.norm(a, axis=-1, keepdims=True)
+        q = np.where(q[..., 3:4] < 0, -q, q)
+        p = np.sum(q[..., :3] * a, axis=-1)
+        twist = 2.0 * np.arctan2(p, q[..., 3])
+        twist = np.where(twist > np.pi, twist - 2 * np.pi, twist)
+        swing = 2.0 * np.arccos(np.clip(np.sqrt(p * p + q[..., 3] ** 2), 0.0, 1.0))
+        return twist, swing
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(swing={self.swing!r}, min_twist={self.min_twist!r}, "
+                f"max_twist={self.max_twist!r})")
+
+
+class TwistLimit(SwingTwistLimit):
+    """A twist limit alone: the bone twists about itself within ``[min_twist, max_twist]``
+    (rad) and swings freely. See :class:`SwingTwistLimit`."""
+
+    __slots__ = ()
+
+    def __init__(self, min_twist: float, max_twist: float) -> None:
+        super().__init__(np.pi, min_twist, max_twist)
+
+    def __repr__(self) -> str:
+        return f"TwistLimit(min_twist={self.min_twist!r}, max_twist={self.max_twist!r})"
+
+
 def encode_constraints(constraints: Sequence[Constraint | None] | None, n_bones: int
                        ) -> tuple[np.ndarray, FloatArray, FloatArray]:
     """Kernel arrays (kinds (n_bones,), params (n_bones, 4), axes (n_bones, 3))."""
@@ -215,6 +318,21 @@ def encode_constraints(constraints: Sequence[Constraint | None] | None, n_bones:
     axes = np.zeros((n_bones, 3))
     if constraints is None:
         return kinds, params, axes
+    _check_per_bone(constraints, n_bones)
+    for i, c in enumerate(constraints):
+        if c is None:
+            continue
+        if not isinstance(c, Constraint):
+            raise InvalidInputError(
+                f"constraints[{i}] must be a Cone, EllipticalCone, Hinge, SwingTwistLimit, "
+                "TwistLimit or None, "
+                f"got {type(c).__name__}", argument="constraints")
+        kinds[i], params[i], axes[i] = c._encode()
+    return kinds, params, axes
+
+
+def _check_per_bone(constraints: Any, n_bones: int) -> None:
+    """Raise unless ``constraints`` is a sequence with one entry per bone."""
     if isinstance(constraints, Constraint) or not isinstance(constraints, Sequence):
         raise InvalidInputError(
             f"constraints must be a sequence with one entry per bone ({n_bones}), "
@@ -223,15 +341,21 @@ def encode_constraints(constraints: Sequence[Constraint | None] | None, n_bones:
         raise InvalidInputError(
             f"constraints must have one entry per bone ({n_bones}), got {len(constraints)}",
             argument="constraints")
-    for i, c in enumerate(constraints):
-        if c is None:
+
+
+def encode_limits(constraints: Any, n_bones: int) -> FloatArray:
+    """Rows ``(n_bones, 4)`` of the CCD kernel: swing, min twist, max twist, active."""
+    _check_per_bone(constraints, n_bones)
+    rows = np.zeros((n_bones, 4))
+    for i, limit in enumerate(constraints):
+        if limit is None:
             continue
-        if not isinstance(c, Constraint):
+        if not isinstance(limit, SwingTwistLimit):
             raise InvalidInputError(
-                f"constraints[{i}] must be a Cone, EllipticalCone, Hinge or None, "
-                f"got {type(c).__name__}", argument="constraints")
-        kinds[i], params[i], axes[i] = c._encode()
-    return kinds, params, axes
+                f"constraints[{i}] must be a SwingTwistLimit, TwistLimit or None for ccd, "
+                f"got {type(limit).__name__}", argument="constraints")
+        rows[i] = limit.limit_row()
+    return rows
 
 
 def ellipse_nearest_point(semi_axes: Any, points: Any) -> FloatArray:

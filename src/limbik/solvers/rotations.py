@@ -10,6 +10,7 @@ therefore keeps its parent's rotation, and no bone spins about itself.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -24,9 +25,10 @@ from limbik.geometry.quaternion import (
     quaternion_normalize,
     rotate_vectors,
 )
+from limbik.solvers import _rotation_kernels as _rk
 from limbik.solvers.fabrik_tree import _check_parents
 
-__all__ = ["rotations_from_positions"]
+__all__ = ["joint_rotations", "rotations_from_positions"]
 
 
 def _joint_array(value: Any, name: str) -> FloatArray:
@@ -110,3 +112,71 @@ def rotations_from_positions(positions: Any, rest_positions: Any, *, parents: An
                 out[..., j - 1, :] = quaternion_multiply(quaternion_conjugate(world[..., q - 1, :]),
                                                          world[..., j - 1, :])
     return out
+
+
+def joint_rotations(positions: Any, input_positions: Any, *,
+                    input_rotations: Any = None) -> FloatArray:
+    """World rotations ``(..., n, 4)`` of a chain's joints after a solve, with minimal twist.
+
+    Each bone ``j`` (joint ``j`` → ``j + 1``) is turned by the smallest rotation
+    ``D_j`` that takes its input direction onto its solved direction, so joint
+    ``j``'s rotation is ``D_j · input_rotations[j]``: of all rotations that carry
+    the bone's input direction onto its solved one, the nearest to the input
+    rotation (the bone keeps its input twist). The end joint (``n − 1``) turns with
+    its bone: ``D_{n−2} · input_rotations[n − 1]``. This is how ``two_bone`` and
+    ``ccd`` fill ``Solution.rotations``.
+
+    Parameters
+    ----------
+    positions, input_positions : array_like, shape (..., n, 3)
+        Solved and input joint positions, root first; batch shapes broadcast.
+    input_rotations : array_like, shape (..., n, 4), optional
+        World rotations (x, y, z, w) of the joints in the input pose (default:
+        the identity, so the result is each bone's turn from the input pose).
+
+    Returns
+    -------
+    ndarray, shape (..., n, 4)
+        Unit quaternions. A bone of zero length (input or solved) keeps its input
+        rotation.
+    """
+    pos = _joint_array(positions, "positions")
+    start = _joint_array(input_positions, "input_positions")
+    n = pos.shape[-2]
+    if start.shape[-2] != n:
+        raise InvalidInputError(
+            f"input_positions must have {n} joints like positions, got {start.shape[-2]}",
+            argument="input_positions")
+    pairs = [("positions", pos.shape[:-2]), ("input_positions", start.shape[:-2])]
+    if input_rotations is None:
+        rot = np.array([0.0, 0.0, 0.0, 1.0])
+    else:
+        rot = as_quaternions(input_rotations, "input_rotations")
+        if rot.ndim < 2 or rot.shape[-2] != n:
+            raise InvalidInputError(
+                f"input_rotations must have shape (..., {n}, 4), got {rot.shape}",
+                argument="input_rotations")
+        pairs.append(("input_rotations", rot.shape[:-2]))
+    return _joint_rotations(pos, start, rot, broadcast_shapes(*pairs))
+
+
+def _joint_rotations(pos: FloatArray, start: FloatArray, rot: FloatArray,
+                     shape: tuple[int, ...]) -> FloatArray:
+    """:func:`joint_rotations` on checked float64 arrays whose batch shapes broadcast to
+    ``shape``."""
+    n = pos.shape[-2]
+    count = math.prod(shape)
+    rows = _rows(pos, shape, n, 3, count)
+    start_rows = _rows(start, shape, n, 3, count)
+    rot_rows = (np.ascontiguousarray(np.broadcast_to(rot, (1, n, 4))) if rot.ndim < 2
+                or rot.shape[:-2] in ((), (1,)) else _rows(rot, shape, n, 4, count))
+    out = np.empty((count, n, 4))
+    _rk.joint_rotations_kernel(rows, start_rows, rot_rows.reshape(-1, n, 4), out)
+    return out.reshape(shape + (n, 4))
+
+
+def _rows(array: FloatArray, shape: tuple[int, ...], n: int, width: int, count: int
+          ) -> FloatArray:
+    """``array`` broadcast to ``shape + (n, width)`` as contiguous rows ``(count, n, width)``."""
+    return np.ascontiguousarray(np.broadcast_to(array, shape + (n, width))).reshape(
+        count, n, width)

@@ -16,6 +16,7 @@ from limbik._validation import (
     as_float,
     as_points,
     as_positive,
+    as_quaternions,
     broadcast_shapes,
     check_finite,
     choice,
@@ -23,6 +24,7 @@ from limbik._validation import (
 from limbik.errors import InvalidInputError
 from limbik.geometry.frame import Frame
 from limbik.solvers import _two_bone_kernels as _k
+from limbik.solvers import _two_bone_pose as _pose
 from limbik.solvers.solution import Solution
 from limbik.tolerances import ANALYTIC_REACH_RTOL
 
@@ -51,7 +53,11 @@ def _single_entry() -> Any:
 
 def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None,
              reference: Any = None, root_frame: Frame | None = None,
-             unreachable: str = "extend", max_stretch: float = 1.0) -> Solution:
+             unreachable: str = "extend", max_stretch: float = 1.0, pose: Any = None,
+             pose_rotations: Any = None, target_rotation: Any = None,
+             target_offset: Frame | None = None, weight: Any = None,
+             position_weight: Any = None, rotation_weight: Any = None,
+             pole_weight: Any = None, stretch_start: float | None = None) -> Solution:
     """Place a two-bone limb (root → mid → end) so its end reaches ``target``.
 
     Parameters
@@ -75,6 +81,37 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
         What to do with targets out of reach (see Notes).
     max_stretch : float, >= 1
         Largest bone scale for ``"stretch"``.
+    pose : array_like, shape (..., 3, 3), optional
+        The input (animated) pose: root, mid and end joint positions. Needed by the
+        weights and rotations below; with it and no ``pole``/``reference``/``root_frame``
+        the limb keeps the input pose's bend plane (``reference = pose[..., 1, :]``).
+    pose_rotations : array_like, shape (..., 3, 4), optional
+        World rotations (x, y, z, w) of the three joints in ``pose`` (default identity).
+    target_rotation : array_like, shape (..., 4), optional
+        World rotation for the end joint (hand, foot); needs ``pose``.
+    target_offset : Frame, optional
+        Maintain offset: the end joint's frame in the target's frame (batch shape
+        broadcasting), e.g. ``Frame(target_rotation, target).inverse() @ Frame(end
+        rotation, end)`` taken once when the target is attached. The end joint then goes
+        to ``target + target_rotation · offset.position`` with rotation
+        ``target_rotation · offset.quaternion`` (identity target rotation when none).
+    weight : array_like, shape (...), in [0, 1], optional
+        Overall weight: each joint moves this fraction of the way from ``pose`` to the
+        solve (bones turn by slerp, the root and bone scale linearly). 0 returns
+        ``pose`` and ``pose_rotations`` exactly; default 1.
+    position_weight : array_like, shape (...), in [0, 1], optional
+        The end joint aims at ``pose_end + position_weight · (target − pose_end)``.
+    rotation_weight : array_like, shape (...), in [0, 1], optional
+        The end joint's rotation is ``slerp(carried, target_rotation, rotation_weight)``,
+        where ``carried`` is its input rotation turned with the lower bone.
+    pole_weight : array_like, shape (...), in [0, 1], optional
+        With a ``pole``: the bend plane turns this fraction of the (signed, within ±π)
+        angle from the input pose's plane to the pole's; default 1.
+    stretch_start : float, optional
+        Unreal's stretch start ratio, with ``unreachable="stretch"``, in
+        ``(0, max_stretch]``: bones start to scale when ``|target − root|`` exceeds
+        ``stretch_start · (upper + lower)`` and reach ``max_stretch`` at
+        ``max_stretch · (upper + lower)``, growing linearly in between.
 
     At most one of ``pole``, ``reference`` and ``root_frame`` may be given. With none,
     the bend follows the rolled plane of the world axes (``root_frame`` = identity):
@@ -89,7 +126,12 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
         ``positions`` ``(..., 3, 3)``: root, mid, end. ``error`` ``(...)`` is the
         distance from the target to the end of the limb anchored at the *input* root,
         and ``reached`` is ``error <= 1e-9 * (upper + lower)``. ``iterations`` is 0.
-        ``rotations`` is not set. A single limb given as float64 ``(3,)`` arrays and float
+        ``rotations`` ``(..., 3, 4)`` is set when ``pose`` is given: the world rotations
+        of the root, mid and end joints, each bone turned from ``pose`` by its minimal
+        rotation (it keeps its input twist, see :func:`limbik.solvers.rotations.joint_rotations`)
+        and the end joint taking ``target_rotation`` when given. With weights,
+        ``error``/``reached`` are those of the full solve toward the weighted target.
+        A single limb given as float64 ``(3,)`` arrays and float
         lengths takes a compiled fast path; its ``reached``/``error`` are NumPy scalars.
 
     Notes
@@ -110,6 +152,13 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
     A target at the root (``d <= 1e-15 (upper + lower)``) uses the direction −Z of
     ``root_frame`` (world −Z without one). Every result is finite for finite input.
     """
+    if not (pose is None and pose_rotations is None and target_rotation is None
+            and target_offset is None and weight is None and position_weight is None
+            and rotation_weight is None and pole_weight is None and stretch_start is None):
+        return _two_bone_posed(root, target, upper, lower, pole, reference, root_frame,
+                               unreachable, max_stretch, pose, pose_rotations,
+                               target_rotation, target_offset, weight, position_weight,
+                               rotation_weight, pole_weight, stretch_start)
     point = reference if pole is None else pole
     if (root_frame is None and (pole is None or reference is None)
             and type(root) is _NDARRAY and type(target) is _NDARRAY
@@ -217,3 +266,77 @@ def _raise_for_bad_input(root: FloatArray, target: FloatArray, upper: FloatArray
     as_positive(lower, "lower")
     if point_name:
         check_finite(hint, point_name)
+
+
+def _two_bone_posed(root: Any, target: Any, upper: Any, lower: Any, pole: Any,
+                    reference: Any, root_frame: Frame | None, unreachable: str,
+                    max_stretch: float, pose: Any, pose_rotations: Any,
+                    target_rotation: Any, target_offset: Frame | None, weight: Any,
+                    position_weight: Any, rotation_weight: Any, pole_weight: Any,
+                    stretch_start: float | None) -> Solution:
+    """``two_bone`` with an input pose, weights, a target rotation or a stretch start."""
+    goal = _array(target, "target", 1)
+    goal_rotation = (None if target_rotation is None
+                     else as_quaternions(target_rotation, "target_rotation"))
+    if target_offset is not None:
+        goal, goal_rotation = _pose.offset_target(goal, goal_rotation, target_offset)
+    upper_a, lower_a = _array(upper, "upper", 0), _array(lower, "lower", 0)
+    if stretch_start is not None:
+        if unreachable != "stretch":
+            raise InvalidInputError(
+                f"stretch_start needs unreachable='stretch', got {unreachable!r}",
+                argument="stretch_start")
+        top = as_float(max_stretch, "max_stretch", minimum=1.0)
+        start = as_float(stretch_start, "stretch_start", minimum=0.0, exclusive=True)
+        if start > top:
+            raise InvalidInputError(
+                f"stretch_start must be <= max_stretch ({top}), got {start}",
+                argument="stretch_start")
+        check_finite(goal, "target")
+        as_positive(upper_a, "upper")
+        as_positive(lower_a, "lower")
+        scale = _pose.stretch_scale(_array(root, "root", 1), goal, upper_a + lower_a,
+                                    start, top)
+        upper_a, lower_a = upper_a * scale, lower_a * scale
+        unreachable, max_stretch = "extend", 1.0
+    if pose is None:
+        needs = [name for name, value in (
+            ("pose_rotations", pose_rotations), ("target_rotation", target_rotation),
+            ("weight", weight), ("position_weight", position_weight),
+            ("rotation_weight", rotation_weight), ("pole_weight", pole_weight))
+            if value is not None]
+        if needs:
+            raise InvalidInputError(
+                f"{needs[0]} needs pose= (the input joint positions, shape (..., 3, 3))",
+                argument=needs[0])
+        return two_bone(root, goal, upper_a, lower_a, pole=pole, reference=reference,
+                        root_frame=root_frame, unreachable=unreachable,
+                        max_stretch=max_stretch)
+    start_pose, start_rotations = _pose.as_pose(pose, pose_rotations)
+    if position_weight is not None:
+        w = _pose.as_weight(position_weight, "position_weight")[..., None]
+        end = start_pose[..., 2, :]
+        goal = np.where(w == 1.0, goal, end + w * (goal - end))
+    bend_given = pole is not None or reference is not None or root_frame is not None
+    solved = two_bone(root, goal, upper_a, lower_a, pole=pole,
+                      reference=reference if bend_given else start_pose[..., 1, :],
+                      root_frame=root_frame, unreachable=unreachable,
+                      max_stretch=max_stretch)
+    positions = solved.positions
+    if pole is not None and pole_weight is not None:
+        t = _pose.as_weight(pole_weight, "pole_weight")
+        own = two_bone(root, goal, upper_a, lower_a, reference=start_pose[..., 1, :],
+                       unreachable=unreachable, max_stretch=max_stretch).positions
+        mid = _pose.blend_bend(positions[..., 0, :], own[..., 1, :], positions[..., 1, :],
+                               positions[..., 2, :], t)
+        positions = np.stack(np.broadcast_arrays(
+            positions[..., 0, :], mid, positions[..., 2, :]), axis=-2)
+    turn_weight = (np.ones(()) if rotation_weight is None
+                   else _pose.as_weight(rotation_weight, "rotation_weight"))
+    blend = np.ones(()) if weight is None else _pose.as_weight(weight, "weight")
+    out_p, out_q = _pose.posed(positions, start_pose, start_rotations, goal_rotation,
+                               turn_weight, blend)
+    shape = out_p.shape[:-2]
+    return Solution._trusted(out_p, np.broadcast_to(solved.reached, shape).copy(),
+                             np.broadcast_to(solved.error, shape).copy(),
+                             np.zeros(shape, dtype=np.int64), out_q)
