@@ -715,6 +715,8 @@ def foot_planter_scene(folder: Path | None) -> list[SceneResult]:
                          "The walk's legs planted frame by frame with seed 000's loop, "
                          "beside the offline footplant")
     return _attach(rows, ["foot_planter_hills.png"])
+
+
 @scene("rotations")
 def rotations_scene(folder: Path | None) -> list[SceneResult]:
     """Hand rotations, look-at and full-body IK on the built-in walk: the hands hold a
