@@ -39,14 +39,42 @@ class _ProgressBar:
         sys.stderr.flush()
 
 
+def _footplant_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """Terrain keywords and every :func:`limbik.footplant` option the command line gave."""
+    import inspect
+
+    from limbik.placement.footplant import footplant
+
+    not_options = {"motion", "terrain", "legs", "progress"}
+    return {
+        "terrain_options": {"seed": args.seed, "cell_size": args.cell_size,
+                            "origin": tuple(args.terrain_origin),
+                            "height_scale": args.height_scale},
+        "footplant_options": {name: getattr(args, name)
+                              for name in inspect.signature(footplant).parameters
+                              if name not in not_options and hasattr(args, name)},
+    }
+
+
+def _is_library(args: argparse.Namespace) -> bool:
+    """A folder or glob of clips, or an existing folder as the output."""
+    if args.input is None:
+        return False
+    source = Path(args.input)
+    if source.is_dir() or (args.output is not None and Path(args.output).is_dir()):
+        return True
+    return not source.exists() and any(c in args.input for c in "*?[")
+
+
 def _cmd_footplant(args: argparse.Namespace) -> int:
     import json
 
     from limbik._io import atomic_write
-    from limbik.placement.footplant import footplant, terrain_for_clip
+    from limbik.batch import plant_clip
     from limbik.skeleton.bvh import read_bvh, write_bvh
-    from limbik.skeleton.limbs import find_legs
 
+    if _is_library(args):
+        return _cmd_footplant_library(args)
     if args.input is None:
         from limbik.placement.walk import walk_cycle
 
@@ -57,15 +85,15 @@ def _cmd_footplant(args: argparse.Namespace) -> int:
         motion = read_bvh(args.input)
         source_name = str(args.input)
         terrain_spec = args.terrain or "flat"
-    legs = find_legs(motion.skeleton)
-    terrain = terrain_for_clip(terrain_spec, motion, seed=args.seed, cell_size=args.cell_size,
-                               origin=tuple(args.terrain_origin), height_scale=args.height_scale,
-                               legs=legs)
     worth_showing = motion.num_frames >= 2000 or sys.stderr.isatty()
     bar = _ProgressBar("footplant", enabled=args.progress and worth_showing)
-    result, report = footplant(motion, terrain, legs=legs, floor=args.floor, progress=bar)
-    write_bvh(result, args.output)
-    written = [str(args.output)]
+    settings = _footplant_settings(args)
+    done = plant_clip(motion, terrain=terrain_spec, terrain_options=settings["terrain_options"],
+                      progress=bar, **settings["footplant_options"])
+    result, report, terrain, legs = done.planted, done.report, done.terrain, done.legs
+    output = args.output or "footplant.bvh"
+    write_bvh(result, output)
+    written = [str(output)]
     if args.report:
         with atomic_write(args.report) as handle:
             json.dump(report.to_dict(), handle, indent=2)
@@ -82,6 +110,46 @@ def _cmd_footplant(args: argparse.Namespace) -> int:
         print(report.summary())
         print("wrote " + ", ".join(written))
     return 0
+
+
+def _cmd_footplant_library(args: argparse.Namespace) -> int:
+    """``limbik footplant DIR_OR_GLOB -o OUTDIR``: every clip, on all cores or a cluster."""
+    import json
+
+    from limbik.batch import SUMMARY_FILES, footplant_library
+    from limbik.errors import InvalidInputError
+
+    if args.output is None:
+        raise InvalidInputError(f"output must be given for a folder or glob of clips: "
+                                f"-o OUTDIR (input {args.input!r})", argument="output")
+    for flag in ("report", "plot"):
+        if getattr(args, flag):
+            raise InvalidInputError(f"--{flag} is for one clip; a folder of clips gets "
+                                    f"{', '.join(SUMMARY_FILES)} in {args.output}",
+                                    argument=flag)
+    bar = _ProgressBar("footplant", enabled=args.progress and sys.stderr.isatty())
+    summary = footplant_library(args.input, args.output, terrain=args.terrain or "flat",
+                                jobs=args.jobs, scheduler=args.scheduler, force=args.force,
+                                progress=bar, **_footplant_settings(args))
+    failed = summary.failed
+    if args.json:
+        print(json.dumps({"output": str(summary.output), "ran": summary.ran,
+                          "failed": len(failed), "engine": summary.engine,
+                          "clips": summary.records}, indent=2))
+        return 1 if failed else 0
+    total = len(summary.records)
+    if summary.ran == 0:
+        print(f"footplant: nothing to do, all {total} clips in {summary.output} are up to date "
+              "(--force redoes them)")
+    else:
+        rate = summary.ran / summary.seconds if summary.seconds > 0 else 0.0
+        print(f"footplant: planted {summary.ran} of {total} clips in {summary.seconds:.1f} s "
+              f"({rate:.2f} clips/s, {summary.engine}); {total - summary.ran} up to date")
+    for record in failed:
+        print(f"  failed: {record['clip']}: {record['error']}")
+    print(f"{len(failed)} failed; wrote {summary.output / SUMMARY_FILES[0]} and "
+          f"{', '.join(SUMMARY_FILES[1:])} beside it")
+    return 1 if failed else 0
 
 
 def _footplant_picture(path: Path, motion: Any, result: Any, terrain: Any, legs: Any,
@@ -329,7 +397,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(handler=_cmd_demo)
 
     fp = sub.add_parser("footplant", help="plant a clip's feet on terrain (default: built-in walk)")
-    fp.add_argument("input", nargs="?", help="a BVH clip (default: the built-in walk on hills)")
+    fp.add_argument("input", nargs="?", help="a BVH clip (default: the built-in walk on hills), "
+                    "or a folder or glob of clips (then -o is a folder that mirrors it)")
     fp.add_argument("--terrain", help="flat, hills, steps, slope, or a .npy/.png height field "
                     "(default: flat for a clip, hills for the built-in walk)")
     fp.add_argument("--cell-size", type=float, default=1.0, help="terrain file sample spacing")
@@ -339,13 +408,20 @@ def build_parser() -> argparse.ArgumentParser:
     fp.add_argument("--seed", type=int, default=0, help="seed of procedural terrain")
     fp.add_argument("--floor", type=float, default=None, help="the clip's floor height "
                     "(default: estimated)")
-    fp.add_argument("-o", "--output", default="footplant.bvh", help="output BVH")
+    fp.add_argument("-o", "--output", help="output BVH (default footplant.bvh), or the output "
+                    "folder for a folder of clips")
     fp.add_argument("--report", help="write the metrics report as JSON here")
     fp.add_argument("--plot", help="write a picture: .png side view, or .gif/.mp4/.html "
                     "animation")
     fp.add_argument("--json", action="store_true", help="print the report as JSON")
     fp.add_argument("--no-progress", dest="progress", action="store_false",
                     help="no progress bar for long clips")
+    fp.add_argument("--jobs", type=int, default=None, help="a folder of clips: worker "
+                    "processes (default: one per core; 1 runs in this process)")
+    fp.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="a folder of clips: run "
+                    "each clip as a task on this Dask scheduler (pip install \"limbik[dask]\")")
+    fp.add_argument("--force", action="store_true", help="a folder of clips: redo clips whose "
+                    "output is up to date")
     fp.set_defaults(handler=_cmd_footplant)
 
     view = sub.add_parser("view", help="animate a BVH clip")
