@@ -94,14 +94,13 @@ def _is_clip(path: Path) -> bool:
     return path.suffix.lower() == ".bvh" and path.is_file()
 
 
-def find_clips(source: str | Path, *, exclude: str | Path | None = None
-               ) -> tuple[Path, list[Path]]:
+def find_clips(source: str | Path) -> tuple[Path, list[Path]]:
     """The ``.bvh`` clips of a folder (searched recursively), a glob, or a single file.
 
     Returns ``(root, clips)``: outputs mirror each clip's path relative to ``root``
     (the folder, the glob's folder part before its first wildcard, or the file's
-    folder). Hidden files and folders (names starting with ``.``) and anything under
-    ``exclude`` (the output folder) are left out. Clips are sorted by path.
+    folder). Hidden files and folders (names starting with ``.``) are left out.
+    Clips are sorted by path.
     """
     text = str(source)
     path = Path(text)
@@ -121,13 +120,10 @@ def find_clips(source: str | Path, *, exclude: str | Path | None = None
     else:
         raise InvalidInputError(f"source must be a folder, a glob or a .bvh file, got {text!r} "
                                 "(no such file or folder)", argument="source")
-    skip = Path(exclude).resolve() if exclude is not None else None
     clips = []
     for clip in found:
         relative = clip.relative_to(root) if clip.is_relative_to(root) else Path(clip.name)
         if any(part.startswith(".") for part in relative.parts) or not _is_clip(clip):
-            continue
-        if skip is not None and clip.resolve().is_relative_to(skip):
             continue
         clips.append(clip)
     if not clips:
@@ -177,7 +173,7 @@ def _run_clip(job: _ClipJob) -> dict[str, Any]:
         record["error"] = _describe(exc)
     else:
         report = done.report
-        record.update(status="ok", terrain=done.terrain.name, floor=report.floor,
+        record.update(status="ok", error=None, terrain=done.terrain.name, floor=report.floor,
                       legs=" ".join(report.legs))
         record.update({f"before_{k}": v for k, v in report.before.items()})
         record.update({f"after_{k}": v for k, v in report.after.items()})
@@ -355,6 +351,26 @@ def _columns(records: Sequence[Mapping[str, Any]]) -> list[str]:
     return list(seen)
 
 
+def _defaults(function: Callable[..., Any], leave_out: Iterable[str]) -> dict[str, Any]:
+    import inspect
+
+    return {name: p.default for name, p in inspect.signature(function).parameters.items()
+            if p.kind is p.KEYWORD_ONLY and p.default is not p.empty and name not in leave_out}
+
+
+def _settings(terrain: str, terrain_options: Mapping[str, Any] | None,
+              footplant_options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Everything that decides an output, defaults filled in, as JSON values: two runs
+    with equal settings make equal files (the limbik version is part of it)."""
+    from limbik import __version__
+
+    return _jsonable({
+        "limbik": __version__, "terrain": terrain,
+        "terrain_options": {**_defaults(terrain_for_clip, ["legs"]), **(terrain_options or {})},
+        "footplant_options": {**_defaults(footplant, ["legs", "progress"]),
+                              **(footplant_options or {})}})
+
+
 def _previous_run(folder: Path, settings: Mapping[str, Any]) -> dict[str, Any]:
     """Per clip, ``(record, state)`` from the last summary made with the same settings."""
     try:
@@ -426,15 +442,18 @@ def footplant_library(source: str | Path, output: str | Path, *, terrain: str = 
     """
     start = time.perf_counter()
     out = Path(output)
-    root, clips = find_clips(source, exclude=out)
+    root, clips = find_clips(source)
     if out.resolve() == root.resolve():
         raise InvalidInputError(f"output must be a folder other than the input folder, got "
                                 f"{str(output)!r}", argument="output")
+    clips = [clip for clip in clips if not clip.resolve().is_relative_to(out.resolve())]
+    if not clips:
+        raise InvalidInputError(f"source must hold .bvh clips outside the output folder "
+                                f"{str(output)!r}, got none", argument="source")
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         raise InvalidInputError(f"jobs must be a positive integer, got {jobs!r}",
                                 argument="jobs")
-    settings = _jsonable({"terrain": terrain, "terrain_options": dict(terrain_options or {}),
-                          "footplant_options": dict(footplant_options or {})})
+    settings = _settings(terrain, terrain_options, footplant_options)
     out.mkdir(parents=True, exist_ok=True)
     previous = {} if force else _previous_run(out, settings)
 
