@@ -248,7 +248,8 @@ def test_the_report_ranks_failed_then_worst_after_values():
     from limbik.viz.batch_report import REPORT_METRICS, rank_clips
 
     def record(name, after, status="ok"):
-        r = {"clip": name, "status": status, "legs": "left right", "frames": 10}
+        r = {"clip": name, "status": status, "legs": "left right", "frames": 10,
+             "leg_length": 2.0}
         if status == "ok":
             for family in REPORT_METRICS:
                 for side in ("left", "right"):
@@ -259,4 +260,4 @@ def test_the_report_ranks_failed_then_worst_after_values():
     rows = rank_clips([record("good", 0.1), record("bad", 0.9), record("x", 0, "failed"),
                        record("mid", 0.5)])
     assert [r["clip"] for r in rows] == ["x", "bad", "mid", "good"]
-    assert rows[1]["skate"] == (1.0, 0.9), "a family is the worse of the legs"
+    assert rows[1]["skate"] == (0.5, 0.45), "the worse of the legs, in leg lengths"

@@ -50,7 +50,7 @@ Progress = Callable[[int, int, str], None]
 SUMMARY_FILES = ("summary.json", "summary.csv", "summary.html", "summary.png")
 #: summary record fields that come before the metrics, in column order
 RECORD_FIELDS = ("clip", "status", "skipped", "frames", "seconds", "error", "terrain", "floor",
-                 "legs")
+                 "legs", "leg_length")
 #: how many times the local pool is restarted after its worker processes died
 _POOL_ROUNDS = 3
 
@@ -174,11 +174,20 @@ def _run_clip(job: _ClipJob) -> dict[str, Any]:
     else:
         report = done.report
         record.update(status="ok", error=None, terrain=done.terrain.name, floor=report.floor,
-                      legs=" ".join(report.legs))
+                      legs=" ".join(report.legs), leg_length=_leg_length(motion, done.legs))
         record.update({f"before_{k}": v for k, v in report.before.items()})
         record.update({f"after_{k}": v for k, v in report.after.items()})
     record["seconds"] = time.perf_counter() - start
     return record
+
+
+def _leg_length(motion: Motion, legs: Sequence[Leg]) -> float:
+    """Mean hip-to-ankle length of the legs (thigh plus shin), in the clip's units."""
+    import numpy as np
+
+    offsets = motion.skeleton.offsets
+    return float(np.mean([np.linalg.norm(offsets[leg.knee]) + np.linalg.norm(offsets[leg.ankle])
+                          for leg in legs]))
 
 
 def _warm_up() -> None:
@@ -295,7 +304,8 @@ class BatchSummary:
         root), ``status`` (``"ok"`` or ``"failed"``), ``skipped`` (true when the
         record was carried over from an earlier run because the output was up to
         date), ``frames``, ``seconds`` (read, plant and write), ``error``,
-        ``terrain``, ``floor``, ``legs``, then ``before_<metric>`` and
+        ``terrain``, ``floor``, ``legs``, ``leg_length`` (thigh plus shin, in the
+        clip's units), then ``before_<metric>`` and
         ``after_<metric>`` for every metric of :class:`FootplantReport`.
     output : the output folder.
     ran : clips planted by this run (the others were up to date).

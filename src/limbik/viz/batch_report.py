@@ -1,8 +1,9 @@
 """A library run's report for people: ``summary.html`` and ``summary.png``.
 
 Per clip, before/after bars of foot skate, penetration and floating (the worse of
-the clip's legs), worst clips first: failed clips, then by the sum over the three
-of the clip's after-value relative to the largest after-value in the library.
+the clip's legs), in leg lengths so that clips in metres, centimetres or any other
+unit compare. Worst clips first: failed clips, then by the sum over the three of the
+clip's after-value relative to the largest after-value in the library.
 """
 
 from __future__ import annotations
@@ -21,14 +22,18 @@ PNG_CLIPS = 25
 
 
 def _family(record: Mapping[str, Any], when: str, family: str) -> float | None:
-    """The largest ``{when}_{side}_{family}`` over the record's legs, or None."""
+    """The largest ``{when}_{side}_{family}`` over the record's legs in leg lengths, or None."""
     values = [record.get(f"{when}_{side}_{family}") for side in str(record.get("legs", "")).split()]
     found = [float(v) for v in values if isinstance(v, int | float)]
-    return max(found) if found else None
+    scale = record.get("leg_length")
+    if not found or not isinstance(scale, int | float) or not scale > 0:
+        return None
+    return max(found) / scale
 
 
 def rank_clips(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Rows ``{clip, status, error, frames, <family>: (before, after)}``, worst first."""
+    """Rows ``{clip, status, error, frames, <family>: (before, after)}``, worst first;
+    values in leg lengths."""
     rows = []
     for record in records:
         row: dict[str, Any] = {k: record.get(k) for k in ("clip", "status", "error", "frames")}
@@ -69,8 +74,8 @@ td.m span { font-size: 11px; color: #555; }
 </style></head><body>""",
            f"<h1>{html.escape(title)}</h1>",
            f"<p>{len(rows)} clips: {ok} planted, {len(rows) - ok} failed. Bars: grey before, "
-           "blue after, each metric the worse of the clip's legs, scaled to the largest in the "
-           "library (lengths in each clip's own units). Worst clips first.</p>"]
+           "blue after, each metric the worse of the clip's legs in leg lengths, scaled to the "
+           "largest in the library. Worst clips first.</p>"]
     if png_name:
         out.append(f'<p><img src="{html.escape(png_name)}" alt="worst clips" '
                    'style="max-width:100%"></p>')
@@ -105,6 +110,7 @@ def _figure(rows: Sequence[Mapping[str, Any]], title: str) -> Any:
         ax.barh(y - 0.2, before, height=0.4, color="#aaaaaa", label="before")
         ax.barh(y + 0.2, after, height=0.4, color="#1f77b4", label="after")
         ax.set_title(family)
+        ax.set_xlabel("leg lengths")
         ax.grid(axis="x", alpha=0.3)
     axes[0].set_yticks(y, [_short(str(r["clip"])) for r in shown])
     axes[0].invert_yaxis()
