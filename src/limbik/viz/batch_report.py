@@ -50,11 +50,15 @@ def rank_clips(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _bar(value: float | None, scale: float, css: str) -> str:
-    if value is None:
-        return ""
-    width = 100.0 * value / scale if scale > 0 else 0.0
-    return (f'<div class="bar {css}" style="width:{min(width, 100.0):.1f}%"></div>'
-            f'<span>{value:.4g}</span>')
+    width = 100.0 * (value or 0.0) / scale if scale > 0 else 0.0
+    return f'<div class="bar {css}" style="width:{min(width, 100.0):.1f}%"></div>'
+
+
+def _cell(values: tuple[float | None, float | None], scale: float) -> str:
+    before, after = values
+    text = " → ".join("–" if v is None else f"{v:.3g}" for v in values)
+    return (f'<td class="m">{_bar(before, scale, "before")}{_bar(after, scale, "after")}'
+            f"<span>{text}</span></td>")
 
 
 def _html(rows: Sequence[Mapping[str, Any]], title: str, png_name: str | None) -> str:
@@ -88,8 +92,7 @@ td.m span { font-size: 11px; color: #555; }
                        f'<td colspan="{len(REPORT_METRICS)}">failed: '
                        f'{html.escape(str(row["error"]))}</td></tr>')
             continue
-        cells = "".join(f'<td class="m">{_bar(row[f][0], scale[f], "before")}<br>'
-                        f'{_bar(row[f][1], scale[f], "after")}</td>' for f in REPORT_METRICS)
+        cells = "".join(_cell(row[f], scale[f]) for f in REPORT_METRICS)
         out.append(f"<tr><td>{clip}</td><td>{row['frames']}</td>{cells}</tr>")
     out.append("</table></body></html>")
     return "\n".join(out)
