@@ -479,7 +479,8 @@ def footplant_library(source: str | Path, output: str | Path, *, terrain: str = 
             records[name] = {**last[0], "skipped": True}
             state[name] = last[1]
             continue
-        todo.append(_ClipJob(name, str(clip), str(target), terrain,
+        # absolute paths: a worker elsewhere may start in another folder
+        todo.append(_ClipJob(name, str(clip.absolute()), str(target.absolute()), terrain,
                              dict(terrain_options or {}), dict(footplant_options or {})))
 
     done = 0

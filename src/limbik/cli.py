@@ -130,7 +130,9 @@ def _cmd_footplant_library(args: argparse.Namespace) -> int:
     bar = _ProgressBar("footplant", enabled=args.progress and sys.stderr.isatty())
     summary = footplant_library(args.input, args.output, terrain=args.terrain or "flat",
                                 jobs=args.jobs, scheduler=args.scheduler, force=args.force,
-                                progress=bar, **_footplant_settings(args))
+                                progress=lambda done, total, _: bar(done, total,
+                                                                    f"{done}/{total} clips"),
+                                **_footplant_settings(args))
     failed = summary.failed
     if args.json:
         print(json.dumps({"output": str(summary.output), "ran": summary.ran,
