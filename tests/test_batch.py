@@ -261,3 +261,21 @@ def test_the_report_ranks_failed_then_worst_after_values():
                        record("mid", 0.5)])
     assert [r["clip"] for r in rows] == ["x", "bad", "mid", "good"]
     assert rows[1]["skate"] == (0.5, 0.45), "the worse of the legs, in leg lengths"
+
+
+def test_real_clips_match_the_single_file_command(shared_data, tmp_path, capsys):
+    clips = ["xia_neutral_walk_01_000.bvh", "dme_demo_3d_1_raw_footskate.bvh"]
+    folder = tmp_path / "mocap"
+    (folder / "session").mkdir(parents=True)
+    for name in clips:
+        shutil.copy(shared_data / "bvh" / name, folder / "session" / name)
+    (folder / "session/no_legs.bvh").write_text(NO_LEGS)
+    assert main(["footplant", f"{folder}/**/*.bvh", "-o", str(tmp_path / "out"),
+                 "--no-progress"]) == 1
+    for name in clips:
+        assert main(["footplant", str(shared_data / "bvh" / name), "-o",
+                     str(tmp_path / name), "--no-progress"]) == 0
+        assert (tmp_path / "out/session" / name).read_bytes() == (tmp_path / name).read_bytes()
+    summary = json.loads((tmp_path / "out/summary.json").read_text())
+    assert {r["clip"]: r["status"] for r in summary["clips"]} == {
+        **{f"session/{name}": "ok" for name in clips}, "session/no_legs.bvh": "failed"}
