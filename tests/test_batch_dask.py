@@ -99,10 +99,12 @@ def test_the_cluster_gives_the_local_outputs(cluster, library, tmp_path, capsys)
     assert {r["clip"] for r in summary.failed} == set(BAD)
 
 
-def test_a_worker_killed_mid_run_loses_nothing(cluster, library, tmp_path):
+def test_a_worker_killed_mid_run_loses_nothing(cluster, tmp_path):
     """A third worker joins, and is killed (SIGKILL) while it runs a clip: its clips run
     again on the others, every output is complete, no temporary file is left."""
-    folder, good, expected = library
+    folder, expected = tmp_path / "library", tmp_path / "expected"
+    good = make_library(folder, walks=10)  # enough that every worker holds clips
+    footplant_library(folder, expected, jobs=1, report=False)
     with distributed.Client(cluster, timeout="30s") as watcher:
         before = set(watcher.scheduler_info()["workers"])
         extra = start_worker(cluster, tmp_path / "extra.log")

@@ -203,6 +203,7 @@ Deliver = Callable[[_ClipJob, dict[str, Any]], None]
 
 
 def _run_here(jobs: Sequence[_ClipJob], deliver: Deliver) -> None:
+    _warm_up()  # so that the first clip's seconds count its own work only
     for job in jobs:
         deliver(job, _run_clip(job))
 
@@ -246,13 +247,17 @@ def _run_pool(jobs: Sequence[_ClipJob], workers: int, deliver: Deliver) -> None:
                 max_workers=min(workers, len(remaining)), mp_context=context,
                 initializer=None if forking else _warm_up) as pool:
             futures = {pool.submit(_run_clip, job): job for job in remaining}
-            for future in as_completed(futures):
-                try:
-                    record = future.result()
-                except BrokenProcessPool:
-                    lost.append(futures[future])
-                    continue
-                deliver(futures[future], record)
+            try:
+                for future in as_completed(futures):
+                    try:
+                        record = future.result()
+                    except BrokenProcessPool:
+                        lost.append(futures[future])
+                        continue
+                    deliver(futures[future], record)
+            except BaseException:  # Ctrl-C: stop now rather than finish the queue
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
         remaining = lost
     for job in remaining:
         deliver(job, _failed(job, f"worker processes died {_POOL_ROUNDS} times running it"))
@@ -279,6 +284,7 @@ def _run_dask(jobs: Sequence[_ClipJob], scheduler: str, deliver: Deliver) -> Non
                                 f"(tcp://HOST:PORT), got {scheduler!r}: {exc}",
                                 argument="scheduler") from None
     with client:
+        client.run(_warm_up)  # each worker process loads the kernels once, all at a time
         futures = {client.submit(_run_clip, job, key=f"limbik-footplant-{k}-{job.clip}",
                                  pure=False): job
                    for k, job in enumerate(sorted(jobs, key=lambda job: -_size(job.source)))}
