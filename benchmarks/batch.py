@@ -7,7 +7,9 @@ once per round, taking turns, for ``--repeat`` rounds; the ratio printed is the
 median over rounds of serial time over the engine's time. The serial run and the pool
 both start warm (the kernels loaded in this process, which the pool's workers fork
 from), so the ratio is of steady throughput; ``--cold`` also times the whole command,
-start-up included.
+start-up included. A control, a busy loop run the same two ways each round, shows the
+speed-up the machine itself allowed meanwhile (on a shared machine, other work takes
+its share).
 
     PYTHONPATH=src python benchmarks/batch.py [--clips DIR] [--copies 8] [--jobs N]
         [--scheduler tcp://HOST:PORT] [--cold]
@@ -16,6 +18,7 @@ start-up included.
 from __future__ import annotations
 
 import argparse
+import resource
 import shutil
 import statistics
 import subprocess
@@ -50,13 +53,42 @@ def build_library(folder: Path, copies: int, clips: Path) -> int:
     return copies * len(sources)
 
 
-def timed(source: Path, out: Path, **engine) -> tuple[float, list[float]]:
-    """Wall time of one forced run, and its per-clip seconds."""
-    start = time.perf_counter()
+def cpu_seconds() -> float:
+    """CPU time of this process and its finished children (the pool's workers)."""
+    me, children = (resource.getrusage(who) for who in (resource.RUSAGE_SELF,
+                                                         resource.RUSAGE_CHILDREN))
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+
+
+def timed(source: Path, out: Path, **engine) -> tuple[float, float, list[float]]:
+    """Wall and CPU time of one forced run, and its per-clip seconds."""
+    start, cpu = time.perf_counter(), cpu_seconds()
     summary = footplant_library(source, out, force=True, report=False, **engine)
     seconds = time.perf_counter() - start
     assert not summary.failed, summary.failed
-    return seconds, [r["seconds"] for r in summary.records]
+    return seconds, cpu_seconds() - cpu, [r["seconds"] for r in summary.records]
+
+
+def _burn(n: int) -> int:
+    total = 0
+    for i in range(n):
+        total += i * i
+    return total
+
+
+def control_ratio(jobs: int, n: int = 1_500_000) -> float:
+    """The same busy loop ``jobs`` times, in this process and in ``jobs`` processes: the
+    speed-up this machine allows right now (other work on it takes its share)."""
+    import multiprocessing
+
+    start = time.perf_counter()
+    for _ in range(jobs):
+        _burn(n)
+    serial = time.perf_counter() - start
+    start = time.perf_counter()
+    with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        pool.map(_burn, [n] * jobs)
+    return serial / (time.perf_counter() - start)
 
 
 def command_seconds(args: list[str]) -> float:
@@ -85,11 +117,15 @@ def main() -> None:
         if args.scheduler:
             engines["dask"] = {"scheduler": args.scheduler}
         times: dict[str, list[float]] = {name: [] for name in engines}
+        cpu: dict[str, list[float]] = {name: [] for name in engines}
         per_clip: list[float] = []
+        control: list[float] = []
         for _ in range(args.repeat):  # engines take turns, so load from others hits all
+            control.append(control_ratio(args.jobs))
             for name, engine in engines.items():
-                seconds, clip_seconds = timed(folder, Path(tmp) / "out", **engine)
+                seconds, cpu_used, clip_seconds = timed(folder, Path(tmp) / "out", **engine)
                 times[name].append(seconds)
+                cpu[name].append(cpu_used)
                 if name == "serial":
                     per_clip += clip_seconds
         print(f"{clips} clips, {args.repeat} rounds; per clip (serial) "
@@ -97,9 +133,16 @@ def main() -> None:
               f"{statistics.median(per_clip) * 1e3:.0f} ms median (read, plant, write)")
         for name, seconds in times.items():
             ratios = [s / t for s, t in zip(times["serial"], seconds, strict=True)]
+            # CPU per clip against serial: the engine's own overhead, whatever the load
+            # (a Dask cluster's workers are not this process's children: not counted)
+            overhead = ("" if name == "dask" else
+                        f"; CPU {statistics.median(cpu[name]) / statistics.median(cpu['serial']):.2f}x serial's")
             print(f"{name:<14} {clips / min(seconds):7.2f} clips/s (best round)   "
                   f"{statistics.median(ratios):.2f}x serial (median of rounds; "
-                  f"{min(ratios):.2f}-{max(ratios):.2f})")
+                  f"{min(ratios):.2f}-{max(ratios):.2f}){overhead}")
+        print(f"control: a busy loop in {args.jobs} processes ran "
+              f"{statistics.median(control):.2f}x its serial speed (median of rounds; "
+              f"{min(control):.2f}-{max(control):.2f}): the most this machine gave meanwhile")
         if args.cold:
             out = str(Path(tmp) / "cold")
             one = command_seconds(["footplant", str(folder), "-o", out, "--jobs", "1",
