@@ -279,3 +279,19 @@ def test_real_clips_match_the_single_file_command(shared_data, tmp_path, capsys)
     summary = json.loads((tmp_path / "out/summary.json").read_text())
     assert {r["clip"]: r["status"] for r in summary["clips"]} == {
         **{f"session/{name}": "ok" for name in clips}, "session/no_legs.bvh": "failed"}
+
+
+def test_a_failure_outside_the_clip_is_tried_again(tmp_path):
+    folder = tmp_path / "clips"
+    good = make_library(folder, walks=2)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "sub").write_text("a file where the output folder should be")
+    first = footplant_library(folder, out, jobs=1, report=False)
+    failed = {r["clip"]: r["error"] for r in first.failed}
+    assert set(failed) == {"sub/walk_1.bvh", *BAD}
+    (out / "sub").unlink()
+    again = footplant_library(folder, out, jobs=1, report=False)
+    assert again.ran == 1, "only the clip that failed on the file system runs again"
+    assert {r["clip"] for r in again.failed} == set(BAD)
+    assert (out / good[1]).is_file()

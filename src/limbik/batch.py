@@ -153,9 +153,14 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def _failed(job: _ClipJob, error: str) -> dict[str, Any]:
+#: a record key for the driver only: whether a failure may pass on a re-run (the file
+#: system, a worker's death), unlike a bad clip, which fails again on the same input
+_RETRY = "_retry"
+
+
+def _failed(job: _ClipJob, error: str, *, retry: bool = True) -> dict[str, Any]:
     return {"clip": job.clip, "status": "failed", "skipped": False, "frames": None,
-            "seconds": None, "error": error}
+            "seconds": None, "error": error, _RETRY: retry}
 
 
 def _run_clip(job: _ClipJob) -> dict[str, Any]:
@@ -171,6 +176,7 @@ def _run_clip(job: _ClipJob) -> dict[str, Any]:
         write_bvh(done.planted, job.output)
     except Exception as exc:  # one bad clip must not stop the library
         record["error"] = _describe(exc)
+        record[_RETRY] = not isinstance(exc, LimbikError)
     else:
         report = done.report
         record.update(status="ok", error=None, terrain=done.terrain.name, floor=report.floor,
@@ -407,7 +413,7 @@ def _up_to_date(previous: tuple[dict[str, Any], dict[str, Any]] | None, source: 
     if state.get("input") != _fingerprint(source):
         return False
     if record.get("status") != "ok":
-        return True  # failed last time on this very input: it would fail again
+        return not state.get("retry", True)  # a bad clip fails again on the same input
     out = _fingerprint(output)
     return out is not None and out[0] == state.get("output_size") and out[1] >= state["input"][1]
 
@@ -453,8 +459,9 @@ def footplant_library(source: str | Path, output: str | Path, *, terrain: str = 
     Returns the :class:`BatchSummary`; ``summary.json`` and ``summary.csv`` in
     ``output`` hold the same records. A clip is up to date when the last summary
     in ``output`` was made with the same settings, the input is unchanged since,
-    and its output exists, has the recorded size and is newer than the input (a
-    clip that failed on an unchanged input is not tried again).
+    and its output exists, has the recorded size and is newer than the input. A clip
+    that failed with a limbik error (a bad file, no legs) on an unchanged input is not
+    tried again; one that failed otherwise (the file system, a worker's death) is.
     """
     start = time.perf_counter()
     out = Path(output)
@@ -493,10 +500,12 @@ def footplant_library(source: str | Path, output: str | Path, *, terrain: str = 
 
     def deliver(job: _ClipJob, record: dict[str, Any]) -> None:
         nonlocal done
+        retry = bool(record.pop(_RETRY, True))
         records[job.clip] = record
         output_size = _fingerprint(Path(job.output)) if record["status"] == "ok" else None
         state[job.clip] = {"input": _fingerprint(Path(job.source)),
-                           "output_size": output_size[0] if output_size else None}
+                           "output_size": output_size[0] if output_size else None,
+                           "retry": retry}
         done += 1
         if progress is not None:
             progress(done, len(todo), job.clip)
