@@ -295,3 +295,11 @@ def test_a_failure_outside_the_clip_is_tried_again(tmp_path):
     assert again.ran == 1, "only the clip that failed on the file system runs again"
     assert {r["clip"] for r in again.failed} == set(BAD)
     assert (out / good[1]).is_file()
+
+
+def test_library_flags_on_one_clip_are_an_error(tmp_path, capsys):
+    make_library(tmp_path / "clips", walks=1)
+    clip = tmp_path / "clips/walk_0.bvh"
+    assert main(["footplant", str(clip), "-o", str(tmp_path / "o.bvh"), "--jobs", "2"]) == 1
+    assert "--jobs is for a folder or glob of clips" in capsys.readouterr().err
+    assert not (tmp_path / "o.bvh").exists()

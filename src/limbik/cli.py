@@ -75,6 +75,13 @@ def _cmd_footplant(args: argparse.Namespace) -> int:
 
     if _is_library(args):
         return _cmd_footplant_library(args)
+    for flag in ("jobs", "scheduler", "force"):
+        if getattr(args, flag) not in (None, False):
+            from limbik.errors import InvalidInputError
+
+            raise InvalidInputError(f"--{flag} is for a folder or glob of clips (with -o "
+                                    f"OUTDIR), got one clip: {args.input or 'the built-in walk'}",
+                                    argument=flag)
     if args.input is None:
         from limbik.placement.walk import walk_cycle
 
