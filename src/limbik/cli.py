@@ -39,14 +39,49 @@ class _ProgressBar:
         sys.stderr.flush()
 
 
+def _footplant_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """Terrain keywords and every :func:`limbik.footplant` option the command line gave."""
+    import inspect
+
+    from limbik.placement.footplant import footplant
+
+    not_options = {"motion", "terrain", "legs", "progress"}
+    return {
+        "terrain_options": {"seed": args.seed, "cell_size": args.cell_size,
+                            "origin": tuple(args.terrain_origin),
+                            "height_scale": args.height_scale},
+        "footplant_options": {name: getattr(args, name)
+                              for name in inspect.signature(footplant).parameters
+                              if name not in not_options and hasattr(args, name)},
+    }
+
+
+def _is_library(args: argparse.Namespace) -> bool:
+    """A folder or glob of clips, or an existing folder as the output."""
+    if args.input is None:
+        return False
+    source = Path(args.input)
+    if source.is_dir() or (args.output is not None and Path(args.output).is_dir()):
+        return True
+    return not source.exists() and any(c in args.input for c in "*?[")
+
+
 def _cmd_footplant(args: argparse.Namespace) -> int:
     import json
 
     from limbik._io import atomic_write
-    from limbik.placement.footplant import footplant, terrain_for_clip
+    from limbik.batch import plant_clip
     from limbik.skeleton.files import read_motion, write_motion
-    from limbik.skeleton.limbs import find_legs
 
+    if _is_library(args):
+        return _cmd_footplant_library(args)
+    for flag in ("jobs", "scheduler", "force"):
+        if getattr(args, flag) not in (None, False):
+            from limbik.errors import InvalidInputError
+
+            raise InvalidInputError(f"--{flag} is for a folder or glob of clips (with -o "
+                                    f"OUTDIR), got one clip: {args.input or 'the built-in walk'}",
+                                    argument=flag)
     if args.input is None:
         from limbik.placement.walk import walk_cycle
 
@@ -57,16 +92,17 @@ def _cmd_footplant(args: argparse.Namespace) -> int:
         motion = read_motion(args.input, **_file_frame(args))
         source_name = str(args.input)
         terrain_spec = args.terrain or "flat"
-    legs = find_legs(motion.skeleton)
-    terrain = terrain_for_clip(terrain_spec, motion, seed=args.seed, cell_size=args.cell_size,
-                               origin=tuple(args.terrain_origin), height_scale=args.height_scale,
-                               legs=legs)
-    terrain, floor = _terrain_in_file_frame(args, terrain, args.floor)
     worth_showing = motion.num_frames >= 2000 or sys.stderr.isatty()
     bar = _ProgressBar("footplant", enabled=args.progress and worth_showing)
-    result, report = footplant(motion, terrain, legs=legs, floor=floor, progress=bar)
-    write_motion(result, args.output, source=args.input, **_file_frame(args))
-    written = [str(args.output)]
+    settings = _footplant_settings(args)
+    options = settings["footplant_options"]
+    terrain, options["floor"] = _terrain_in_file_frame(args, terrain_spec, motion,
+                                                       settings["terrain_options"], args.floor)
+    done = plant_clip(motion, terrain=terrain, progress=bar, **options)
+    result, report, terrain, legs = done.planted, done.report, done.terrain, done.legs
+    output = args.output or _default_output(args.input)
+    write_motion(result, output, source=args.input, **_file_frame(args))
+    written = [str(output)]
     if args.report:
         with atomic_write(args.report) as handle:
             json.dump(report.to_dict(), handle, indent=2)
@@ -94,11 +130,21 @@ def _file_frame(args: argparse.Namespace) -> dict[str, Any]:
             "animation": name_or_index(args.animation)}
 
 
-def _terrain_in_file_frame(args: argparse.Namespace, terrain: Any, floor: float | None
+def _default_output(source: str | None) -> str:
+    """``footplant.bvh``, or ``footplant.glb``/``.gltf`` for a glTF input."""
+    suffix = Path(source).suffix.lower() if source else ".bvh"
+    return "footplant" + (suffix if suffix in (".glb", ".gltf") else ".bvh")
+
+
+def _terrain_in_file_frame(args: argparse.Namespace, spec: str, motion: Any,
+                           terrain_options: dict[str, Any], floor: float | None
                            ) -> tuple[Any, float | None]:
-    """A terrain file and --floor are given in the clip file's frame and units."""
+    """The terrain for ``motion``; a terrain file and --floor are given in the clip file's
+    frame and units."""
+    from limbik.placement.footplant import terrain_for_clip
     from limbik.skeleton.units import import_height_field, unit_scale
 
+    terrain = terrain_for_clip(spec, motion, **terrain_options)
     scale = unit_scale(args.unit)
     if floor is not None:
         floor = floor * scale
@@ -110,6 +156,48 @@ def _terrain_in_file_frame(args: argparse.Namespace, terrain: Any, floor: float 
                                                     terrain.origin, up=args.up, scale=scale)
         terrain = Terrain(heights, cell, origin, name=terrain.name)
     return terrain, floor
+
+
+def _cmd_footplant_library(args: argparse.Namespace) -> int:
+    """``limbik footplant DIR_OR_GLOB -o OUTDIR``: every clip, on all cores or a cluster."""
+    import json
+
+    from limbik.batch import SUMMARY_FILES, footplant_library
+    from limbik.errors import InvalidInputError
+
+    if args.output is None:
+        raise InvalidInputError(f"output must be given for a folder or glob of clips: "
+                                f"-o OUTDIR (input {args.input!r})", argument="output")
+    for flag in ("report", "plot"):
+        if getattr(args, flag):
+            raise InvalidInputError(f"--{flag} is for one clip; a folder of clips gets "
+                                    f"{', '.join(SUMMARY_FILES)} in {args.output}",
+                                    argument=flag)
+    bar = _ProgressBar("footplant", enabled=args.progress and sys.stderr.isatty())
+    summary = footplant_library(args.input, args.output, terrain=args.terrain or "flat",
+                                jobs=args.jobs, scheduler=args.scheduler, force=args.force,
+                                progress=lambda done, total, _: bar(done, total,
+                                                                    f"{done}/{total} clips"),
+                                **_footplant_settings(args))
+    failed = summary.failed
+    if args.json:
+        print(json.dumps({"output": str(summary.output), "ran": summary.ran,
+                          "failed": len(failed), "engine": summary.engine,
+                          "clips": summary.records}, indent=2))
+        return 1 if failed else 0
+    total = len(summary.records)
+    if summary.ran == 0:
+        print(f"footplant: nothing to do, all {total} clips in {summary.output} are up to date "
+              "(--force redoes them)")
+    else:
+        rate = summary.ran / summary.seconds if summary.seconds > 0 else 0.0
+        print(f"footplant: planted {summary.ran} of {total} clips in {summary.seconds:.1f} s "
+              f"({rate:.2f} clips/s, {summary.engine}); {total - summary.ran} up to date")
+    for record in failed:
+        print(f"  failed: {record['clip']}: {record['error']}")
+    print(f"{len(failed)} failed; wrote {summary.output / SUMMARY_FILES[0]} and "
+          f"{', '.join(SUMMARY_FILES[1:])} beside it")
+    return 1 if failed else 0
 
 
 def _footplant_picture(path: Path, motion: Any, result: Any, terrain: Any, legs: Any,
@@ -376,7 +464,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     fp = sub.add_parser("footplant", help="plant a clip's feet on terrain (default: built-in walk)")
     fp.add_argument("input", nargs="?", help="a BVH clip or glTF/GLB character (default: the "
-                    "built-in walk on hills)")
+                    "built-in walk on hills), or a folder or glob of BVH clips (then -o is a "
+                    "folder that mirrors it)")
     fp.add_argument("--terrain", help="flat, hills, steps, slope, or a .npy/.png height field "
                     "(default: flat for a clip, hills for the built-in walk)")
     fp.add_argument("--cell-size", type=float, default=1.0, help="terrain file sample spacing")
@@ -386,8 +475,9 @@ def build_parser() -> argparse.ArgumentParser:
     fp.add_argument("--seed", type=int, default=0, help="seed of procedural terrain")
     fp.add_argument("--floor", type=float, default=None, help="the clip's floor height "
                     "(default: estimated)")
-    fp.add_argument("-o", "--output", default="footplant.bvh", help="output BVH, or GLB/glTF "
-                    "for a glTF input (a copy of it with the planted animation)")
+    fp.add_argument("-o", "--output", help="output BVH (default footplant.bvh), GLB/glTF for a "
+                    "glTF input (a copy of it with the planted animation), or the output folder "
+                    "for a folder of clips")
     _add_file_frame_options(fp)
     fp.add_argument("--report", help="write the metrics report as JSON here")
     fp.add_argument("--plot", help="write a picture: .png side view, or .gif/.mp4/.html "
@@ -395,6 +485,12 @@ def build_parser() -> argparse.ArgumentParser:
     fp.add_argument("--json", action="store_true", help="print the report as JSON")
     fp.add_argument("--no-progress", dest="progress", action="store_false",
                     help="no progress bar for long clips")
+    fp.add_argument("--jobs", type=int, default=None, help="a folder of clips: worker "
+                    "processes (default: one per core; 1 runs in this process)")
+    fp.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="a folder of clips: run "
+                    "each clip as a task on this Dask scheduler (pip install \"limbik[dask]\")")
+    fp.add_argument("--force", action="store_true", help="a folder of clips: redo clips whose "
+                    "output is up to date")
     fp.set_defaults(handler=_cmd_footplant)
 
     view = sub.add_parser("view", help="animate a BVH clip")

@@ -1,0 +1,554 @@
+"""Foot placement over a whole library of clips, on all local cores or on a Dask cluster.
+
+:func:`footplant_library` finds the ``.bvh`` clips under a folder (or a glob), plants
+each one exactly as ``limbik footplant CLIP`` does (both go through
+:func:`plant_clip`), writes the results into an output folder that mirrors the input
+tree, and writes ``summary.json``, ``summary.csv``, ``summary.html`` and
+``summary.png`` there. Each clip is one unit of work:
+
+- with ``jobs=1`` it runs in this process;
+- by default it runs in a pool of worker processes, one per available core;
+- with ``scheduler="tcp://HOST:PORT"`` each clip is one task on an existing Dask
+  distributed cluster whose workers see the same paths (a shared file system).
+
+A task reads its input and writes its output atomically (temporary file, then
+rename), so a task that is run twice, or killed and run again on another worker,
+leaves the same complete file. A clip that fails is recorded with its error and the
+others go on. A re-run skips clips whose records say they are up to date.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from limbik._io import atomic_write
+from limbik.errors import InvalidInputError, LimbikError
+from limbik.placement.footplant import FootplantReport, footplant, terrain_for_clip
+from limbik.placement.terrain import Terrain
+from limbik.skeleton.bvh import read_bvh, write_bvh
+from limbik.skeleton.limbs import Leg, find_legs
+from limbik.skeleton.motion import Motion
+
+__all__ = [
+    "BatchSummary",
+    "PlantedClip",
+    "find_clips",
+    "footplant_library",
+    "plant_clip",
+]
+
+Progress = Callable[[int, int, str], None]
+
+#: file names written into the output folder
+SUMMARY_FILES = ("summary.json", "summary.csv", "summary.html", "summary.png")
+#: summary record fields that come before the metrics, in column order
+RECORD_FIELDS = ("clip", "status", "skipped", "frames", "seconds", "error", "terrain", "floor",
+                 "legs", "leg_length")
+#: how many times the local pool is restarted after its worker processes died
+_POOL_ROUNDS = 3
+
+
+@dataclasses.dataclass(frozen=True)
+class PlantedClip:
+    """One clip planted: the source, the result, the ground and legs used, the report."""
+
+    source: Motion
+    planted: Motion
+    terrain: Terrain
+    legs: tuple[Leg, ...]
+    report: FootplantReport
+
+
+def plant_clip(motion: Motion, *, terrain: str | Terrain = "flat",
+               terrain_options: Mapping[str, Any] | None = None,
+               progress: Progress | None = None,
+               **footplant_options: Any) -> PlantedClip:
+    """Plant one clip the way ``limbik footplant`` does: legs, terrain, then :func:`footplant`.
+
+    ``terrain`` is a :class:`Terrain`, a procedural kind or a ``.npy``/``.png`` height
+    field, and ``terrain_options`` the keywords of :func:`terrain_for_clip` (``seed``,
+    ``cell_size``, ``origin``, ``height_scale``) for a kind or file; every other keyword
+    goes to :func:`limbik.footplant` unchanged.
+    """
+    legs = find_legs(motion.skeleton)
+    ground = (terrain if isinstance(terrain, Terrain) else
+              terrain_for_clip(terrain, motion, legs=legs, **dict(terrain_options or {})))
+    planted, report = footplant(motion, ground, legs=legs, progress=progress,
+                                **footplant_options)
+    return PlantedClip(motion, planted, ground, tuple(legs), report)
+
+
+# ---------------------------------------------------------------------------- finding clips
+
+def _has_magic(text: str) -> bool:
+    return any(c in text for c in "*?[")
+
+
+def _is_clip(path: Path) -> bool:
+    return path.suffix.lower() == ".bvh" and path.is_file()
+
+
+def find_clips(source: str | Path) -> tuple[Path, list[Path]]:
+    """The ``.bvh`` clips of a folder (searched recursively), a glob, or a single file.
+
+    Returns ``(root, clips)``: outputs mirror each clip's path relative to ``root``
+    (the folder, the glob's folder part before its first wildcard, or the file's
+    folder). Hidden files and folders (names starting with ``.``) are left out.
+    Clips are sorted by path.
+    """
+    text = str(source)
+    path = Path(text)
+    if path.is_dir():
+        root = path
+        found: Iterable[Path] = path.rglob("*")
+    elif path.is_file():
+        root = path.parent
+        found = [path]
+    elif _has_magic(text):
+        import glob
+
+        parts = path.parts
+        fixed = next(k for k, part in enumerate(parts) if _has_magic(part))
+        root = Path(*parts[:fixed]) if fixed else Path(".")
+        found = (Path(p) for p in glob.glob(text, recursive=True))
+    else:
+        raise InvalidInputError(f"source must be a folder, a glob or a .bvh file, got {text!r} "
+                                "(no such file or folder)", argument="source")
+    clips = []
+    for clip in found:
+        relative = clip.relative_to(root) if clip.is_relative_to(root) else Path(clip.name)
+        if any(part.startswith(".") for part in relative.parts) or not _is_clip(clip):
+            continue
+        clips.append(clip)
+    if not clips:
+        raise InvalidInputError(f"source must hold .bvh clips, got none in {text!r}",
+                                argument="source")
+    return root, sorted(clips)
+
+
+# ---------------------------------------------------------------------------- one clip
+
+@dataclasses.dataclass(frozen=True)
+class _ClipJob:
+    """Everything one task needs; plain data so it pickles to any worker."""
+
+    clip: str
+    source: str
+    output: str
+    terrain: str
+    terrain_options: dict[str, Any]
+    footplant_options: dict[str, Any]
+
+
+def _describe(exc: BaseException) -> str:
+    """One line for the summary: limbik's and the OS's messages as they are."""
+    if isinstance(exc, LimbikError | OSError):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"
+
+
+#: a record key for the driver only: whether a failure may pass on a re-run (the file
+#: system, a worker's death), unlike a bad clip, which fails again on the same input
+_RETRY = "_retry"
+
+
+def _failed(job: _ClipJob, error: str, *, retry: bool = True) -> dict[str, Any]:
+    return {"clip": job.clip, "status": "failed", "skipped": False, "frames": None,
+            "seconds": None, "error": error, _RETRY: retry}
+
+
+def _run_clip(job: _ClipJob) -> dict[str, Any]:
+    """Read, plant and write one clip; returns its summary record (never raises)."""
+    start = time.perf_counter()
+    record = _failed(job, "")
+    try:
+        motion = read_bvh(job.source)
+        record["frames"] = motion.num_frames
+        done = plant_clip(motion, terrain=job.terrain, terrain_options=job.terrain_options,
+                          **job.footplant_options)
+        Path(job.output).parent.mkdir(parents=True, exist_ok=True)
+        write_bvh(done.planted, job.output)
+    except Exception as exc:  # one bad clip must not stop the library
+        record["error"] = _describe(exc)
+        record[_RETRY] = not isinstance(exc, LimbikError)
+    else:
+        report = done.report
+        record.update(status="ok", error=None, terrain=done.terrain.name, floor=report.floor,
+                      legs=" ".join(report.legs), leg_length=_leg_length(motion, done.legs))
+        record.update({f"before_{k}": v for k, v in report.before.items()})
+        record.update({f"after_{k}": v for k, v in report.after.items()})
+    record["seconds"] = time.perf_counter() - start
+    return record
+
+
+def _leg_length(motion: Motion, legs: Sequence[Leg]) -> float:
+    """Mean hip-to-ankle length of the legs (thigh plus shin), in the clip's units."""
+    import numpy as np
+
+    offsets = motion.skeleton.offsets
+    return float(np.mean([np.linalg.norm(offsets[leg.knee]) + np.linalg.norm(offsets[leg.ankle])
+                          for leg in legs]))
+
+
+def _warm_up() -> None:
+    """Load the compiled kernels once per process, on a short built-in walk."""
+    from limbik.placement.walk import walk_cycle
+
+    plant_clip(walk_cycle(cycles=0.5, frame_rate=30.0))
+
+
+# ---------------------------------------------------------------------------- engines
+
+Deliver = Callable[[_ClipJob, dict[str, Any]], None]
+
+
+def _run_here(jobs: Sequence[_ClipJob], deliver: Deliver) -> None:
+    _warm_up()  # so that the first clip's seconds count its own work only
+    for job in jobs:
+        deliver(job, _run_clip(job))
+
+
+@contextlib.contextmanager
+def _one_thread_per_process() -> Any:
+    """Worker processes each use one thread: N processes on N cores, no oversubscription."""
+    names = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+    saved = {name: os.environ.get(name) for name in names}
+    for name in names:
+        os.environ.setdefault(name, "1")
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def _run_pool(jobs: Sequence[_ClipJob], workers: int, deliver: Deliver) -> None:
+    """A pool of worker processes. Where ``fork`` exists, the pool forks this (warmed-up)
+    process, so each worker starts with the kernels loaded; elsewhere each worker warms
+    up once. Clips of a pool whose process died are run again in a new pool."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    forking = "fork" in multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if forking else "spawn")
+    if forking:
+        _warm_up()
+    # largest files first, so the last clips to finish are short ones
+    remaining = sorted(jobs, key=lambda job: -_size(job.source))
+    for _ in range(_POOL_ROUNDS):
+        if not remaining:
+            return
+        lost: list[_ClipJob] = []
+        with _one_thread_per_process(), ProcessPoolExecutor(
+                max_workers=min(workers, len(remaining)), mp_context=context,
+                initializer=None if forking else _warm_up) as pool:
+            futures = {pool.submit(_run_clip, job): job for job in remaining}
+            try:
+                for future in as_completed(futures):
+                    try:
+                        record = future.result()
+                    except BrokenProcessPool:
+                        lost.append(futures[future])
+                        continue
+                    deliver(futures[future], record)
+            except BaseException:  # Ctrl-C: stop now rather than finish the queue
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+        remaining = lost
+    for job in remaining:
+        deliver(job, _failed(job, f"worker processes died {_POOL_ROUNDS} times running it"))
+
+
+def _run_dask(jobs: Sequence[_ClipJob], scheduler: str, deliver: Deliver) -> None:
+    """One task per clip on the Dask cluster at ``scheduler``.
+
+    The scheduler re-runs the tasks of a worker that dies on other workers (up to its
+    ``distributed.scheduler.allowed-failures`` setting, then the clip is recorded as
+    failed with the cluster's error). Tasks are idempotent: each writes its output
+    atomically, so a re-run task replaces a finished file with an identical one.
+    """
+    try:
+        from distributed import Client, as_completed
+    except ImportError:
+        raise InvalidInputError(
+            f"scheduler {scheduler!r} needs Dask distributed, which is not installed; "
+            "install it with: pip install \"limbik[dask]\"", argument="scheduler") from None
+    try:
+        client = Client(scheduler, timeout="20s")
+    except (OSError, TimeoutError) as exc:
+        raise InvalidInputError(f"scheduler must be the address of a running Dask scheduler "
+                                f"(tcp://HOST:PORT), got {scheduler!r}: {exc}",
+                                argument="scheduler") from None
+    with client:
+        client.run(_warm_up)  # each worker process loads the kernels once, all at a time
+        futures = {client.submit(_run_clip, job, key=f"limbik-footplant-{k}-{job.clip}",
+                                 pure=False): job
+                   for k, job in enumerate(sorted(jobs, key=lambda job: -_size(job.source)))}
+        for future in as_completed(futures):
+            job = futures[future]
+            try:
+                record = future.result()
+            except Exception as exc:  # KilledWorker, lost scheduler...: the clip failed
+                record = _failed(job, f"the cluster could not run it: {_describe(exc)}")
+            deliver(job, record)
+            future.release()
+
+
+# ---------------------------------------------------------------------------- the library
+
+@dataclasses.dataclass(frozen=True)
+class BatchSummary:
+    """The result of :func:`footplant_library`.
+
+    Attributes
+    ----------
+    records : one dict per clip, in path order: ``clip`` (path relative to the input
+        root), ``status`` (``"ok"`` or ``"failed"``), ``skipped`` (true when the
+        record was carried over from an earlier run because the output was up to
+        date), ``frames``, ``seconds`` (read, plant and write), ``error``,
+        ``terrain``, ``floor``, ``legs``, ``leg_length`` (thigh plus shin, in the
+        clip's units), then ``before_<metric>`` and
+        ``after_<metric>`` for every metric of :class:`FootplantReport`.
+    output : the output folder.
+    ran : clips planted by this run (the others were up to date).
+    seconds : wall time of the whole run.
+    engine : ``"in-process"``, ``"N processes"`` or the scheduler address.
+    """
+
+    records: list[dict[str, Any]]
+    output: Path
+    ran: int
+    seconds: float
+    engine: str
+
+    @property
+    def failed(self) -> list[dict[str, Any]]:
+        """The records of the clips that failed."""
+        return [r for r in self.records if r["status"] != "ok"]
+
+    def to_dataframe(self) -> Any:
+        """The records as a pandas DataFrame (needs pandas)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("BatchSummary.to_dataframe needs pandas: pip install pandas; "
+                              "the records are in .records") from None
+        return pd.DataFrame.from_records(self.records, columns=_columns(self.records))
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
+def _fingerprint(path: Path) -> list[int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns]
+
+
+def _jsonable(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=repr))
+
+
+def _columns(records: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Record fields first, then every other key in order of first appearance."""
+    seen = dict.fromkeys(RECORD_FIELDS)
+    for record in records:
+        seen.update(dict.fromkeys(record))
+    return list(seen)
+
+
+def _defaults(function: Callable[..., Any], leave_out: Iterable[str]) -> dict[str, Any]:
+    import inspect
+
+    return {name: p.default for name, p in inspect.signature(function).parameters.items()
+            if p.kind is p.KEYWORD_ONLY and p.default is not p.empty and name not in leave_out}
+
+
+def _settings(terrain: str, terrain_options: Mapping[str, Any] | None,
+              footplant_options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Everything that decides an output, defaults filled in, as JSON values: two runs
+    with equal settings make equal files (the limbik version is part of it)."""
+    from limbik import __version__
+
+    return _jsonable({
+        "limbik": __version__, "terrain": terrain,
+        "terrain_options": {**_defaults(terrain_for_clip, ["legs"]), **(terrain_options or {})},
+        "footplant_options": {**_defaults(footplant, ["legs", "progress"]),
+                              **(footplant_options or {})}})
+
+
+def _previous_run(folder: Path, settings: Mapping[str, Any]) -> dict[str, Any]:
+    """Per clip, ``(record, state)`` from the last summary made with the same settings."""
+    try:
+        last = json.loads((folder / SUMMARY_FILES[0]).read_text())
+        if last.get("settings") != settings:
+            return {}
+        return {r["clip"]: (r, last["state"][r["clip"]]) for r in last["clips"]}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+
+
+def _up_to_date(previous: tuple[dict[str, Any], dict[str, Any]] | None, source: Path,
+                output: Path) -> bool:
+    """Same input as last time, and, if it succeeded, its output complete and newer."""
+    if previous is None:
+        return False
+    record, state = previous
+    if state.get("input") != _fingerprint(source):
+        return False
+    if record.get("status") != "ok":
+        return not state.get("retry", True)  # a bad clip fails again on the same input
+    out = _fingerprint(output)
+    return out is not None and out[0] == state.get("output_size") and out[1] >= state["input"][1]
+
+
+def _remove_temporaries(outputs: Iterable[Path]) -> None:
+    """Temporary files of the atomic writer that a killed worker left beside outputs."""
+    for output in outputs:
+        for stale in output.parent.glob(f".{output.name}.*.tmp"):
+            with contextlib.suppress(OSError):
+                stale.unlink()
+
+
+def default_jobs() -> int:
+    """Worker processes by default: one per core this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def footplant_library(source: str | Path, output: str | Path, *, terrain: str = "flat",
+                      terrain_options: Mapping[str, Any] | None = None,
+                      footplant_options: Mapping[str, Any] | None = None,
+                      jobs: int | None = None, scheduler: str | None = None,
+                      force: bool = False, progress: Progress | None = None,
+                      report: bool = True) -> BatchSummary:
+    """Plant every ``.bvh`` clip under ``source`` and write them, mirrored, under ``output``.
+
+    Parameters
+    ----------
+    source : a folder (searched recursively), a glob such as ``"mocap/**/*.bvh"``, or
+        one ``.bvh`` file (see :func:`find_clips`).
+    output : the output folder (created); it must not be the input folder.
+    terrain, terrain_options, footplant_options : as in :func:`plant_clip`.
+    jobs : worker processes (default: one per available core; 1 runs in this process).
+    scheduler : ``"tcp://HOST:PORT"`` of a Dask distributed scheduler: each clip is one
+        task there, and ``jobs`` is ignored. Workers must see ``source`` and ``output``
+        at the same paths.
+    force : plant every clip, even those whose output is up to date.
+    progress : called as ``progress(done, total, clip)`` after each clip.
+    report : also write ``summary.html`` and ``summary.png``.
+
+    Returns the :class:`BatchSummary`; ``summary.json`` and ``summary.csv`` in
+    ``output`` hold the same records. A clip is up to date when the last summary
+    in ``output`` was made with the same settings, the input is unchanged since,
+    and its output exists, has the recorded size and is newer than the input. A clip
+    that failed with a limbik error (a bad file, no legs) on an unchanged input is not
+    tried again; one that failed otherwise (the file system, a worker's death) is.
+    """
+    start = time.perf_counter()
+    out = Path(output)
+    root, clips = find_clips(source)
+    if out.resolve() == root.resolve():
+        raise InvalidInputError(f"output must be a folder other than the input folder, got "
+                                f"{str(output)!r}", argument="output")
+    clips = [clip for clip in clips if not clip.resolve().is_relative_to(out.resolve())]
+    if not clips:
+        raise InvalidInputError(f"source must hold .bvh clips outside the output folder "
+                                f"{str(output)!r}, got none", argument="source")
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        raise InvalidInputError(f"jobs must be a positive integer, got {jobs!r}",
+                                argument="jobs")
+    settings = _settings(terrain, terrain_options, footplant_options)
+    out.mkdir(parents=True, exist_ok=True)
+    previous = {} if force else _previous_run(out, settings)
+
+    records: dict[str, dict[str, Any]] = {}
+    state: dict[str, dict[str, Any]] = {}
+    todo: list[_ClipJob] = []
+    for clip in clips:
+        name = clip.relative_to(root).as_posix() if clip.is_relative_to(root) else clip.name
+        target = out / name
+        last = previous.get(name)
+        if _up_to_date(last, clip, target):
+            assert last is not None
+            records[name] = {**last[0], "skipped": True}
+            state[name] = last[1]
+            continue
+        # absolute paths: a worker elsewhere may start in another folder
+        todo.append(_ClipJob(name, str(clip.absolute()), str(target.absolute()), terrain,
+                             dict(terrain_options or {}), dict(footplant_options or {})))
+
+    done = 0
+
+    def deliver(job: _ClipJob, record: dict[str, Any]) -> None:
+        nonlocal done
+        retry = bool(record.pop(_RETRY, True))
+        records[job.clip] = record
+        output_size = _fingerprint(Path(job.output)) if record["status"] == "ok" else None
+        state[job.clip] = {"input": _fingerprint(Path(job.source)),
+                           "output_size": output_size[0] if output_size else None,
+                           "retry": retry}
+        done += 1
+        if progress is not None:
+            progress(done, len(todo), job.clip)
+
+    workers = default_jobs() if jobs is None else jobs
+    if scheduler is not None:
+        engine = scheduler
+        if todo:
+            _run_dask(todo, scheduler, deliver)
+    elif workers == 1 or len(todo) <= 1:
+        engine = "in-process"
+        _run_here(todo, deliver)
+    else:
+        engine = f"{min(workers, len(todo))} processes"
+        _run_pool(todo, workers, deliver)
+    _remove_temporaries(Path(job.output) for job in todo)
+
+    ordered = [records[k] for k in sorted(records)]
+    summary = BatchSummary(ordered, out, len(todo), time.perf_counter() - start, engine)
+    _write_summary(summary, settings, state, source, root)
+    if report:
+        from limbik.viz.batch_report import write_batch_report
+
+        write_batch_report(summary.records, out / SUMMARY_FILES[2], out / SUMMARY_FILES[3],
+                           title=f"footplant: {source}")
+    return summary
+
+
+def _write_summary(summary: BatchSummary, settings: Mapping[str, Any],
+                   state: Mapping[str, Any], source: str | Path, root: Path) -> None:
+    """``summary.json`` (records, settings and up-to-date state) and ``summary.csv``."""
+    import csv
+
+    folder = summary.output
+    with atomic_write(folder / SUMMARY_FILES[0], encoding="utf-8") as handle:
+        json.dump({"source": str(source), "root": str(root), "engine": summary.engine,
+                   "ran": summary.ran, "failed": len(summary.failed),
+                   "seconds": summary.seconds, "settings": settings,
+                   "clips": summary.records, "state": dict(state)}, handle, indent=1)
+    columns = _columns(summary.records)
+    with atomic_write(folder / SUMMARY_FILES[1], encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=columns, restval="")
+        writer.writeheader()
+        for record in summary.records:
+            writer.writerow({k: ("" if v is None else v) for k, v in record.items()})
