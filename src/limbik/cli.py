@@ -674,7 +674,7 @@ def _silence_stdout() -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
-    except (OSError, ValueError):  # stdout is not a real file (tests capture it)
+    except (AttributeError, OSError, ValueError):  # stdout is not a real file
         pass
 
 
