@@ -164,7 +164,8 @@ def test_a_closed_pipe_ends_quietly_as_a_process():
         env={**os.environ, "PYTHONPATH": str(SRC)})
     assert proc.stdout is not None and proc.stderr is not None
     proc.stdout.close()
-    err = proc.stderr.read().decode()
+    with proc.stderr:
+        err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == EXIT_BROKEN_PIPE
     assert err == ""
 
