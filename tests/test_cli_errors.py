@@ -197,7 +197,7 @@ def test_solve_prints_q_with_joint_names_and_takes_an_orientation(urdf, capsys):
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "dls: reached, pose error" in out
-    assert "orientation (0, 0, 0.382683, 0.92388)" in out
+    assert "orientation (0, 0, 0.382683, 0.923879) (x, y, z, w)" in out
     assert "  shoulder  " in out and "  elbow     " in out and "  wrist     " in out
     assert "iterations in all attempts" in out
     assert main([*argv, "--json"]) == 0
