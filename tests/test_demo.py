@@ -66,6 +66,7 @@ def test_table_rows_cover_every_scene_and_solver(gallery):
     assert by_solver[("arm ring (000/001)", "two_bone root_frame")]["reached"] == "12/12"
     assert by_solver[("arm out of reach", "two_bone extend")]["reached"] == "0/2"
     assert by_solver[("arm out of reach", "two_bone stretch")]["reached"] == "1/2"
+    assert by_solver[("arm out of reach", "two_bone push_root")]["reached"] == "2/2"
     assert by_solver[("fabrik tree (003)", "FabrikTree, 2 effectors")]["reached"] == "1/1"
     for method in ("ccd", "transpose", "pinv", "dls", "svd-dls"):
         assert by_solver[("10-joint chain", method)]["reached"] == "16/16"

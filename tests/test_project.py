@@ -61,3 +61,16 @@ def test_readme_api_lines_run(shared_data, tmp_path, monkeypatch):
     exec(compile(code, "README.md", "exec"), scope)
     assert bool(scope["arm"].reached) and bool(scope["reach"].reached)  # type: ignore[attr-defined]
     assert (tmp_path / "out.bvh").exists()
+
+
+def test_the_package_namespace_is_the_public_api():
+    """Everything public on ``limbik`` is in ``__all__`` (submodules aside), nothing more."""
+    import types
+
+    import limbik
+
+    public = {name for name in dir(limbik) if not name.startswith("_")}
+    modules = {name for name in public if isinstance(getattr(limbik, name), types.ModuleType)}
+    assert public - modules == set(limbik.__all__) - modules - {"__version__"}
+    assert "version" not in public and "PackageNotFoundError" not in public
+    assert isinstance(limbik.__version__, str)

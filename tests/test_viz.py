@@ -53,3 +53,21 @@ def test_bad_view_and_shapes():
         plot_chain(np.zeros((2, 3)), view="iso")
     with pytest.raises(InvalidInputError, match=r"positions must have shape \(\.\.\., n, 3\)"):
         plot_chain(np.zeros(3))
+
+
+@pytest.mark.parametrize(("projection", "view", "needed"),
+                         [(None, "3d", "a 3-D axes"), ("3d", "side", "a 2-D axes")])
+def test_an_axes_of_the_wrong_kind_is_a_clear_error(projection, view, needed):
+    import matplotlib.pyplot as plt
+
+    from limbik.viz import plot_skeleton
+
+    fig = plt.figure()
+    ax = fig.add_subplot(projection=projection)
+    pts = np.array([[0, 0, 0], [0, 1, 0.0]])
+    for draw in (lambda: plot_chain(pts, ax=ax, view=view),
+                 lambda: plot_skeleton(pts, [-1, 0], ax=ax, view=view),
+                 lambda: plot_cone([0, 0, 0], [0, 1, 0], 0.3, ax=ax, view=view)):
+        with pytest.raises(InvalidInputError, match=f"ax must be {needed}"):
+            draw()
+    plt.close(fig)

@@ -463,6 +463,8 @@ def _cmd_solve(args: argparse.Namespace) -> int:
     if orientation is not None:
         print(f"orientation {_fmt(orientation)} (x, y, z, w)")
     print(f"end effector {_fmt(solution.end_effector)}")
+    if solution.root_offset is not None:
+        print(f"root moved  {_fmt(solution.root_offset)} (--unreachable push_root)")
     print(f"positions ({n} joints, root first):")
     for k, p in enumerate(solution.positions):
         print(f"  {k:3d}  {_fmt(p)}")

@@ -27,6 +27,12 @@ def _pyplot() -> Any:
 def _axes(ax: Any, view: str) -> Any:
     choice(view, "view", VIEWS)
     if ax is not None:
+        is_3d = getattr(ax, "name", "") == "3d"
+        if is_3d != (view == "3d"):
+            needed = ("a 3-D axes (fig.add_subplot(projection='3d'))" if view == "3d"
+                      else "a 2-D axes")
+            raise InvalidInputError(f"ax must be {needed} for view={view!r}, got a "
+                                    f"{'3-D' if is_3d else '2-D'} axes", argument="ax")
         return ax
     plt = _pyplot()
     fig = plt.figure(figsize=(5, 5))
