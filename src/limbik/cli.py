@@ -248,11 +248,12 @@ def _cmd_view(args: argparse.Namespace) -> int:
             return 2
         import matplotlib.pyplot as plt
 
-        animate_motion(motion, terrain=ground, traces=traces, stride=stride, view=args.view)
+        animate_motion(motion, terrain=ground, traces=traces, stride=stride, view=args.view,
+                       units="BVH units", title=os.path.basename(str(args.file)))
         plt.show()
         return 0
     animate_motion(motion, out=args.out, terrain=ground, traces=traces, stride=stride,
-                   view=args.view, title=os.path.basename(str(args.file)))
+                   view=args.view, units="BVH units", title=os.path.basename(str(args.file)))
     print(f"wrote {args.out} ({motion.num_frames} frames, every {stride} drawn)")
     return 0
 
