@@ -1,8 +1,10 @@
 """The scenes of ``limbik demo``: one per solver family, each solving and drawing.
 
 Every scene takes the output folder (None: solve only, matplotlib is not imported) and
-returns its table rows. Pictures are small (about 80 dpi) so the whole demo, Numba
-compilation included, stays well under a minute.
+returns its table rows. Pictures are at least 850 pixels wide (100 dpi), with units on
+every axis and a legend entry for every mark; the whole demo, Numba compilation
+included, stays well under a minute. The methods come from the tutorials listed in
+``docs/sources.md`` (seeds 000-004).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from limbik.demo import SceneResult, scene, timed
 from limbik.geometry.frame import Frame
 from limbik.solvers.solution import Solution
 
-DPI = 80
+DPI = 100
 
 
 def _plt() -> Any:
@@ -56,6 +58,19 @@ def _bone(ax: Any, a: np.ndarray, b: np.ndarray, color: str, lw: float, view: st
     seg = np.stack([a, b])
     style = {"ls": "-", "solid_capstyle": "round"} | kw
     ax.plot(*_coords(seg, view), color=color, lw=lw, **style)
+
+
+def _style3d(ax: Any) -> None:
+    from limbik.viz.plots import style_3d
+
+    style_3d(ax, units="m")
+
+
+def _handle(**kw: Any) -> Any:
+    """A legend entry for a mark drawn elsewhere (``Line2D`` keywords)."""
+    from matplotlib.lines import Line2D
+
+    return Line2D([], [], **({"ls": "none"} | kw))
 
 
 def _star(ax: Any, points: Any, view: str = "3d", **kw: Any) -> None:
@@ -130,8 +145,8 @@ def _arm_ring_picture(folder: Path, az: np.ndarray, ring: np.ndarray, sol: Solut
     from limbik.viz.plots import set_equal
 
     plt = _plt()
-    fig = plt.figure(figsize=(11, 5.2), dpi=DPI)
-    grid = fig.add_gridspec(1, 2, width_ratios=(1.2, 1.0))
+    fig = plt.figure(figsize=(12.5, 5.8), dpi=DPI)
+    grid = fig.add_gridspec(1, 2, width_ratios=(1.15, 1.0))
     ax = fig.add_subplot(grid[0], projection="3d")
     _torso(ax)
     cmap = plt.get_cmap("hsv")
@@ -148,15 +163,19 @@ def _arm_ring_picture(folder: Path, az: np.ndarray, ring: np.ndarray, sol: Solut
         _bone(ax, SHOULDER, SHOULDER + 0.18 * vec, col, 1.6)
         tip = SHOULDER + 0.2 * vec
         ax.text(tip[0], tip[2], tip[1], name, color=col, fontsize=7)
-    ax.set_xlabel("x")
-    ax.set_ylabel("z (front is −z)")
-    ax.set_zlabel("y (up)")
+    _style3d(ax)
+    ax.set_ylabel("z (m; front is −z)", labelpad=2)
     ax.view_init(elev=14, azim=-25)
-    ax.tick_params(labelsize=7)
     set_equal(ax, np.concatenate([pos.reshape(-1, 3), ring, [[-0.1, 1.0, 0.0]]]), "3d",
               margin=-0.05)
-    ax.set_title("12 targets circling the right shoulder\n(colour = target azimuth)",
-                 fontsize=9)
+    ax.legend(handles=[
+        _handle(color="tab:purple", ls="-", lw=3, label="upper arm, forearm (colour = azimuth)"),
+        _handle(marker="o", color="tab:purple", mec="k", ms=6, label="elbow"),
+        _handle(marker="*", color="crimson", mec="k", ms=10, label="target"),
+        _handle(color="0.55", ls="-", label="torso and head"),
+        _handle(color="tab:red", ls="-", label="shoulder frame: right, up, look")],
+        loc="upper left", fontsize=8, framealpha=0.9)
+    ax.set_title("12 targets circling the right shoulder", fontsize=10)
 
     # elbow height over a dense sweep of the same ring
     az_d, ring_d = _ring(181)
@@ -172,10 +191,11 @@ def _arm_ring_picture(folder: Path, az: np.ndarray, ring: np.ndarray, sol: Solut
     ax2.set_xlabel("target azimuth around the shoulder (deg; 0 = front, 90 = right)")
     ax2.set_ylabel("elbow height above the shoulder (m)")
     ax2.set_xticks(range(0, 361, 45))
-    ax2.legend(fontsize=7, loc="upper left")
+    ax2.legend(fontsize=8, loc="upper left")
     ax2.set_title("the plane rolls with the target: elbow below the shoulder in front,\n"
-                  "above it when reaching straight behind the body", fontsize=9)
-    fig.suptitle("Seeds 000/001: two-joint arm on the rolled plane", fontsize=11)
+                  "above it when reaching straight behind the body", fontsize=10)
+    fig.suptitle("Two-joint arm on the rolled plane: two_bone(root_frame=...) and "
+                 "roblox.solve_ik agree", fontsize=12)
     fig.tight_layout()
     return _save(fig, folder, "arm_rolled_plane.png")
 
@@ -203,7 +223,7 @@ def _unreachable_rows() -> list[SceneResult]:
 
 def _unreachable_picture(folder: Path) -> str:
     plt = _plt()
-    fig, axes = plt.subplots(1, 3, figsize=(10.5, 3.6), dpi=DPI, sharey=True)
+    fig, axes = plt.subplots(1, 3, figsize=(12.5, 4.6), dpi=DPI, sharey=True)
     th = np.linspace(0, 2 * np.pi, 200)
     for ax, policy in zip(axes, ("extend", "push_root", "stretch"), strict=True):
         sol = _unreachable(policy)
@@ -212,28 +232,41 @@ def _unreachable_picture(folder: Path) -> str:
         ax.fill(inner * np.cos(th), inner * np.sin(th), color="white", lw=0)
         ax.plot(outer * np.cos(th), outer * np.sin(th), color="tab:green", lw=0.6, alpha=0.6)
         ax.plot(inner * np.cos(th), inner * np.sin(th), color="tab:green", lw=0.6, alpha=0.6)
-        ax.plot(0, 0, "s", mfc="none", mec="0.3", ms=10, label="input root")
-        for k, (color, what) in enumerate((("C0", "too far"), ("C1", "too close"))):
+        ax.plot(0, 0, "s", mfc="none", mec="0.3", ms=11)
+        for k, (color, dark, what) in enumerate((("C0", "#0b3d66", "too far"),
+                                                 ("C1", "#8a4500", "too close"))):
             p = sol.positions[k]
-            ax.plot(*p[:2, :2].T, "-", color=color, lw=5, solid_capstyle="round",
-                    label=f"{what}: upper bone")
-            ax.plot(*p[1:, :2].T, "-", color=color, lw=2, alpha=0.6, solid_capstyle="round")
-            ax.plot(*p[0, :2], "o", color="k", ms=4)
-            ax.plot(*p[1, :2], "o", color="white", mec="k", ms=5)
-            ax.plot(*UNREACH_TARGETS[k, :2], "x", color="crimson", ms=10, mew=2.5)
-            ax.annotate(f"{what}: reached={bool(sol.reached[k])}, "
-                        f"error {sol.error[k]:.3f}", (0.02, 0.06 + 0.08 * k),
-                        xycoords="axes fraction", fontsize=7.5, color=color)
+            ax.plot(*p[:2, :2].T, "-", color=color, lw=7, solid_capstyle="round")
+            ax.plot(*p[1:, :2].T, "-", color=dark, lw=2.5, solid_capstyle="round")
+            ax.plot(*p[0, :2], "o", color="k", ms=5)
+            ax.plot(*p[1, :2], "o", color="white", mec="k", ms=6)
+            ax.plot(*UNREACH_TARGETS[k, :2], "x", color="crimson", ms=11, mew=2.5)
+            moved = ("" if sol.root_offset is None else
+                     f", root moved {np.linalg.norm(sol.root_offset[k]):.3f} m")
+            ax.annotate(f"{what}: reached={bool(sol.reached[k])}, error "
+                        f"{sol.error[k]:.3f} m{moved}", (0.02, 0.04 + 0.07 * k),
+                        xycoords="axes fraction", fontsize=8.5, color=color)
         ax.set_aspect("equal")
         ax.set_xlim(-0.35, 0.8)
         ax.set_ylim(-0.4, 0.55)
-        ax.set_xlabel("x")
-        ax.set_title(f'unreachable="{policy}"', fontsize=10)
-    axes[0].set_ylabel("y (up)")
-    axes[0].legend(fontsize=6.5, loc="upper left")
-    fig.suptitle("Seed 000: targets out of reach (green ring = reachable; upper 0.30, "
-                 "lower 0.20; stretch up to 1.6x)", fontsize=10)
-    fig.tight_layout()
+        ax.set_xlabel("x (m)")
+        ax.set_title(f'unreachable="{policy}"', fontsize=11)
+    axes[0].set_ylabel("y up (m)")
+    fig.legend(handles=[
+        _handle(color="C0", ls="-", lw=7, label="too far: upper bone"),
+        _handle(color="#0b3d66", ls="-", lw=2.5, label="too far: lower bone"),
+        _handle(color="C1", ls="-", lw=7, label="too close: upper bone"),
+        _handle(color="#8a4500", ls="-", lw=2.5, label="too close: lower bone (folded back)"),
+        _handle(marker="x", color="crimson", ms=10, mew=2.5, label="target"),
+        _handle(marker="s", mfc="none", mec="0.3", ms=10, label="root as given"),
+        _handle(marker="o", color="k", ms=5, label="root as returned"),
+        _handle(marker="o", color="white", mec="k", ms=6, label="mid joint"),
+        _handle(marker="o", color="tab:green", alpha=0.3, ms=12,
+                label="reachable ring (0.10 to 0.50 m)")],
+        loc="lower center", ncol=5, fontsize=9, frameon=False)
+    fig.suptitle("two_bone with targets out of reach: upper bone 0.30 m, lower 0.20 m, "
+                 "stretch up to 1.6x", fontsize=12)
+    fig.tight_layout(rect=(0, 0.13, 1, 1))
     return _save(fig, folder, "arm_unreachable.png")
 
 
@@ -269,7 +302,7 @@ def planar_scene(folder: Path | None) -> list[SceneResult]:
     from limbik.viz.plots import set_equal
 
     plt = _plt()
-    fig = plt.figure(figsize=(5.4, 5.0), dpi=DPI)
+    fig = plt.figure(figsize=(9.0, 7.5), dpi=DPI)
     ax = fig.add_subplot(projection="3d")
     reach = PLANAR_A + PLANAR_B
     for k, (roll, color) in enumerate(zip(PLANAR_ROLLS, ("C0", "C2"), strict=True)):
@@ -279,21 +312,32 @@ def planar_scene(folder: Path | None) -> list[SceneResult]:
         ax.add_collection3d(Poly3DCollection([[(c[0], c[2], c[1]) for c in corners]],
                                              color=color, alpha=0.12, lw=0))
         p = sol.positions[k]
-        _bone(ax, p[0], p[1], color, 4.0, label=f"roll {roll:.0f}°: joint bends in its plane")
-        _bone(ax, p[1], p[2], color, 2.5)
-        ax.plot([p[1, 0]], [p[1, 2]], [p[1, 1]], "o", color="white", mec="k", ms=6)
+        _bone(ax, p[0], p[1], color, 5.0)
+        _bone(ax, p[1], p[2], color, 3.0)
+        ax.plot([p[1, 0]], [p[1, 2]], [p[1, 1]], "o", color="white", mec="k", ms=7)
     _bone(ax, np.zeros(3), PLANAR_TARGET, "0.5", 0.8, ls="--")
-    _star(ax, PLANAR_TARGET)
-    ax.plot([0], [0], [0], "ks", ms=5)
-    ax.set_xlabel("x")
-    ax.set_ylabel("z")
-    ax.set_zlabel("y (up)")
-    ax.view_init(elev=20, azim=-35)
+    _star(ax, PLANAR_TARGET, ms=14)
+    ax.plot([0], [0], [0], "ks", ms=6)
+    _style3d(ax)
+    # look from between the two planes' normals, so both are seen at 45°
+    normal = plane.right[0] + plane.right[1]
+    normal /= np.linalg.norm(normal)
+    if normal[1] < 0:
+        normal = -normal
+    ax.view_init(elev=18.0, azim=float(np.degrees(np.arctan2(normal[2], normal[0]))))
     set_equal(ax, np.concatenate([sol.positions.reshape(-1, 3), [[0.0, 0.3, 0.0],
                                                                 [0.0, -0.3, 0.0]]]), "3d")
-    ax.legend(fontsize=7, loc="upper left")
-    ax.set_title("Seed 002: planar solver, same target, plane rolled 0° and 90°\n"
-                 f"error {sol.error.max():.1e}", fontsize=9)
+    ax.legend(handles=[
+        _handle(color="C0", ls="-", lw=4, label="roll 0°: the segments and their plane"),
+        _handle(color="C2", ls="-", lw=4, label="roll 90°: the segments and their plane"),
+        _handle(marker="o", color="white", mec="k", ms=7, label="elbow (the single joint)"),
+        _handle(marker="s", color="k", ms=6, label="origin (shoulder)"),
+        _handle(marker="*", color="crimson", mec="k", ms=12, label="target"),
+        _handle(color="0.5", ls="--", label="origin to target: the roll axis")],
+        loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=10, framealpha=0.9)
+    ax.set_title("roblox.solve_ik_planar: one joint in a plane through origin and target,\n"
+                 f"rolled 0° and 90° about that line; both reach (error {sol.error.max():.1e} m)",
+                 fontsize=11)
     return _attach(rows, [_save(fig, folder, "planar_roll.png")])
 
 
