@@ -393,14 +393,19 @@ def _fabrik_picture(folder: Path, chain: np.ndarray, target: np.ndarray, sol: So
     from limbik.viz.plots import plot_chain, set_equal
 
     plt = _plt()
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 4.3), dpi=DPI)
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10.5, 5.0), dpi=DPI)
     plot_chain(chain, ax=a1, view="side", color="0.7", label="start pose", equal=False)
     plot_chain(sol.positions, ax=a1, view="side", color="C0", target=target,
                label="solved", equal=False)
     set_equal(a1, np.concatenate([chain, sol.positions, target[None]]), "side")
-    a1.set_xlabel("x")
-    a1.set_ylabel("y (up)")
-    a1.legend(fontsize=8, loc="lower right")
+    a1.set_xlabel("x (m)")
+    a1.set_ylabel("y up (m)")
+    a1.legend(handles=[_handle(color="0.7", ls="-", lw=2.5, marker="o", mec="k", ms=4,
+                               label="start pose, joints"),
+                       _handle(color="C0", ls="-", lw=2.5, marker="o", mec="k", ms=4,
+                               label="solved, joints"),
+                       _handle(marker="*", color="crimson", mec="k", ms=12, label="target")],
+              fontsize=9, loc="lower right")
     a1.set_title(f"chain of 6 bones: reached={bool(sol.reached)}, "
                  f"{int(sol.iterations)} iterations", fontsize=9)
     parents = TREE_PARENTS
@@ -417,13 +422,14 @@ def _fabrik_picture(folder: Path, chain: np.ndarray, target: np.ndarray, sol: So
     targets = np.array(list(TREE_TARGETS.values()))
     a2.plot(*targets[:, :2].T, "*", color="crimson", ms=12, mec="k", mew=0.5, ls="none",
             label="targets")
+    a2.plot([], [], "o", color="C0", ms=4, mec="k", mew=0.5, label="joint")
     set_equal(a2, np.concatenate([TREE_REST, pos, targets]), "side")
-    a2.set_xlabel("x")
-    a2.set_ylabel("y (up)")
-    a2.legend(fontsize=8, loc="lower right")
+    a2.set_xlabel("x (m)")
+    a2.set_ylabel("y up (m)")
+    a2.legend(fontsize=9, loc="lower right")
     a2.set_title(f"tree, 2 end effectors: reached={bool(tree_sol.reached)}, "
                  f"{int(tree_sol.iterations)} iterations", fontsize=9)
-    fig.suptitle("Seed 003: FABRIK", fontsize=11)
+    fig.suptitle("FABRIK: forward and backward reaching on a chain and a tree", fontsize=12)
     fig.tight_layout()
     return _save(fig, folder, "fabrik_chain_tree.png")
 
@@ -433,7 +439,7 @@ def _cone_picture(folder: Path, sol: Solution, free: Solution, target: np.ndarra
     from limbik.viz.plots import plot_chain, plot_cone, set_equal
 
     plt = _plt()
-    fig = plt.figure(figsize=(5.6, 5.4), dpi=DPI)
+    fig = plt.figure(figsize=(10.0, 7.0), dpi=DPI)
     ax = fig.add_subplot(projection="3d")
     pos = sol.positions
     plot_chain(free.positions, ax=ax, color="0.65", label="no constraints", equal=False,
@@ -450,16 +456,23 @@ def _cone_picture(folder: Path, sol: Solution, free: Solution, target: np.ndarra
                   color="tab:purple", alpha=0.15)
         bends.append(np.degrees(np.arccos(np.clip(unit[i] @ unit[i - 1], -1, 1))))
     ax.view_init(elev=30, azim=-120)
-    ax.tick_params(labelsize=7)
-    ax.set_xlabel("x")
-    ax.set_ylabel("z")
-    ax.set_zlabel("y (up)")
+    _style3d(ax)
     set_equal(ax, np.concatenate([pos, free.positions, target[None]]), "3d")
-    ax.legend(fontsize=7, loc="upper left")
-    ax.set_title("Seed 003: FABRIK with joint cones (orange: elliptical root cone, purple:\n"
-                 f"25.8° cones). Largest bend {max(bends):.1f}°: the cones stop the curl,\n"
-                 f"reached={bool(sol.reached)}, error {float(sol.error):.2f}; free chain "
-                 f"reached={bool(free.reached)}", fontsize=8.5)
+    degrees = ", ".join(f"{np.degrees(a):.0f}°" for a in (c0.left, c0.right, c0.up, c0.down))
+    ax.legend(handles=[
+        _handle(color="0.65", ls="-", lw=1.5, marker="o", mec="k", ms=4,
+                label=f"no constraints: reached={bool(free.reached)}"),
+        _handle(color="C0", ls="-", lw=2.5, marker="o", mec="k", ms=4,
+                label=f"with cones: reached={bool(sol.reached)}, error "
+                      f"{float(sol.error):.2f} m"),
+        _handle(marker="*", color="crimson", mec="k", ms=12, label="target"),
+        _handle(marker="^", color="tab:orange", alpha=0.5, ms=11,
+                label=f"root: elliptical cone (left, right, up, down {degrees})"),
+        _handle(marker="^", color="tab:purple", alpha=0.4, ms=11,
+                label=f"other joints: {np.degrees(constraints[1].angle):.1f}° cones")],
+        loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=10, framealpha=0.9)
+    ax.set_title(f"FABRIK with joint cones: the largest bend is {max(bends):.1f}°, so the "
+                 "cones stop the curl", fontsize=11)
     return _save(fig, folder, "fabrik_cones.png")
 
 
@@ -494,7 +507,7 @@ def leg_scene(folder: Path | None) -> list[SceneResult]:
     from limbik.viz.plots import plot_skeleton, set_equal
 
     plt = _plt()
-    fig = plt.figure(figsize=(10, 4.4), dpi=DPI)
+    fig = plt.figure(figsize=(13, 5.6), dpi=DPI)
     ax = fig.add_subplot(1, 2, 1, projection="3d")
     f = 6
     plot_skeleton(world[f], motion.skeleton.parents, ax=ax, color="0.7", equal=False,
@@ -506,30 +519,30 @@ def leg_scene(folder: Path | None) -> list[SceneResult]:
         _bone(ax, p[1], p[2], colors[name], 2.5)
     ax.plot([knee[f, 0]], [knee[f, 2]], [knee[f, 1]], "o", color="k", ms=7, mfc="none",
             label="animated knee")
-    _star(ax, target[f])
-    ax.set_xlabel("x (walk direction)")
-    ax.set_ylabel("z")
-    ax.set_zlabel("y (up)")
+    _star(ax, target[f], ms=13, label="target: the ankle raised 8 cm")
+    _style3d(ax)
+    ax.set_xlabel("x (m; walk direction)", labelpad=2)
     ax.view_init(*LEG_VIEW)
-    ax.tick_params(labelsize=7)
     lower_body = world[f][world[f, :, 1] < hip[f, 1] + 0.15]
     set_equal(ax, np.concatenate([lower_body, target[f:f + 1],
                                   *(sol.positions[f] for sol in solved.values())]), "3d",
               margin=0.0)
-    ax.legend(fontsize=7, loc="upper left")
-    ax.set_title(f"walk frame {f}: left foot raised 8 cm onto a step", fontsize=9)
+    ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2,
+              framealpha=0.9)
+    ax.set_title(f"walk frame {f}: left foot raised 8 cm onto a step", fontsize=10)
     ax2 = fig.add_subplot(1, 2, 2)
     for name, sol in solved.items():
         ax2.plot(np.arange(len(hip)), _swivel(hip, target, knee, sol.positions[:, 1]), "-",
                  color=colors[name], lw=2, label=name)
-    ax2.axvline(f, color="0.6", lw=0.8, ls=":")
-    ax2.set_xlabel("frame of the walk")
+    ax2.set_xlabel("frame of the walk (30 per second)")
     ax2.set_ylabel("knee swivel from the animated knee (deg)")
     ax2.set_ylim(-5, 185)
-    ax2.legend(fontsize=8)
-    ax2.set_title("swivel about the hip-target line: the reference keeps the animated knee",
-                  fontsize=9)
-    fig.suptitle("Seed 004: leg IK with and without pose preference", fontsize=11)
+    ax2.axvline(f, color="0.6", lw=0.8, ls=":", label=f"frame {f}, drawn on the left")
+    ax2.legend(fontsize=9, loc="upper right", framealpha=0.9)
+    ax2.set_title("knee swivel about the hip-target line:\nthe reference keeps the animated "
+                  "knee, no hint swings it away", fontsize=10)
+    fig.suptitle("Leg IK that keeps the animated knee: two_bone(reference=knee) against "
+                 "two_bone with no hint", fontsize=12)
     fig.tight_layout()
     return _attach(rows, [_save(fig, folder, "leg_pose_preference.png")])
 
