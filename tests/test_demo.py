@@ -15,6 +15,10 @@ from limbik.cli import main
 from limbik.demo import SCENES, format_table, run_scenes, scene_names
 from limbik.errors import InvalidInputError
 
+ROOT = Path(__file__).resolve().parents[1]
+GALLERY = ROOT / "docs" / "img" / "gallery"
+REGENERATE = "regenerate it with: limbik demo --out docs/img/gallery"
+
 
 @pytest.fixture(scope="module")
 def gallery(tmp_path_factory):
@@ -113,3 +117,40 @@ def test_no_pictures_never_imports_matplotlib():
                           timeout=300)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)[0]["scene"] == "arm ring (000/001)"
+
+
+def _frames(path: Path) -> list:
+    """Every frame of a PNG or GIF as an RGB array (a GIF's frames in order)."""
+    import numpy as np
+    from PIL import Image, ImageSequence
+
+    with Image.open(path) as im:
+        return [np.asarray(f.convert("RGB"), dtype=np.int16) for f in ImageSequence.Iterator(im)]
+
+
+def test_the_readme_gallery_is_what_the_demo_draws(gallery):
+    """docs/img/gallery holds exactly the demo's pictures, pixel for pixel (nearly), and the
+    README shows each of them."""
+    import numpy as np
+
+    _, out, _ = gallery
+    drawn = sorted(p.name for p in out.iterdir() if p.suffix in (".png", ".gif"))
+    kept = sorted(p.name for p in GALLERY.iterdir())
+    assert kept == drawn, f"the gallery differs from the demo's pictures; {REGENERATE}"
+    readme = (ROOT / "README.md").read_text()
+    for name in drawn:
+        assert f"(docs/img/gallery/{name})" in readme, f"README does not show {name}"
+        new, old = _frames(out / name), _frames(GALLERY / name)
+        assert len(new) == len(old) and new[0].shape == old[0].shape, f"{name}: {REGENERATE}"
+        for a, b in zip(new, old, strict=True):
+            differ = float(np.mean(np.abs(a - b).max(axis=-1) > 48))
+            # fonts may render a little differently elsewhere; a changed picture moves far more
+            assert differ < 0.003, f"{name}: {differ:.2%} of the pixels differ; {REGENERATE}"
+
+
+def test_every_picture_reads_at_100_percent(gallery):
+    """At least 800 pixels wide, so ticks and legends are legible without zooming."""
+    _, out, _ = gallery
+    for path in sorted(out.iterdir()):
+        frame = _frames(path)[0]
+        assert frame.shape[1] >= 800, f"{path.name} is {frame.shape[1]} px wide"

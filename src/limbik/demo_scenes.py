@@ -305,7 +305,7 @@ def planar_scene(folder: Path | None) -> list[SceneResult]:
     fig = plt.figure(figsize=(9.0, 7.5), dpi=DPI)
     ax = fig.add_subplot(projection="3d")
     reach = PLANAR_A + PLANAR_B
-    for k, (roll, color) in enumerate(zip(PLANAR_ROLLS, ("C0", "C2"), strict=True)):
+    for k, color in enumerate(("C0", "C2")):
         look, up = plane.look[k], plane.up[k]
         corners = np.array([s * look + u * up for s, u in
                             ((-0.05, -0.3), (reach, -0.3), (reach, 0.3), (-0.05, 0.3))])
@@ -594,20 +594,21 @@ def footplant_scene(folder: Path | None) -> list[SceneResult]:
     from limbik.viz.plots import animate_motion
 
     plt = _plt()
-    fig = plt.figure(figsize=(4.6, 4.6), dpi=DPI)
+    fig = plt.figure(figsize=(8.6, 5.2), dpi=DPI)
     ax = fig.add_subplot()
     toes = [leg.toe if leg.toe is not None else leg.ankle for leg in legs]
     stride = max(1, round(1 / (15 * result.frame_time)))
     ax.set_xlabel("distance along the walk (m)")
-    ax.set_ylabel("y (up)")
-    fig.subplots_adjust(left=0.15, right=0.97, bottom=0.11, top=0.92)
+    ax.set_ylabel("y up (m)")
+    fig.subplots_adjust(left=0.09, right=0.98, bottom=0.1, top=0.93)
     animate_motion(result, out=folder / "footplant_walk.gif", view="profile", terrain=terrain,
                    compare=motion, traces=toes, stride=stride, fps=15, ax=ax,
-                   title="walk on hills: planted (blue), source (grey)")
+                   label="planted", compare_label="source, on its own flat floor",
+                   trace_labels=[f"path of the planted {leg.side} toe" for leg in legs],
+                   title="footplant: the built-in walk planted on hills")
     plt.close(fig)
     fig2 = plot_footplant(motion, result, terrain, legs, report.contacts, floor=report.floor,
-                          title="Foot placement: toes over the hills, source dashed, contact "
-                                "frames green")
+                          title="footplant: the built-in walk's toes over the hills")
     return _attach(rows, ["footplant_walk.gif", _save(fig2, folder, "footplant_profile.png")])
 
 
@@ -643,19 +644,24 @@ def jacobian_scene(folder: Path | None) -> list[SceneResult]:
     from limbik.viz.plots import plot_chain, set_equal
 
     plt = _plt()
-    fig, axes = plt.subplots(1, 5, figsize=(12.5, 3.2), dpi=DPI, sharey=True)
+    fig, axes = plt.subplots(1, 5, figsize=(14, 4.0), dpi=DPI, sharey=True)
     for ax, (method, sol) in zip(axes, solved.items(), strict=True):
         plot_chain(points, ax=ax, view="side", color="0.75", equal=False, joints=False,
                    linewidth=1.5)
         plot_chain(sol.positions[0], ax=ax, view="side", color="C0", target=targets[0],
                    equal=False, linewidth=2.0)
         set_equal(ax, np.concatenate([points, targets[:1], [[-0.5, -0.1, 0.0]]]), "side")
-        ax.set_xlabel("x")
+        ax.set_xlabel("x (m)")
         ax.set_title(f"{method}: {int(sol.iterations[0])} iterations\n"
-                     f"error {float(sol.error[0]):.1e}, reached={bool(sol.reached[0])}",
-                     fontsize=9)
-    axes[0].set_ylabel("y (up)")
-    fig.suptitle("CCD and Jacobian IK on the same 10-joint chain of ball joints (grey = start;"
-                 " the table has 16 targets)", fontsize=10)
-    fig.tight_layout()
+                     f"error {float(sol.error[0]):.1e} m, reached={bool(sol.reached[0])}",
+                     fontsize=10)
+    axes[0].set_ylabel("y up (m)")
+    fig.legend(handles=[_handle(color="0.75", ls="-", lw=1.5, label="start pose"),
+                        _handle(color="C0", ls="-", lw=2, marker="o", mec="k", ms=4,
+                                label="solved chain, joints"),
+                        _handle(marker="*", color="crimson", mec="k", ms=12, label="target")],
+               loc="lower center", ncol=3, fontsize=10, frameon=False)
+    fig.suptitle("CCD and Jacobian IK on the same 10-joint chain of ball joints (the first of "
+                 "the table's 16 targets)", fontsize=12)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     return _attach(rows, [_save(fig, folder, "ccd_jacobian.png")])
