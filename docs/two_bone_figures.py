@@ -104,7 +104,7 @@ def reference() -> None:
     ax.set_zlabel("z")
     ax.legend(loc="upper left", fontsize=7.5)
     ax.set_title("reference mode: the mid joint is the point of the bend circle\n"
-                 "closest to the reference (seed 004's θ)", fontsize=10)
+                 "closest to the reference (the closed-form θ)", fontsize=10)
     fig.tight_layout()
     fig.savefig(OUT / "two_bone_reference.png", dpi=80)
     plt.close(fig)
@@ -133,7 +133,7 @@ def default_bend() -> None:
     ax.set_ylim(-2.1, 2.1)
     ax.set_xlabel("forward = −Z")
     ax.set_ylabel("up = +Y")
-    ax.set_title("default bend (no pole/reference/root_frame): the seed's rolled plane\n"
+    ax.set_title("default bend (no pole/reference/root_frame): the rolled plane\n"
                  "targets 1.5 away around the root in the Y–Z plane; white dot = mid joint",
                  fontsize=10)
     fig.tight_layout()

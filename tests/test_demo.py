@@ -67,11 +67,11 @@ def test_table_rows_cover_every_scene_and_solver(gallery):
         assert r["max_error"] >= 0 and r["ms"] >= 0
     by_solver = {(r["scene"], r["solver"]): r for r in rows}
     # reachable problems are reached; the policies report the out-of-reach targets
-    assert by_solver[("arm ring (000/001)", "two_bone root_frame")]["reached"] == "12/12"
+    assert by_solver[("arm ring (rolled plane)", "two_bone root_frame")]["reached"] == "12/12"
     assert by_solver[("arm out of reach", "two_bone extend")]["reached"] == "0/2"
     assert by_solver[("arm out of reach", "two_bone stretch")]["reached"] == "1/2"
     assert by_solver[("arm out of reach", "two_bone push_root")]["reached"] == "2/2"
-    assert by_solver[("fabrik tree (003)", "FabrikTree, 2 effectors")]["reached"] == "1/1"
+    assert by_solver[("fabrik tree", "FabrikTree, 2 effectors")]["reached"] == "1/1"
     for method in ("ccd", "transpose", "pinv", "dls", "svd-dls"):
         assert by_solver[("10-joint chain", method)]["reached"] == "16/16"
     plant = [r for r in rows if r["solver"] == "footplant"]
@@ -90,7 +90,7 @@ def test_scene_filter_and_unknown_scene():
     assert set(scene_names()) == set(SCENES) >= {"arm", "planar", "fabrik", "leg",
                                                    "footplant", "jacobian"}
     rows = run_scenes(["planar"])
-    assert [r.scene for r in rows] == ["planar (002)"]
+    assert [r.scene for r in rows] == ["planar (one joint)"]
     with pytest.raises(InvalidInputError, match=r"scene must be one of .*got 'nope'"):
         run_scenes(["nope"])
 
@@ -116,7 +116,7 @@ def test_no_pictures_never_imports_matplotlib():
                           env={**os.environ, "PYTHONPATH": str(src)},
                           timeout=300)
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)[0]["scene"] == "arm ring (000/001)"
+    assert json.loads(done.stdout)[0]["scene"] == "arm ring (rolled plane)"
 
 
 def _frames(path: Path) -> list:

@@ -36,3 +36,27 @@ def test_every_snippet_runs_as_written(page, tmp_path, monkeypatch):
             exec(compile(code, f"{page.name} snippet {k + 1}", "exec"), namespace)
         except Exception as exc:  # name the page and snippet in the failure
             pytest.fail(f"{page.name} snippet {k + 1} raised {type(exc).__name__}: {exc}")
+
+
+SEED = re.compile(r"\bseeds? 00\d", re.IGNORECASE)
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if SEED.search(p.read_text())],
+                         ids=lambda p: p.name)
+def test_a_page_that_names_a_seed_links_to_the_sources(page):
+    target = "sources.md" if page.parent.name == "docs" else "docs/sources.md"
+    assert f"]({target})" in page.read_text(), f"{page.name} names a seed without a link"
+
+
+def test_the_sources_page_names_every_tutorial():
+    text = (ROOT / "docs" / "sources.md").read_text()
+    for seed in ("000", "001", "002", "003", "004"):
+        assert f"| {seed} |" in text
+
+
+def test_user_facing_titles_name_the_method_not_the_seed():
+    """Picture titles and table rows of the demo say what the method is."""
+    source = (ROOT / "src" / "limbik" / "demo_scenes.py").read_text()
+    for call in re.findall(r"(?:suptitle|set_title|from_solution)\((.*?)(?:, fontsize|\))",
+                           source, re.DOTALL):
+        assert not re.search(r"[Ss]eeds? ?0|\(00\d", call), call

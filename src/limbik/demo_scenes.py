@@ -111,7 +111,7 @@ def _torso(ax: Any) -> None:
 
 @scene("arm")
 def arm_scene(folder: Path | None) -> list[SceneResult]:
-    """Seeds 000/001: the rolled plane around a shoulder, and targets out of reach."""
+    """The rolled plane around a shoulder, and targets out of reach (seeds 000/001)."""
     from limbik import roblox
     from limbik.solvers.two_bone import two_bone
 
@@ -128,8 +128,8 @@ def arm_scene(folder: Path | None) -> list[SceneResult]:
         return _limb_solution(pos, ring, ARM_L1 + ARM_L2)
 
     seed, t_seed = timed(seed_arm)
-    rows = [SceneResult.from_solution("arm ring (000/001)", "two_bone root_frame", sol, t_two),
-            SceneResult.from_solution("arm ring (000/001)", "roblox.solve_ik+build_arm", seed,
+    rows = [SceneResult.from_solution("arm ring (rolled plane)", "two_bone root_frame", sol, t_two),
+            SceneResult.from_solution("arm ring (rolled plane)", "roblox.solve_ik+build_arm", seed,
                                       t_seed)]
     rows += _unreachable_rows()
     if folder is None:
@@ -291,9 +291,9 @@ def _planar() -> tuple[Solution, Frame]:
 
 @scene("planar")
 def planar_scene(folder: Path | None) -> list[SceneResult]:
-    """Seed 002: one joint in a plane through origin and target, rolled about that line."""
+    """One joint in a plane through origin and target, rolled about that line (seed 002)."""
     (sol, plane), t = timed(_planar)
-    rows = [SceneResult.from_solution("planar (002)", "roblox.solve_ik_planar roll 0/90",
+    rows = [SceneResult.from_solution("planar (one joint)", "roblox.solve_ik_planar roll 0/90",
                                       sol, t)]
     if folder is None:
         return rows
@@ -354,7 +354,7 @@ TREE_TARGETS = {4: np.array([-0.45, 0.40, 0.0]), 6: np.array([0.30, 0.95, 0.0])}
 
 @scene("fabrik")
 def fabrik_scene(folder: Path | None) -> list[SceneResult]:
-    """Seed 003: a FABRIK chain, a two-effector tree, and a chain limited by cones."""
+    """A FABRIK chain, a two-effector tree, and a chain limited by cones (seed 003)."""
     from limbik.solvers.constraints import Cone, EllipticalCone
     from limbik.solvers.fabrik import fabrik
     from limbik.solvers.fabrik_tree import FabrikTree
@@ -376,10 +376,10 @@ def fabrik_scene(folder: Path | None) -> list[SceneResult]:
     cone_sol, t_cone = timed(lambda: fabrik(cone_chain, cone_target, constraints=constraints,
                                             root_frame=root_frame))
     free_sol = fabrik(cone_chain, cone_target)
-    rows = [SceneResult.from_solution("fabrik chain (003)", "fabrik, 64 targets", sol, t_chain),
-            SceneResult.from_solution("fabrik tree (003)", "FabrikTree, 2 effectors", tree_sol,
+    rows = [SceneResult.from_solution("fabrik chain", "fabrik, 64 targets", sol, t_chain),
+            SceneResult.from_solution("fabrik tree", "FabrikTree, 2 effectors", tree_sol,
                                       t_tree),
-            SceneResult.from_solution("fabrik cones (003)", "fabrik + Cone/EllipticalCone",
+            SceneResult.from_solution("fabrik cones", "fabrik + Cone/EllipticalCone",
                                       cone_sol, t_cone)]
     if folder is None:
         return rows
@@ -482,7 +482,7 @@ LEG_VIEW = (20.0, -120.0)
 
 @scene("leg")
 def leg_scene(folder: Path | None) -> list[SceneResult]:
-    """Seed 004: a raised foot solved with the animated knee as reference, and without."""
+    """A raised foot solved with the animated knee as reference, and without (seed 004)."""
     from limbik.placement.walk import walk_cycle
     from limbik.skeleton.limbs import find_legs
     from limbik.solvers.two_bone import two_bone
@@ -501,7 +501,7 @@ def leg_scene(folder: Path | None) -> list[SceneResult]:
     for name, extra in (("reference=knee", {"reference": knee}), ("no hint", {})):
         sol, t = timed(partial(two_bone, hip, target, thigh, shin, **extra))
         solved[name] = sol
-        rows.append(SceneResult.from_solution("leg (004)", f"two_bone {name}", sol, t))
+        rows.append(SceneResult.from_solution("leg (keep the knee)", f"two_bone {name}", sol, t))
     if folder is None:
         return rows
     from limbik.viz.plots import plot_skeleton, set_equal
