@@ -48,9 +48,11 @@ def policies() -> None:
             draw_limb(ax, sol.positions, "C0", offset=-0.09 if row == 1 else 0.0)
             a, b = np.linalg.norm(np.diff(sol.positions, axis=0), axis=1)
             ax.set_title(f'"{policy}"', fontsize=11)
+            moved = ("" if sol.root_offset is None
+                     else f", root moved {np.linalg.norm(sol.root_offset):.2f}")
             ax.text(0.02, 0.04, f"bones {a:.2f}, {b:.2f}\nreached={bool(sol.reached)}, "
-                    f"error={float(sol.error):.2f}", transform=ax.transAxes, fontsize=8.5,
-                    va="bottom")
+                    f"error={float(sol.error):.2f}{moved}", transform=ax.transAxes,
+                    fontsize=8.5, va="bottom")
             ax.set_aspect("equal")
             ax.set_xlim(-0.9, 2.3)
             ax.set_ylim(-0.45, 0.55)
@@ -60,7 +62,7 @@ def policies() -> None:
     fig.suptitle("two_bone out of reach (upper 1.0, lower 0.7, pole above; stretch "
                  "max_stretch=1.2; folded bones drawn slightly apart)", fontsize=10)
     fig.tight_layout()
-    fig.savefig(OUT / "two_bone_policies.png", dpi=80)
+    fig.savefig(OUT / "two_bone_policies.png", dpi=110)
     plt.close(fig)
 
 
@@ -101,12 +103,13 @@ def reference() -> None:
     ax.set_zticks([-0.5, 0.0, 0.5])
     ax.set_xlabel("x")
     ax.set_ylabel("y")
-    ax.set_zlabel("z")
+    ax.zaxis.set_rotate_label(False)
+    ax.set_zlabel("z", rotation=0)
     ax.legend(loc="upper left", fontsize=7.5)
     ax.set_title("reference mode: the mid joint is the point of the bend circle\n"
                  "closest to the reference (the closed-form θ)", fontsize=10)
     fig.tight_layout()
-    fig.savefig(OUT / "two_bone_reference.png", dpi=80)
+    fig.savefig(OUT / "two_bone_reference.png", dpi=150)
     plt.close(fig)
 
 
@@ -137,7 +140,7 @@ def default_bend() -> None:
                  "targets 1.5 away around the root in the Y–Z plane; white dot = mid joint",
                  fontsize=10)
     fig.tight_layout()
-    fig.savefig(OUT / "two_bone_default.png", dpi=80)
+    fig.savefig(OUT / "two_bone_default.png", dpi=150)
     plt.close(fig)
 
 

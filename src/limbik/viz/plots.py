@@ -43,7 +43,7 @@ def _axes(ax: Any, view: str) -> Any:
     else:
         ax = fig.add_subplot()
         ax.set_xlabel({"side": "x", "front": "z", "top": "x"}[view])
-        ax.set_ylabel({"side": "y (up)", "front": "y (up)", "top": "z"}[view])
+        ax.set_ylabel({"side": "y up", "front": "y up", "top": "z"}[view])
         if view == "top":
             ax.invert_yaxis()
     return ax
@@ -281,15 +281,15 @@ def animate_motion(motion: Any, *, out: str | Path | None = None, view: str = "3
     other = np.asarray(compare.world_positions()) if compare is not None else None
     suffix = f" ({units})" if units else ""
     profile_terrain = None
+    new_axes = ax is None
     if view == "profile":
         # project on the walk direction: x = distance along it, z = across it
         world, other, profile_terrain = _profile(world, other, terrain)
         view, terrain = "side", None
         if ax is None:
             ax = _axes(None, "side")
-            ax.set_xlabel("distance along the walk" + suffix)
+            ax.set_xlabel("distance along the walk")
     frames = list(range(0, world.shape[0], max(int(stride), 1)))
-    new_axes = ax is None
     ax = _axes(ax, view)
     fig = ax.figure
     if new_axes:
@@ -312,8 +312,16 @@ def animate_motion(motion: Any, *, out: str | Path | None = None, view: str = "3
         low = float(world[..., 1].min())
         ax.set_box_aspect((1, 1, 1))
         ax.set_zlim(low, low + 2 * half)
-    else:
+    elif view == "3d":
         set_equal(ax, everything, view)
+    else:  # equal scale, the limits widened to fill the axes instead of a square
+        cols = _coords(everything, view)
+        ax.set_aspect("equal", adjustable="datalim")
+        ax.update_datalim(np.column_stack(cols))
+        ax.margins(0.05)
+        ax.autoscale_view()
+        if view == "top":
+            ax.invert_yaxis()
     clip = {"axlim_clip": True} if view == "3d" and _has_axlim_clip() else {}
     ground: list[Any] = []
     if terrain is not None and not follow:
