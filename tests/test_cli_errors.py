@@ -219,3 +219,19 @@ def test_restarts_zero_makes_max_iterations_a_total(capsys):
             "--method", "dls", "--max-iterations", "20", "--json"]
     assert main([*argv, "--restarts", "0"]) == 0
     assert json.loads(capsys.readouterr().out)["iterations"] <= 20
+
+
+def test_a_failed_write_names_the_users_path_not_the_temporary_file(clip, tmp_path, capsys,
+                                                                   monkeypatch):
+    """Whatever the atomic writer's temporary file is called, the error names -o's path."""
+    import limbik.skeleton.bvh as bvh
+
+    def fail(motion, path, *args, **kwargs):
+        temporary = Path(path).parent / f".{Path(path).name}.x1y2z3.tmp"
+        raise FileNotFoundError(2, "No such file or directory", str(temporary))
+
+    monkeypatch.setattr(bvh, "write_bvh", fail)
+    out = tmp_path / "planted.bvh"
+    assert main(["footplant", str(clip), "--terrain", "flat", "-o", str(out)]) == EXIT_ERROR
+    err = _one_line(capsys.readouterr().err)
+    assert err == f"limbik: error: cannot write {out}: No such file or directory"

@@ -87,6 +87,11 @@ def _output_path(path: Any, option: str) -> Path:
     if out.is_dir():
         raise InvalidInputError(f"{option} {path} is a folder; give a file name",
                                 argument=option.lstrip("-"))
+    import os
+
+    if not os.access(folder, os.W_OK):
+        raise InvalidInputError(f"{option} {path}: the folder {folder} is not writable",
+                                argument=option.lstrip("-"))
     return out
 
 
@@ -662,11 +667,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         _silence_stdout()
         return EXIT_BROKEN_PIPE
     except (LimbikError, OSError) as exc:
-        print(f"limbik: error: {exc}", file=sys.stderr)
+        print(f"limbik: error: {_user_message(exc)}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("limbik: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+
+
+def _user_message(exc: Exception) -> str:
+    """The error's text, naming the user's path where the atomic writer's temporary file
+    (``.NAME.RANDOM.tmp`` beside it) failed."""
+    import os
+    import re
+
+    filename = getattr(exc, "filename", None)
+    if isinstance(exc, OSError) and isinstance(filename, str):
+        folder, name = os.path.split(filename)
+        temporary = re.fullmatch(r"\.(.+)\.[A-Za-z0-9_]+\.tmp", name)
+        if temporary:
+            path = os.path.join(folder, temporary.group(1))
+            return f"cannot write {path}: {exc.strerror or exc}"
+    return str(exc)
 
 
 def _silence_stdout() -> None:
