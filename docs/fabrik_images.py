@@ -133,10 +133,9 @@ def constrained_picture() -> None:
         ax.plot([p[i, 0], tip[0]], [p[i, 2], tip[2]], [p[i, 1], tip[1]], color="tab:green",
                 lw=1, label="carried 'up' axis" if i == 1 else None)
     ax.plot([], [], color="tab:orange", label="allowed cone of the next bone")
-    ax.set_xlabel("x")
-    ax.set_ylabel("z")
-    ax.zaxis.set_rotate_label(False)
-    ax.set_zlabel("y (up)", rotation=90)
+    from limbik.viz.plots import style_3d
+
+    style_3d(ax, units="", ticks=5)
     bend = np.degrees(np.arccos(np.clip(np.sum(
         np.diff(p, axis=0)[1:] * np.diff(p, axis=0)[:-1], axis=-1), -1, 1)))
     ax.set_title("EllipticalCone(left 15°, right 40°, up 30°, down 10°) on every joint\n"

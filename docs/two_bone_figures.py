@@ -34,8 +34,8 @@ def draw_limb(ax, positions, color, label=None, offset=0.0):
 def policies() -> None:
     l1, l2 = 1.0, 0.7
     pole = np.array([0.5, 2.0, 0.0])
-    cases = [("too far: target 1.95 from the root", np.array([1.95, 0.0, 0.0])),
-             ("too close: target 0.15 from the root", np.array([0.15, 0.0, 0.0]))]
+    cases = [("too far: target at 1.95", np.array([1.95, 0.0, 0.0])),
+             ("too close: target at 0.15", np.array([0.15, 0.0, 0.0]))]
     fig, axes = plt.subplots(2, 3, figsize=(11, 5.0), sharex=True, sharey=True)
     for row, (title, target) in enumerate(cases):
         for col, policy in enumerate(["extend", "push_root", "stretch"]):
@@ -58,10 +58,24 @@ def policies() -> None:
             ax.set_ylim(-0.45, 0.55)
             if col == 0:
                 ax.set_ylabel(title.replace(": ", ":\n"), fontsize=9.5)
-    axes[0, 0].legend(loc="upper left", fontsize=8, framealpha=0.9)
+    from matplotlib.lines import Line2D
+
+    marks = [Line2D([], [], ls="none", marker="s", mfc="none", mec="0.4", ms=10,
+                    label="input root"),
+             Line2D([], [], ls="none", marker="x", color="crimson", ms=10, mew=2.5,
+                    label="target"),
+             Line2D([], [], ls="none", marker="o", color="k", ms=6, label="returned root"),
+             Line2D([], [], ls="none", marker="o", color="white", mec="k", ms=6,
+                    label="mid joint"),
+             Line2D([], [], ls="none", marker="o", color="C0", mec="k", ms=5, label="end"),
+             Line2D([], [], color="C0", lw=5, label="upper bone"),
+             Line2D([], [], color="C0", lw=3, alpha=0.7, label="lower bone")]
+    fig.legend(handles=marks, loc="lower center", ncol=7, fontsize=9, frameon=False)
+    for ax in axes[1]:
+        ax.set_xlabel("x (length units)")
     fig.suptitle("two_bone out of reach (upper 1.0, lower 0.7, pole above; stretch "
                  "max_stretch=1.2; folded bones drawn slightly apart)", fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
     fig.savefig(OUT / "two_bone_policies.png", dpi=110)
     plt.close(fig)
 
