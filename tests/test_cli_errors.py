@@ -235,3 +235,27 @@ def test_a_failed_write_names_the_users_path_not_the_temporary_file(clip, tmp_pa
     assert main(["footplant", str(clip), "--terrain", "flat", "-o", str(out)]) == EXIT_ERROR
     err = _one_line(capsys.readouterr().err)
     assert err == f"limbik: error: cannot write {out}: No such file or directory"
+
+
+def _typed_options():
+    """(command, option, nargs) for every option of every subcommand that parses a value
+    with a type, so options added later are covered too."""
+    import argparse
+
+    from limbik.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for command, subparser in sub.choices.items():
+        for action in subparser._actions:
+            if action.option_strings and action.type not in (None, str) and action.nargs != 0:
+                yield command, action.option_strings[-1], action.nargs
+
+
+@pytest.mark.parametrize(("command", "option", "nargs"), list(_typed_options()))
+def test_every_typed_option_rejects_a_word_in_one_line(capsys, command, option, nargs):
+    count = nargs if isinstance(nargs, int) else 1
+    argv = [command, *(["X.bvh"] if command == "view" else []), option, *["word"] * count]
+    assert main(argv) == EXIT_USAGE
+    err = _one_line(capsys.readouterr().err)
+    assert option in err and err.endswith(f"(see 'limbik {command} --help')")
