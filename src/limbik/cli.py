@@ -243,9 +243,11 @@ def _cmd_view(args: argparse.Namespace) -> int:
     stride = max(1, round(1 / (args.fps * motion.frame_time)))
     if args.out is None:
         if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
-            print("limbik view: no display here; use --out OUT.gif (or .mp4, .html) to write "
-                  "the animation to a file", file=sys.stderr)
-            return 2
+            from limbik.errors import InvalidInputError
+
+            raise InvalidInputError("no display here to open a window; use --out OUT.gif "
+                                    "(or .mp4, .html) to write the animation to a file",
+                                    argument="out")
         import matplotlib.pyplot as plt
 
         animate_motion(motion, terrain=ground, traces=traces, stride=stride, view=args.view,

@@ -1,7 +1,8 @@
 """``two_bone``: the analytic two-bone (law of cosines) solver, batched.
 
 The engine-agnostic form of seeds 000/001 (two joints, two limbs), 002 (single joint) and
-004 (pose-preserving leg IK). See ``docs/two_bone.md`` for the math and pictures.
+004 (pose-preserving leg IK); ``docs/sources.md`` lists those tutorials. See
+``docs/two_bone.md`` for the math and pictures.
 """
 
 from __future__ import annotations
