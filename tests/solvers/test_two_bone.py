@@ -462,7 +462,9 @@ def test_any_finite_input_gives_finite_output_with_lengths_kept(root, target, po
     assert abs(a - upper * scale) <= slack + 1e-9 * upper
     assert abs(b - lower * scale) <= slack + 1e-9 * lower
     if policy == "push_root":
-        assert np.linalg.norm(sol.positions[2] - target) <= slack
+        # the moved root is computed from the input root, so rounding scales with it too
+        moved = 1e-12 * (np.abs(root).max() + np.abs(target).max())
+        assert np.linalg.norm(sol.positions[2] - target) <= slack + moved
     else:
         np.testing.assert_array_equal(sol.positions[0], root)
 
