@@ -43,7 +43,7 @@ def chain_picture() -> None:
     ax.legend(fontsize=7, loc="lower right")
     ax.set_xlim(-9, 12)
     fig.tight_layout()
-    fig.savefig(OUT / "fabrik_chain.png")
+    fig.savefig(OUT / "fabrik_chain.png", dpi=140)
     plt.close(fig)
 
 
@@ -77,7 +77,7 @@ def tree_picture() -> None:
                  f"max effector error {float(s.error):.1e}")
     ax.legend(fontsize=8, loc="lower left")
     fig.tight_layout()
-    fig.savefig(OUT / "fabrik_tree.png")
+    fig.savefig(OUT / "fabrik_tree.png", dpi=140)
     plt.close(fig)
 
 
@@ -133,9 +133,9 @@ def constrained_picture() -> None:
         ax.plot([p[i, 0], tip[0]], [p[i, 2], tip[2]], [p[i, 1], tip[1]], color="tab:green",
                 lw=1, label="carried 'up' axis" if i == 1 else None)
     ax.plot([], [], color="tab:orange", label="allowed cone of the next bone")
-    ax.set_xlabel("x")
-    ax.set_ylabel("z")
-    ax.set_zlabel("y (up)")
+    from limbik.viz.plots import style_3d
+
+    style_3d(ax, units="", ticks=5)
     bend = np.degrees(np.arccos(np.clip(np.sum(
         np.diff(p, axis=0)[1:] * np.diff(p, axis=0)[:-1], axis=-1), -1, 1)))
     ax.set_title("EllipticalCone(left 15°, right 40°, up 30°, down 10°) on every joint\n"
@@ -149,7 +149,7 @@ def constrained_picture() -> None:
     ax.set_ylim(c[2] - r, c[2] + r)
     ax.set_zlim(c[1] - r, c[1] + r)
     fig.tight_layout()
-    fig.savefig(OUT / "fabrik_constrained.png")
+    fig.savefig(OUT / "fabrik_constrained.png", dpi=140)
     plt.close(fig)
 
 

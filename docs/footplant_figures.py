@@ -28,7 +28,7 @@ def side_view(motion: limbik.Motion, terrain_kind: str, name: str, title: str) -
     legs = limbik.find_legs(motion.skeleton)
     fig = plot_footplant(motion, result, terrain, legs, report.contacts, floor=report.floor,
                          title=title)
-    save_figure(fig, IMG / name, dpi=80)
+    save_figure(fig, IMG / name, dpi=100)
 
 
 def main() -> None:
@@ -38,13 +38,15 @@ def main() -> None:
     result, _ = footplant(walk, terrain)
     legs = limbik.find_legs(walk.skeleton)
     ax = animate_motion(result, terrain=terrain, compare=walk, view="profile",
-                        traces=[leg.toe for leg in legs], stride=2,
-                        title="planted (blue) over the source (grey)")
+                        traces=[leg.toe for leg in legs], stride=2, label="planted",
+                        compare_label="source, on its own flat floor",
+                        trace_labels=[f"path of the planted {leg.side} toe" for leg in legs],
+                        title="the built-in walk planted on hills")
     fig = ax.figure
     animation = fig.limbik_animation
     animation._func(70)  # draw one frame as a still
-    save_figure(fig, IMG / "footplant_walk_frame.png", dpi=70)
-    animation.save(IMG / "footplant_walk.gif", writer="pillow", fps=15, dpi=55)
+    save_figure(fig, IMG / "footplant_walk_frame.png", dpi=100)
+    animation.save(IMG / "footplant_walk.gif", writer="pillow", fps=15, dpi=100)
     clip = DATA / "cmu_131_01_start_walk_stop_meters.bvh"
     if clip.exists():
         side_view(limbik.read_bvh(clip), "hills", "footplant_cmu_hills.png",

@@ -35,8 +35,8 @@ def draw_limb(ax, positions, color, label=None, offset=0.0):
 def policies() -> None:
     l1, l2 = 1.0, 0.7
     pole = np.array([0.5, 2.0, 0.0])
-    cases = [("too far: target 1.95 from the root", np.array([1.95, 0.0, 0.0])),
-             ("too close: target 0.15 from the root", np.array([0.15, 0.0, 0.0]))]
+    cases = [("too far: target at 1.95", np.array([1.95, 0.0, 0.0])),
+             ("too close: target at 0.15", np.array([0.15, 0.0, 0.0]))]
     fig, axes = plt.subplots(2, 3, figsize=(11, 5.0), sharex=True, sharey=True)
     for row, (title, target) in enumerate(cases):
         for col, policy in enumerate(["extend", "push_root", "stretch"]):
@@ -49,19 +49,35 @@ def policies() -> None:
             draw_limb(ax, sol.positions, "C0", offset=-0.09 if row == 1 else 0.0)
             a, b = np.linalg.norm(np.diff(sol.positions, axis=0), axis=1)
             ax.set_title(f'"{policy}"', fontsize=11)
+            moved = ("" if sol.root_offset is None
+                     else f", root moved {np.linalg.norm(sol.root_offset):.2f}")
             ax.text(0.02, 0.04, f"bones {a:.2f}, {b:.2f}\nreached={bool(sol.reached)}, "
-                    f"error={float(sol.error):.2f}", transform=ax.transAxes, fontsize=8.5,
-                    va="bottom")
+                    f"error={float(sol.error):.2f}{moved}", transform=ax.transAxes,
+                    fontsize=8.5, va="bottom")
             ax.set_aspect("equal")
             ax.set_xlim(-0.9, 2.3)
             ax.set_ylim(-0.45, 0.55)
             if col == 0:
                 ax.set_ylabel(title.replace(": ", ":\n"), fontsize=9.5)
-    axes[0, 0].legend(loc="upper left", fontsize=8, framealpha=0.9)
+    from matplotlib.lines import Line2D
+
+    marks = [Line2D([], [], ls="none", marker="s", mfc="none", mec="0.4", ms=10,
+                    label="input root"),
+             Line2D([], [], ls="none", marker="x", color="crimson", ms=10, mew=2.5,
+                    label="target"),
+             Line2D([], [], ls="none", marker="o", color="k", ms=6, label="returned root"),
+             Line2D([], [], ls="none", marker="o", color="white", mec="k", ms=6,
+                    label="mid joint"),
+             Line2D([], [], ls="none", marker="o", color="C0", mec="k", ms=5, label="end"),
+             Line2D([], [], color="C0", lw=5, label="upper bone"),
+             Line2D([], [], color="C0", lw=3, alpha=0.7, label="lower bone")]
+    fig.legend(handles=marks, loc="lower center", ncol=7, fontsize=9, frameon=False)
+    for ax in axes[1]:
+        ax.set_xlabel("x (length units)")
     fig.suptitle("two_bone out of reach (upper 1.0, lower 0.7, pole above; stretch "
                  "max_stretch=1.2; folded bones drawn slightly apart)", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(OUT / "two_bone_policies.png", dpi=80)
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    fig.savefig(OUT / "two_bone_policies.png", dpi=110)
     plt.close(fig)
 
 
@@ -102,12 +118,13 @@ def reference() -> None:
     ax.set_zticks([-0.5, 0.0, 0.5])
     ax.set_xlabel("x")
     ax.set_ylabel("y")
-    ax.set_zlabel("z")
+    ax.zaxis.set_rotate_label(False)
+    ax.set_zlabel("z", rotation=0)
     ax.legend(loc="upper left", fontsize=7.5)
     ax.set_title("reference mode: the mid joint is the point of the bend circle\n"
-                 "closest to the reference (seed 004's θ)", fontsize=10)
+                 "closest to the reference (the closed-form θ)", fontsize=10)
     fig.tight_layout()
-    fig.savefig(OUT / "two_bone_reference.png", dpi=80)
+    fig.savefig(OUT / "two_bone_reference.png", dpi=150)
     plt.close(fig)
 
 
@@ -134,11 +151,11 @@ def default_bend() -> None:
     ax.set_ylim(-2.1, 2.1)
     ax.set_xlabel("forward = −Z")
     ax.set_ylabel("up = +Y")
-    ax.set_title("default bend (no pole/reference/root_frame): the seed's rolled plane\n"
+    ax.set_title("default bend (no pole/reference/root_frame): the rolled plane\n"
                  "targets 1.5 away around the root in the Y–Z plane; white dot = mid joint",
                  fontsize=10)
     fig.tight_layout()
-    fig.savefig(OUT / "two_bone_default.png", dpi=80)
+    fig.savefig(OUT / "two_bone_default.png", dpi=150)
     plt.close(fig)
 
 

@@ -15,6 +15,10 @@ from limbik.cli import main
 from limbik.demo import SCENES, format_table, run_scenes, scene_names
 from limbik.errors import InvalidInputError
 
+ROOT = Path(__file__).resolve().parents[1]
+GALLERY = ROOT / "docs" / "img" / "gallery"
+REGENERATE = "regenerate it with: limbik demo --out docs/img/gallery"
+
 
 @pytest.fixture(scope="module")
 def gallery(tmp_path_factory):
@@ -64,10 +68,11 @@ def test_table_rows_cover_every_scene_and_solver(gallery):
         assert r["max_error"] >= 0 and r["ms"] >= 0
     by_solver = {(r["scene"], r["solver"]): r for r in rows}
     # reachable problems are reached; the policies report the out-of-reach targets
-    assert by_solver[("arm ring (000/001)", "two_bone root_frame")]["reached"] == "12/12"
+    assert by_solver[("arm ring (rolled plane)", "two_bone root_frame")]["reached"] == "12/12"
     assert by_solver[("arm out of reach", "two_bone extend")]["reached"] == "0/2"
     assert by_solver[("arm out of reach", "two_bone stretch")]["reached"] == "1/2"
-    assert by_solver[("fabrik tree (003)", "FabrikTree, 2 effectors")]["reached"] == "1/1"
+    assert by_solver[("arm out of reach", "two_bone push_root")]["reached"] == "2/2"
+    assert by_solver[("fabrik tree", "FabrikTree, 2 effectors")]["reached"] == "1/1"
     for method in ("ccd", "transpose", "pinv", "dls", "svd-dls"):
         assert by_solver[("10-joint chain", method)]["reached"] == "16/16"
     for solver in ("full_body_ik hands", "full_body_ik planted feet", "aim_chain head"):
@@ -90,7 +95,7 @@ def test_scene_filter_and_unknown_scene():
     assert set(scene_names()) == set(SCENES) >= {"arm", "planar", "fabrik", "leg",
                                                    "footplant", "jacobian"}
     rows = run_scenes(["planar"])
-    assert [r.scene for r in rows] == ["planar (002)"]
+    assert [r.scene for r in rows] == ["planar (one joint)"]
     with pytest.raises(InvalidInputError, match=r"scene must be one of .*got 'nope'"):
         run_scenes(["nope"])
 
@@ -116,4 +121,41 @@ def test_no_pictures_never_imports_matplotlib():
                           env={**os.environ, "PYTHONPATH": str(src)},
                           timeout=300)
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)[0]["scene"] == "arm ring (000/001)"
+    assert json.loads(done.stdout)[0]["scene"] == "arm ring (rolled plane)"
+
+
+def _frames(path: Path) -> list:
+    """Every frame of a PNG or GIF as an RGB array (a GIF's frames in order)."""
+    import numpy as np
+    from PIL import Image, ImageSequence
+
+    with Image.open(path) as im:
+        return [np.asarray(f.convert("RGB"), dtype=np.int16) for f in ImageSequence.Iterator(im)]
+
+
+def test_the_readme_gallery_is_what_the_demo_draws(gallery):
+    """docs/img/gallery holds exactly the demo's pictures, pixel for pixel (nearly), and the
+    README shows each of them."""
+    import numpy as np
+
+    _, out, _ = gallery
+    drawn = sorted(p.name for p in out.iterdir() if p.suffix in (".png", ".gif"))
+    kept = sorted(p.name for p in GALLERY.iterdir())
+    assert kept == drawn, f"the gallery differs from the demo's pictures; {REGENERATE}"
+    readme = (ROOT / "README.md").read_text()
+    for name in drawn:
+        assert f"(docs/img/gallery/{name})" in readme, f"README does not show {name}"
+        new, old = _frames(out / name), _frames(GALLERY / name)
+        assert len(new) == len(old) and new[0].shape == old[0].shape, f"{name}: {REGENERATE}"
+        for a, b in zip(new, old, strict=True):
+            differ = float(np.mean(np.abs(a - b).max(axis=-1) > 48))
+            # fonts may render a little differently elsewhere; a changed picture moves far more
+            assert differ < 0.003, f"{name}: {differ:.2%} of the pixels differ; {REGENERATE}"
+
+
+def test_every_picture_reads_at_100_percent(gallery):
+    """At least 800 pixels wide, so ticks and legends are legible without zooming."""
+    _, out, _ = gallery
+    for path in sorted(out.iterdir()):
+        frame = _frames(path)[0]
+        assert frame.shape[1] >= 800, f"{path.name} is {frame.shape[1]} px wide"

@@ -52,12 +52,23 @@ def test_readme_api_lines_run(shared_data, tmp_path, monkeypatch):
     assert block is not None
     code = block.group(1)
     assert len([line for line in code.splitlines() if line.strip()]) <= 12
-    code = code.replace('"panda.urdf"', repr(str(shared_data / "urdf" /
-                                                "panda_example-robot-data.urdf")))
-    code = code.replace('"walk.bvh"', repr(str(shared_data / "bvh" /
-                                              "xia_neutral_walk_01_000.bvh")))
+    # the block writes its own clip; it must never write into the shared data
+    assert str(shared_data) not in code and "../shared" not in code
     monkeypatch.chdir(tmp_path)
     scope: dict[str, object] = {}
     exec(compile(code, "README.md", "exec"), scope)
     assert bool(scope["arm"].reached) and bool(scope["reach"].reached)  # type: ignore[attr-defined]
     assert (tmp_path / "out.bvh").exists()
+
+
+def test_the_package_namespace_is_the_public_api():
+    """Everything public on ``limbik`` is in ``__all__`` (submodules aside), nothing more."""
+    import types
+
+    import limbik
+
+    public = {name for name in dir(limbik) if not name.startswith("_")}
+    modules = {name for name in public if isinstance(getattr(limbik, name), types.ModuleType)}
+    assert public - modules == set(limbik.__all__) - modules - {"__version__"}
+    assert "version" not in public and "PackageNotFoundError" not in public
+    assert isinstance(limbik.__version__, str)

@@ -34,7 +34,7 @@ def test_human_output(capsys):
     assert "(0.2, 0.3, 0.1)" in text
 
 
-@pytest.mark.parametrize("policy, reached", [("extend", False), ("push_root", False),
+@pytest.mark.parametrize("policy, reached", [("extend", False), ("push_root", True),
                                              ("stretch", True)])
 def test_unreachable_policies(capsys, policy, reached):
     out = solve_json(capsys, "--lengths", "0.3", "0.2", "--target", "0.6", "0", "0",
@@ -45,6 +45,9 @@ def test_unreachable_policies(capsys, policy, reached):
     if policy == "push_root":
         np.testing.assert_allclose(pos[-1], [0.6, 0, 0], atol=1e-12)  # the root moved
         assert pos[0, 0] > 0
+        np.testing.assert_allclose(out["root_offset"], [0.1, 0, 0], atol=1e-12)
+    else:
+        assert "root_offset" not in out
 
 
 @pytest.mark.parametrize("method", ["fabrik", "ccd", "transpose", "pinv", "dls", "svd-dls"])

@@ -53,3 +53,105 @@ def test_bad_view_and_shapes():
         plot_chain(np.zeros((2, 3)), view="iso")
     with pytest.raises(InvalidInputError, match=r"positions must have shape \(\.\.\., n, 3\)"):
         plot_chain(np.zeros(3))
+
+
+@pytest.mark.parametrize(("projection", "view", "needed"),
+                         [(None, "3d", "a 3-D axes"), ("3d", "side", "a 2-D axes")])
+def test_an_axes_of_the_wrong_kind_is_a_clear_error(projection, view, needed):
+    import matplotlib.pyplot as plt
+
+    from limbik.viz import plot_skeleton
+
+    fig = plt.figure()
+    ax = fig.add_subplot(projection=projection)
+    pts = np.array([[0, 0, 0], [0, 1, 0.0]])
+    for draw in (lambda: plot_chain(pts, ax=ax, view=view),
+                 lambda: plot_skeleton(pts, [-1, 0], ax=ax, view=view),
+                 lambda: plot_cone([0, 0, 0], [0, 1, 0], 0.3, ax=ax, view=view)):
+        with pytest.raises(InvalidInputError, match=f"ax must be {needed}"):
+            draw()
+    plt.close(fig)
+
+
+def _walk():
+    from limbik.placement.walk import walk_cycle
+
+    return walk_cycle(cycles=3.0)
+
+
+def _close(ax):
+    """Close an animation built only to be inspected (matplotlib warns about unrendered
+    animations when they are collected)."""
+    import matplotlib.pyplot as plt
+
+    ax.figure.limbik_animation._draw_was_started = True
+    plt.close(ax.figure)
+
+
+def test_animation_colours_left_and_right_limbs_apart_with_a_legend():
+    from limbik.viz.plots import SIDE_COLORS, animate_motion, joint_sides
+
+    motion = _walk()
+    sides = joint_sides(motion.skeleton)
+    assert {"left", "right", ""} <= set(sides)
+    ax = animate_motion(motion, stride=10, label="walk")
+    colours = {line.get_color() for line in ax.get_lines()}
+    assert SIDE_COLORS["left"] in colours and SIDE_COLORS["right"] in colours
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend[:3] == ["walk: left", "walk: right", "walk: centre"]
+    _close(ax)
+
+
+def test_the_3d_camera_follows_so_the_character_fills_the_box():
+    """Every drawn frame: the pose spans at least half of the box's height and its
+    horizontal extent stays inside the box."""
+    from limbik.viz.plots import animate_motion
+
+    motion = _walk()
+    world = motion.world_positions()
+    assert np.ptp(world[:, 0, [0, 2]], axis=0).max() > 2.0  # a walk that travels
+    ax = animate_motion(motion, stride=7)
+    update = ax.figure.limbik_animation._func
+    for f in range(0, motion.num_frames, 7):
+        update(f)
+        (x0, x1), (z0, z1), (y0, y1) = ax.get_xlim(), ax.get_ylim(), ax.get_zlim()
+        pose = world[f]
+        assert np.ptp(pose[:, 1]) >= 0.5 * (y1 - y0)
+        assert x0 <= pose[:, 0].min() and pose[:, 0].max() <= x1
+        assert z0 <= pose[:, 2].min() and pose[:, 2].max() <= z1
+    _close(ax)
+
+
+def test_a_bad_animation_suffix_is_refused_before_drawing(tmp_path):
+    import warnings
+
+    from limbik.viz.plots import animate_motion
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(InvalidInputError, match=r"out must end in \.gif, \.mp4 or \.html"):
+            animate_motion(_walk(), out=tmp_path / "walk.png")
+    assert not (tmp_path / "walk.png").exists()
+
+
+def test_footplant_plot_has_units_and_wide_contacts():
+    """Contacts are spans of time, not hairlines on a distance axis."""
+    from limbik.placement.footplant import footplant, terrain_for_clip
+    from limbik.skeleton.limbs import find_legs
+    from limbik.viz.footplant_plot import plot_footplant
+
+    motion = _walk()
+    legs = find_legs(motion.skeleton)
+    terrain = terrain_for_clip("hills", motion, legs=legs)
+    result, report = footplant(motion, terrain, legs=legs)
+    fig = plot_footplant(motion, result, terrain, legs, report.contacts, floor=report.floor)
+    axes = fig.axes
+    assert axes[-1].get_xlabel() == "time (s)"
+    assert all("(m)" in ax.get_ylabel() for ax in axes)
+    duration = motion.num_frames * motion.frame_time
+    for ax in axes:
+        widths = [p.get_width() for p in ax.patches if hasattr(p, "get_width")]
+        assert widths and max(widths) > 0.1 * duration
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)

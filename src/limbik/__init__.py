@@ -4,7 +4,8 @@ Arrays first: every function takes array-likes with points ``(..., 3)`` and
 quaternions ``(..., 4)`` (x, y, z, w), broadcasting over leading dimensions.
 """
 
-from importlib.metadata import PackageNotFoundError, version
+from importlib.metadata import PackageNotFoundError as _PackageNotFoundError
+from importlib.metadata import version as _version
 
 from limbik import errors, metrics, roblox
 from limbik.chain import Joint, JointChain, load_urdf
@@ -53,8 +54,8 @@ from limbik.solvers import (
 )
 
 try:
-    __version__ = version("limbik")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree
+    __version__ = _version("limbik")
+except _PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0.0.0"
 
 __all__ = [

@@ -13,6 +13,104 @@ from limbik.errors import LimbikError
 
 Handler = Callable[[argparse.Namespace], int]
 
+#: Exit codes: 0 success, 1 bad input or a failed file operation, 2 a usage error (an
+#: unknown option, a missing or malformed value), 130 interrupted, 141 the reader of
+#: standard output went away (as a Unix tool killed by SIGPIPE).
+EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 1, 2, 130, 141
+
+
+class UsageError(Exception):
+    """A command-line usage error: one line, a hint to ``--help``, exit code 2."""
+
+    def __init__(self, message: str, prog: str) -> None:
+        super().__init__(message)
+        self.prog = prog
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line (see :class:`UsageError`)."""
+
+    def error(self, message: str) -> Any:  # argparse calls this for every usage error
+        raise UsageError(message, self.prog)
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    value = _non_negative_int(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("expected a whole number >= 1, got 0")
+    return value
+
+
+def _finite_float(text: str) -> float:
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = _finite_float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text}")
+    return value
+
+
+def _output_path(path: Any, option: str) -> Path:
+    """``path`` as a Path whose folder exists; raises naming the option and the user's path."""
+    from limbik.errors import InvalidInputError
+
+    out = Path(path)
+    folder = out.parent
+    if not folder.is_dir():
+        raise InvalidInputError(f"{option} {path}: the folder {folder} does not exist",
+                                argument=option.lstrip("-"))
+    if out.is_dir():
+        raise InvalidInputError(f"{option} {path} is a folder; give a file name",
+                                argument=option.lstrip("-"))
+    import os
+
+    if not os.access(folder, os.W_OK):
+        raise InvalidInputError(f"{option} {path}: the folder {folder} is not writable",
+                                argument=option.lstrip("-"))
+    return out
+
+
+_ANIMATION_SUFFIXES = (".gif", ".mp4", ".html", ".htm")
+
+
+def _animation_path(path: Any, option: str) -> Path:
+    """An output path for an animation: a known suffix, ffmpeg present for ``.mp4``."""
+    from limbik.errors import InvalidInputError
+
+    out = _output_path(path, option)
+    suffix = out.suffix.lower()
+    if suffix not in _ANIMATION_SUFFIXES:
+        raise InvalidInputError(f"{option} must end in .gif, .mp4 or .html, got {path}",
+                                argument=option.lstrip("-"))
+    if suffix == ".mp4":
+        from matplotlib.animation import FFMpegWriter
+
+        if not FFMpegWriter.isAvailable():
+            raise InvalidInputError(f"{option} must end in .gif or .html on this machine "
+                                    f"(ffmpeg, needed for .mp4, was not found), got {path}",
+                                    argument=option.lstrip("-"))
+    return out
+
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     from limbik.demo import run_demo
@@ -75,13 +173,20 @@ def _cmd_footplant(args: argparse.Namespace) -> int:
 
     if _is_library(args):
         return _cmd_footplant_library(args)
-    for flag in ("jobs", "scheduler", "force"):
-        if getattr(args, flag) not in (None, False):
+    for flag in ("jobs", "scheduler"):
+        if getattr(args, flag) is not None:
             from limbik.errors import InvalidInputError
 
             raise InvalidInputError(f"--{flag} is for a folder or glob of clips (with -o "
                                     f"OUTDIR), got one clip: {args.input or 'the built-in walk'}",
                                     argument=flag)
+    output = _footplant_output(args)
+    if args.report:
+        _output_path(args.report, "--report")
+    if args.plot:
+        plot_suffix = Path(args.plot).suffix.lower()
+        (_animation_path if plot_suffix in _ANIMATION_SUFFIXES else _output_path)(args.plot,
+                                                                                  "--plot")
     if args.input is None:
         from limbik.placement.walk import walk_cycle
 
@@ -100,7 +205,6 @@ def _cmd_footplant(args: argparse.Namespace) -> int:
                                                        settings["terrain_options"], args.floor)
     done = plant_clip(motion, terrain=terrain, progress=bar, **options)
     result, report, terrain, legs = done.planted, done.report, done.terrain, done.legs
-    output = args.output or _default_output(args.input)
     write_motion(result, output, source=args.input, **_file_frame(args))
     written = [str(output)]
     if args.report:
@@ -128,12 +232,6 @@ def _file_frame(args: argparse.Namespace) -> dict[str, Any]:
 
     return {"up": args.up, "unit": args.unit, "skin": name_or_index(args.skin),
             "animation": name_or_index(args.animation)}
-
-
-def _default_output(source: str | None) -> str:
-    """``footplant.bvh``, or ``footplant.glb``/``.gltf`` for a glTF input."""
-    suffix = Path(source).suffix.lower() if source else ".bvh"
-    return "footplant" + (suffix if suffix in (".glb", ".gltf") else ".bvh")
 
 
 def _terrain_in_file_frame(args: argparse.Namespace, spec: str, motion: Any,
@@ -200,6 +298,25 @@ def _cmd_footplant_library(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def _footplant_output(args: argparse.Namespace) -> Path:
+    """Where ``limbik footplant`` writes one clip: ``-o``, else a name in the current folder
+    (``IN_footplant`` with the input's format, ``footplant.bvh`` for the built-in walk)
+    that is never overwritten without ``--force``."""
+    from limbik.errors import InvalidInputError
+
+    if args.output is not None:
+        return _output_path(args.output, "-o")
+    suffix = Path(args.input).suffix.lower() if args.input else ".bvh"
+    suffix = suffix if suffix in (".glb", ".gltf") else ".bvh"
+    out = Path("footplant.bvh" if args.input is None
+               else f"{Path(args.input).stem}_footplant{suffix}")
+    if out.exists() and not args.force:
+        raise InvalidInputError(f"{out} exists; pass -o PATH to choose the output, or --force "
+                                "to overwrite it", argument="output")
+    print(f"footplant: no -o given, writing {out}", file=sys.stderr)
+    return out
+
+
 def _footplant_picture(path: Path, motion: Any, result: Any, terrain: Any, legs: Any,
                        report: Any) -> None:
     from limbik.viz.footplant_plot import plot_footplant
@@ -221,6 +338,8 @@ def _cmd_view(args: argparse.Namespace) -> int:
     from limbik.skeleton.files import read_motion
     from limbik.viz.plots import animate_motion
 
+    if args.out is not None:
+        _animation_path(args.out, "--out")
     motion = read_motion(args.file, **_file_frame(args))
     traces = None
     if args.traces:
@@ -236,16 +355,19 @@ def _cmd_view(args: argparse.Namespace) -> int:
     stride = max(1, round(1 / (args.fps * motion.frame_time)))
     if args.out is None:
         if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
-            print("limbik view: no display here; use --out OUT.gif (or .mp4, .html) to write "
-                  "the animation to a file", file=sys.stderr)
-            return 2
+            from limbik.errors import InvalidInputError
+
+            raise InvalidInputError("no display here to open a window; use --out OUT.gif "
+                                    "(or .mp4, .html) to write the animation to a file",
+                                    argument="out")
         import matplotlib.pyplot as plt
 
-        animate_motion(motion, terrain=ground, traces=traces, stride=stride, view=args.view)
+        animate_motion(motion, terrain=ground, traces=traces, stride=stride, view=args.view,
+                       units="BVH units", title=os.path.basename(str(args.file)))
         plt.show()
         return 0
     animate_motion(motion, out=args.out, terrain=ground, traces=traces, stride=stride,
-                   view=args.view, title=os.path.basename(str(args.file)))
+                   view=args.view, units="BVH units", title=os.path.basename(str(args.file)))
     print(f"wrote {args.out} ({motion.num_frames} frames, every {stride} drawn)")
     return 0
 
@@ -263,16 +385,18 @@ _JACOBIAN = ("transpose", "pinv", "dls", "svd-dls")
 #: problem-file keys (the long options with ``_`` for ``-``)
 _SOLVE_KEYS = ("lengths", "urdf", "base", "tip", "target", "method", "root", "direction",
                "pole", "reference", "unreachable", "max_stretch", "tolerance",
-               "max_iterations", "damping", "q0")
+               "max_iterations", "damping", "q0", "orientation", "restarts")
 #: which options each kind of problem accepts (besides target and method)
 _SOLVE_OPTIONS = {
     "two_bone": {"lengths", "root", "pole", "reference", "unreachable", "max_stretch"},
     "fabrik": {"lengths", "root", "direction", "tolerance", "max_iterations"},
     "ccd": {"lengths", "root", "direction", "tolerance", "max_iterations"},
-    "ccd-urdf": {"urdf", "base", "tip", "tolerance", "max_iterations", "q0"},
+    "ccd-urdf": {"urdf", "base", "tip", "tolerance", "max_iterations", "q0", "orientation",
+                 "restarts"},
     "jacobian": {"lengths", "root", "direction", "tolerance", "max_iterations", "damping",
-                 "q0"},
-    "jacobian-urdf": {"urdf", "base", "tip", "tolerance", "max_iterations", "damping", "q0"},
+                 "q0", "orientation", "restarts"},
+    "jacobian-urdf": {"urdf", "base", "tip", "tolerance", "max_iterations", "damping", "q0",
+                      "orientation", "restarts"},
 }
 
 
@@ -307,8 +431,8 @@ def _solve_problem(args: argparse.Namespace) -> dict[str, Any]:
     return problem
 
 
-def _solve(problem: dict[str, Any]) -> tuple[str, Any, Any]:
-    """Solve one problem; returns (method, target, Solution)."""
+def _solve(problem: dict[str, Any]) -> tuple[str, Any, Any, tuple[str, ...]]:
+    """Solve one problem; returns (method, target, Solution, names of the q values)."""
     import numpy as np
 
     from limbik._validation import as_float, as_points, as_positive
@@ -357,11 +481,35 @@ def _solve(problem: dict[str, Any]) -> tuple[str, Any, Any]:
     if has_urdf:
         for key in ("base", "tip"):
             if problem.get(key) is None:
-                raise InvalidInputError(f"--urdf needs --{key} LINK", argument=key)
+                from limbik.chain.urdf import read_urdf_tree
+
+                try:
+                    tree = read_urdf_tree(problem["urdf"])
+                except LimbikError as exc:
+                    raise InvalidInputError(f"--urdf needs --{key} LINK (and the links could "
+                                            f"not be listed: {exc})", argument=key) from None
+                raise InvalidInputError(
+                    f"--urdf needs --{key} LINK, one of the links of {problem['urdf']}: "
+                    f"{', '.join(tree.links)} (bases: {', '.join(tree.roots)}; tips: "
+                    f"{', '.join(tree.tips)}; 'limbik urdf FILE' lists the joints)",
+                    argument=key)
     options: dict[str, Any] = {}
-    for key in ("tolerance", "max_iterations", "damping", "q0"):
+    for key in ("tolerance", "max_iterations", "damping", "q0", "restarts"):
         if key in given:
             options[key] = problem[key]
+    goal: Any = target
+    if "orientation" in given:
+        from limbik.geometry.frame import Frame
+
+        try:
+            quat = np.asarray(problem["orientation"], dtype=np.float64)
+        except (TypeError, ValueError):
+            quat = np.zeros(0)
+        if quat.shape != (4,) or not np.all(np.isfinite(quat)) or not np.any(quat):
+            raise InvalidInputError(f"orientation must be a quaternion X Y Z W (scalar last, "
+                                    f"non-zero), got {problem['orientation']}",
+                                    argument="orientation")
+        goal = Frame.from_quaternion(quat / np.linalg.norm(quat), target)
     root = as_points(problem.get("root", (0.0, 0.0, 0.0)), "root")
     if method == "two_bone":
         assert lengths is not None
@@ -372,7 +520,7 @@ def _solve(problem: dict[str, Any]) -> tuple[str, Any, Any]:
         return method, target, two_bone(
             root, target, float(lengths[0]), float(lengths[1]), **hints,
             unreachable=problem.get("unreachable", "extend"),
-            max_stretch=as_float(problem.get("max_stretch", 1.0), "max_stretch", minimum=1.0))
+            max_stretch=as_float(problem.get("max_stretch", 1.0), "max_stretch", minimum=1.0)), ()
     if has_urdf:
         from limbik.chain.urdf import load_urdf
 
@@ -390,7 +538,7 @@ def _solve(problem: dict[str, Any]) -> tuple[str, Any, Any]:
     if method == "fabrik":
         from limbik.solvers.fabrik import fabrik
 
-        return method, target, fabrik(chain, target, **options)
+        return method, target, fabrik(chain, target, **options), ()
     if method in _JACOBIAN:
         from limbik.chain.joint_chain import JointChain
         from limbik.solvers.jacobian import jacobian_ik
@@ -399,12 +547,14 @@ def _solve(problem: dict[str, Any]) -> tuple[str, Any, Any]:
             chain = JointChain.from_points(chain)
         if "q0" in options:
             options["q0"] = np.asarray(options["q0"], dtype=np.float64)
-        return method, target, jacobian_ik(chain, target, method=method, **options)
+        return (method, target, jacobian_ik(chain, goal, method=method, **options),
+                chain.joint_names)
     from limbik.solvers.ccd import ccd
 
     if "q0" in options:
         options["q0"] = np.asarray(options["q0"], dtype=np.float64)
-    return method, target, ccd(chain, target, **options)
+    names = chain.joint_names if has_urdf else ()
+    return method, target, ccd(chain, goal, **options), names
 
 
 def _fmt(values: Any) -> str:
@@ -416,21 +566,54 @@ def _fmt(values: Any) -> str:
 def _cmd_solve(args: argparse.Namespace) -> int:
     import json
 
-    method, target, solution = _solve(_solve_problem(args))
+    problem = _solve_problem(args)
+    method, target, solution, names = _solve(problem)
+    orientation = problem.get("orientation")
     if args.json:
-        print(json.dumps({"method": method, "target": target.tolist(), **solution.to_dict()},
-                         indent=2))
+        extra = {"orientation": list(orientation)} if orientation is not None else {}
+        named = {"joint_names": list(names)} if names else {}
+        print(json.dumps({"method": method, "target": target.tolist(), **extra,
+                          **solution.to_dict(), **named}, indent=2))
         return 0
     n = solution.positions.shape[-2]
+    what = "pose error" if orientation is not None else "error"
+    steps = int(solution.iterations)
+    per_attempt = solution.q is not None and method != "fabrik"
     print(f"{method}: {'reached' if bool(solution.reached) else 'NOT reached'}, "
-          f"error {float(solution.error):.3g}, {int(solution.iterations)} iterations")
+          f"{what} {float(solution.error):.3g}, {steps} iterations"
+          + (" in all attempts (--max-iterations caps each attempt)" if per_attempt else ""))
     print(f"target      {_fmt(target)}")
+    if orientation is not None:
+        print(f"orientation {_fmt(orientation)} (x, y, z, w)")
     print(f"end effector {_fmt(solution.end_effector)}")
+    if solution.root_offset is not None:
+        print(f"root moved  {_fmt(solution.root_offset)} (--unreachable push_root)")
     print(f"positions ({n} joints, root first):")
     for k, p in enumerate(solution.positions):
         print(f"  {k:3d}  {_fmt(p)}")
     if solution.q is not None:
-        print(f"q ({solution.q.size} joint values): {_fmt(solution.q)}")
+        print(f"q ({solution.q.size} joint values, radians or length units):")
+        labels = names if len(names) == solution.q.size else [f"q{k}" for k in
+                                                              range(solution.q.size)]
+        width = max(len(label) for label in labels)
+        for label, value in zip(labels, solution.q.reshape(-1), strict=True):
+            print(f"  {label:<{width}}  {float(value):.6g}")
+    return 0
+
+
+def _cmd_urdf(args: argparse.Namespace) -> int:
+    from limbik.chain.urdf import read_urdf_tree
+
+    tree = read_urdf_tree(args.file)
+    print(f"{args.file}: {len(tree.links)} links, {len(tree.joints)} joints")
+    print(f"bases (--base): {', '.join(tree.roots)}")
+    print(f"tips (--tip):   {', '.join(tree.tips)}")
+    print("links: " + ", ".join(tree.links))
+    print("joints (name, type, parent -> child):")
+    width = max((len(j[0]) for j in tree.joints), default=0)
+    type_width = max((len(j[1]) for j in tree.joints), default=0)
+    for name, kind, parent, child in tree.joints:
+        print(f"  {name:<{width}}  {kind:<{type_width}}  {parent} -> {child}")
     return 0
 
 
@@ -446,7 +629,9 @@ def _add_file_frame_options(parser: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
-    parser = argparse.ArgumentParser(
+    from limbik.tolerances import JACOBIAN_RESTARTS
+
+    parser = _Parser(
         prog="limbik", description="Inverse kinematics for limbs, chains and skeletons.")
     parser.add_argument("--version", action="version", version=f"limbik {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -458,7 +643,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--scene", action="append", metavar="NAME",
                       help="run only this scene (repeatable): arm, planar, fabrik, leg, "
                       "footplant, jacobian")
-    demo.add_argument("--jobs", type=int, default=None,
+    demo.add_argument("--jobs", type=_positive_int, default=None,
                       help="worker processes (default: up to 2, one per core)")
     demo.set_defaults(handler=_cmd_demo)
 
@@ -468,16 +653,20 @@ def build_parser() -> argparse.ArgumentParser:
                     "folder that mirrors it)")
     fp.add_argument("--terrain", help="flat, hills, steps, slope, or a .npy/.png height field "
                     "(default: flat for a clip, hills for the built-in walk)")
-    fp.add_argument("--cell-size", type=float, default=1.0, help="terrain file sample spacing")
-    fp.add_argument("--terrain-origin", type=float, nargs=2, default=(0.0, 0.0),
+    fp.add_argument("--cell-size", type=_positive_float, default=1.0,
+                    help="terrain file sample spacing")
+    fp.add_argument("--terrain-origin", type=_finite_float, nargs=2, default=(0.0, 0.0),
                     metavar=("X", "Z"), help="world (x, z) of the terrain file's first sample")
-    fp.add_argument("--height-scale", type=float, default=1.0, help="PNG value to height")
-    fp.add_argument("--seed", type=int, default=0, help="seed of procedural terrain")
-    fp.add_argument("--floor", type=float, default=None, help="the clip's floor height "
+    fp.add_argument("--height-scale", type=_finite_float, default=1.0, help="PNG value to height")
+    fp.add_argument("--seed", type=_non_negative_int, default=0,
+                    help="seed of procedural terrain (a whole number >= 0)")
+    fp.add_argument("--floor", type=_finite_float, default=None, help="the clip's floor height "
                     "(default: estimated)")
-    fp.add_argument("-o", "--output", help="output BVH (default footplant.bvh), GLB/glTF for a "
-                    "glTF input (a copy of it with the planted animation), or the output folder "
-                    "for a folder of clips")
+    fp.add_argument("-o", "--output", default=None,
+                    help="output BVH, or GLB/glTF for a glTF input (a copy of it with the planted "
+                    "animation); default IN_footplant.bvh/.glb, or footplant.bvh for the built-in "
+                    "walk, in the current folder, never overwritten without --force; for a folder "
+                    "or glob of clips, the output folder")
     _add_file_frame_options(fp)
     fp.add_argument("--report", help="write the metrics report as JSON here")
     fp.add_argument("--plot", help="write a picture: .png side view, or .gif/.mp4/.html "
@@ -485,19 +674,20 @@ def build_parser() -> argparse.ArgumentParser:
     fp.add_argument("--json", action="store_true", help="print the report as JSON")
     fp.add_argument("--no-progress", dest="progress", action="store_false",
                     help="no progress bar for long clips")
-    fp.add_argument("--jobs", type=int, default=None, help="a folder of clips: worker "
+    fp.add_argument("--jobs", type=_positive_int, default=None, help="a folder of clips: worker "
                     "processes (default: one per core; 1 runs in this process)")
     fp.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="a folder of clips: run "
                     "each clip as a task on this Dask scheduler (pip install \"limbik[dask]\")")
-    fp.add_argument("--force", action="store_true", help="a folder of clips: redo clips whose "
-                    "output is up to date")
+    fp.add_argument("--force", action="store_true", help="overwrite the default output file; "
+                    "for a folder of clips, redo clips whose output is up to date")
     fp.set_defaults(handler=_cmd_footplant)
 
     view = sub.add_parser("view", help="animate a BVH clip")
     view.add_argument("file", help="a BVH clip or a glTF/GLB character")
     _add_file_frame_options(view)
     view.add_argument("--out", help="write OUT.gif, OUT.mp4 or OUT.html instead of a window")
-    view.add_argument("--fps", type=float, default=30.0, help="frames per second drawn")
+    view.add_argument("--fps", type=_positive_float, default=30.0,
+                      help="frames per second drawn (> 0)")
     view.add_argument("--view", default="3d", choices=("3d", "side", "front", "top"))
     view.add_argument("--traces", action="store_true", help="draw the feet's paths")
     view.add_argument("--no-ground", action="store_true", help="do not draw the floor")
@@ -522,8 +712,13 @@ joints through the straight chain's points).
 Options by method:
   two_bone          --root --pole | --reference --unreachable --max-stretch
   fabrik            --root --direction --tolerance --max-iterations
-  ccd               --root --direction (or --urdf ... --q0) --tolerance --max-iterations
-  Jacobian methods  as ccd, plus --damping
+  ccd               --root --direction (or --urdf ... --q0 --orientation --restarts)
+                    --tolerance --max-iterations
+  Jacobian methods  as ccd, plus --damping; --orientation and --restarts also on lengths
+
+--max-iterations caps each attempt of ccd and the Jacobian methods on joints; a result
+reports the iterations of all attempts (--restarts 0: one attempt, the cap is a total).
+'limbik urdf FILE' lists a URDF's links and joints.
 
 A problem file is a JSON object with the same names, '_' for '-', e.g.
   {"lengths": [0.3, 0.25], "target": [0.2, 0.3, 0.1], "pole": [0, 0, 1],
@@ -561,32 +756,91 @@ Examples:
                        "--unreachable stretch (default 1)")
     solve.add_argument("--tolerance", type=float, help="reach distance (default 1e-6 of the "
                        "chain length)")
-    solve.add_argument("--max-iterations", type=int, help="iteration cap")
+    solve.add_argument("--max-iterations", type=_non_negative_int,
+                       help="iteration cap; for ccd and the Jacobian methods on joints, per "
+                       "attempt (a result reports the iterations of all attempts)")
+    solve.add_argument("--restarts", type=_non_negative_int,
+                       help="ccd/Jacobian on joints: extra attempts from random starts while "
+                       f"the target is not reached (default {JACOBIAN_RESTARTS}); 0 makes "
+                       "--max-iterations a total")
+    solve.add_argument("--orientation", type=float, nargs=4, metavar=("X", "Y", "Z", "W"),
+                       help="ccd/Jacobian on joints: the tip's orientation as a quaternion "
+                       "(scalar last), making the target a pose")
     solve.add_argument("--damping", type=float, help="Jacobian methods: damping relative to "
                        "the reach")
     solve.add_argument("--q0", type=float, nargs="+", metavar="Q",
                        help="ccd/Jacobian: starting joint values")
     solve.add_argument("--json", action="store_true", help="print the Solution as JSON")
     solve.set_defaults(handler=_cmd_solve)
+
+    urdf = sub.add_parser("urdf", help="list a URDF file's links and joints (for --base/--tip)")
+    urdf.add_argument("file", help="a URDF file")
+    urdf.set_defaults(handler=_cmd_urdf)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the process exit code."""
+    """Run the command line; returns the process exit code (see ``EXIT_*``).
+
+    Every error is one line on stderr. A usage error adds a hint to ``--help`` and exits
+    2; bad input or a failed file operation exits 1. A closed standard output (``limbik
+    solve | head -1``) ends the program quietly with 141.
+    """
     parser = build_parser()
-    args = parser.parse_args(argv)
-    handler: Handler | None = getattr(args, "handler", None)
-    if handler is None:
-        parser.print_help()
-        return 2
     try:
-        return handler(args)
+        try:
+            args, unknown = parser.parse_known_args(argv)
+            if unknown:  # name the subcommand whose options were wrong
+                command = getattr(args, "command", None)
+                raise UsageError(f"unrecognized arguments: {' '.join(unknown)}",
+                                 f"limbik {command}" if command else "limbik")
+        except UsageError as exc:
+            print(f"limbik: error: {exc} (see '{exc.prog} --help')", file=sys.stderr)
+            return EXIT_USAGE
+        handler: Handler | None = getattr(args, "handler", None)
+        if handler is None:
+            parser.print_help()
+            return EXIT_USAGE
+        code = handler(args)
+        sys.stdout.flush()  # a closed pipe shows up here, not at interpreter exit
+        return code
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
     except (LimbikError, OSError) as exc:
-        print(f"limbik: error: {exc}", file=sys.stderr)
-        return 1
+        print(f"limbik: error: {_user_message(exc)}", file=sys.stderr)
+        return EXIT_ERROR
     except KeyboardInterrupt:
         print("limbik: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
+
+
+def _user_message(exc: Exception) -> str:
+    """The error's text, naming the user's path where the atomic writer's temporary file
+    (``.NAME.RANDOM.tmp`` beside it) failed."""
+    import os
+    import re
+
+    filename = getattr(exc, "filename", None)
+    if isinstance(exc, OSError) and isinstance(filename, str):
+        folder, name = os.path.split(filename)
+        temporary = re.fullmatch(r"\.(.+)\.[A-Za-z0-9_]+\.tmp", name)
+        if temporary:
+            path = os.path.join(folder, temporary.group(1))
+            return f"cannot write {path}: {exc.strerror or exc}"
+    return str(exc)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at the null device so the interpreter's final flush cannot fail again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (AttributeError, OSError, ValueError):  # stdout is not a real file
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,8 +1,10 @@
 """The scenes of ``limbik demo``: one per solver family, each solving and drawing.
 
 Every scene takes the output folder (None: solve only, matplotlib is not imported) and
-returns its table rows. Pictures are small (about 80 dpi) so the whole demo, Numba
-compilation included, stays well under a minute.
+returns its table rows. Pictures are at least 850 pixels wide (100 dpi), with units on
+every axis and a legend entry for every mark; the whole demo, Numba compilation
+included, stays well under a minute. The methods come from the tutorials listed in
+``docs/sources.md`` (seeds 000-004).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from limbik.demo import SceneResult, scene, timed
 from limbik.geometry.frame import Frame
 from limbik.solvers.solution import Solution
 
-DPI = 80
+DPI = 100
 
 
 def _plt() -> Any:
@@ -58,6 +60,19 @@ def _bone(ax: Any, a: np.ndarray, b: np.ndarray, color: str, lw: float, view: st
     ax.plot(*_coords(seg, view), color=color, lw=lw, **style)
 
 
+def _style3d(ax: Any) -> None:
+    from limbik.viz.plots import style_3d
+
+    style_3d(ax, units="m")
+
+
+def _handle(**kw: Any) -> Any:
+    """A legend entry for a mark drawn elsewhere (``Line2D`` keywords)."""
+    from matplotlib.lines import Line2D
+
+    return Line2D([], [], **({"ls": "none"} | kw))
+
+
 def _star(ax: Any, points: Any, view: str = "3d", **kw: Any) -> None:
     from limbik.viz.plots import _coords
 
@@ -96,7 +111,7 @@ def _torso(ax: Any) -> None:
 
 @scene("arm")
 def arm_scene(folder: Path | None) -> list[SceneResult]:
-    """Seeds 000/001: the rolled plane around a shoulder, and targets out of reach."""
+    """The rolled plane around a shoulder, and targets out of reach (seeds 000/001)."""
     from limbik import roblox
     from limbik.solvers.two_bone import two_bone
 
@@ -113,8 +128,8 @@ def arm_scene(folder: Path | None) -> list[SceneResult]:
         return _limb_solution(pos, ring, ARM_L1 + ARM_L2)
 
     seed, t_seed = timed(seed_arm)
-    rows = [SceneResult.from_solution("arm ring (000/001)", "two_bone root_frame", sol, t_two),
-            SceneResult.from_solution("arm ring (000/001)", "roblox.solve_ik+build_arm", seed,
+    rows = [SceneResult.from_solution("arm ring (rolled plane)", "two_bone root_frame", sol, t_two),
+            SceneResult.from_solution("arm ring (rolled plane)", "roblox.solve_ik+build_arm", seed,
                                       t_seed)]
     rows += _unreachable_rows()
     if folder is None:
@@ -130,8 +145,8 @@ def _arm_ring_picture(folder: Path, az: np.ndarray, ring: np.ndarray, sol: Solut
     from limbik.viz.plots import set_equal
 
     plt = _plt()
-    fig = plt.figure(figsize=(11, 5.2), dpi=DPI)
-    grid = fig.add_gridspec(1, 2, width_ratios=(1.2, 1.0))
+    fig = plt.figure(figsize=(12.5, 5.8), dpi=DPI)
+    grid = fig.add_gridspec(1, 2, width_ratios=(1.15, 1.0))
     ax = fig.add_subplot(grid[0], projection="3d")
     _torso(ax)
     cmap = plt.get_cmap("hsv")
@@ -148,15 +163,19 @@ def _arm_ring_picture(folder: Path, az: np.ndarray, ring: np.ndarray, sol: Solut
         _bone(ax, SHOULDER, SHOULDER + 0.18 * vec, col, 1.6)
         tip = SHOULDER + 0.2 * vec
         ax.text(tip[0], tip[2], tip[1], name, color=col, fontsize=7)
-    ax.set_xlabel("x")
-    ax.set_ylabel("z (front is −z)")
-    ax.set_zlabel("y (up)")
+    _style3d(ax)
+    ax.set_ylabel("z (m; front is −z)", labelpad=2)
     ax.view_init(elev=14, azim=-25)
-    ax.tick_params(labelsize=7)
     set_equal(ax, np.concatenate([pos.reshape(-1, 3), ring, [[-0.1, 1.0, 0.0]]]), "3d",
               margin=-0.05)
-    ax.set_title("12 targets circling the right shoulder\n(colour = target azimuth)",
-                 fontsize=9)
+    ax.legend(handles=[
+        _handle(color="tab:purple", ls="-", lw=3, label="upper arm, forearm (colour = azimuth)"),
+        _handle(marker="o", color="tab:purple", mec="k", ms=6, label="elbow"),
+        _handle(marker="*", color="crimson", mec="k", ms=10, label="target"),
+        _handle(color="0.55", ls="-", label="torso and head"),
+        _handle(color="tab:red", ls="-", label="shoulder frame: right, up, look")],
+        loc="upper left", fontsize=8, framealpha=0.9)
+    ax.set_title("12 targets circling the right shoulder", fontsize=10)
 
     # elbow height over a dense sweep of the same ring
     az_d, ring_d = _ring(181)
@@ -172,10 +191,11 @@ def _arm_ring_picture(folder: Path, az: np.ndarray, ring: np.ndarray, sol: Solut
     ax2.set_xlabel("target azimuth around the shoulder (deg; 0 = front, 90 = right)")
     ax2.set_ylabel("elbow height above the shoulder (m)")
     ax2.set_xticks(range(0, 361, 45))
-    ax2.legend(fontsize=7, loc="upper left")
+    ax2.legend(fontsize=8, loc="upper left")
     ax2.set_title("the plane rolls with the target: elbow below the shoulder in front,\n"
-                  "above it when reaching straight behind the body", fontsize=9)
-    fig.suptitle("Seeds 000/001: two-joint arm on the rolled plane", fontsize=11)
+                  "above it when reaching straight behind the body", fontsize=10)
+    fig.suptitle("Two-joint arm on the rolled plane: two_bone(root_frame=...) and "
+                 "roblox.solve_ik agree", fontsize=12)
     fig.tight_layout()
     return _save(fig, folder, "arm_rolled_plane.png")
 
@@ -203,7 +223,7 @@ def _unreachable_rows() -> list[SceneResult]:
 
 def _unreachable_picture(folder: Path) -> str:
     plt = _plt()
-    fig, axes = plt.subplots(1, 3, figsize=(10.5, 3.6), dpi=DPI, sharey=True)
+    fig, axes = plt.subplots(1, 3, figsize=(12.5, 4.6), dpi=DPI, sharey=True)
     th = np.linspace(0, 2 * np.pi, 200)
     for ax, policy in zip(axes, ("extend", "push_root", "stretch"), strict=True):
         sol = _unreachable(policy)
@@ -212,28 +232,41 @@ def _unreachable_picture(folder: Path) -> str:
         ax.fill(inner * np.cos(th), inner * np.sin(th), color="white", lw=0)
         ax.plot(outer * np.cos(th), outer * np.sin(th), color="tab:green", lw=0.6, alpha=0.6)
         ax.plot(inner * np.cos(th), inner * np.sin(th), color="tab:green", lw=0.6, alpha=0.6)
-        ax.plot(0, 0, "s", mfc="none", mec="0.3", ms=10, label="input root")
-        for k, (color, what) in enumerate((("C0", "too far"), ("C1", "too close"))):
+        ax.plot(0, 0, "s", mfc="none", mec="0.3", ms=11)
+        for k, (color, dark, what) in enumerate((("C0", "#0b3d66", "too far"),
+                                                 ("C1", "#8a4500", "too close"))):
             p = sol.positions[k]
-            ax.plot(*p[:2, :2].T, "-", color=color, lw=5, solid_capstyle="round",
-                    label=f"{what}: upper bone")
-            ax.plot(*p[1:, :2].T, "-", color=color, lw=2, alpha=0.6, solid_capstyle="round")
-            ax.plot(*p[0, :2], "o", color="k", ms=4)
-            ax.plot(*p[1, :2], "o", color="white", mec="k", ms=5)
-            ax.plot(*UNREACH_TARGETS[k, :2], "x", color="crimson", ms=10, mew=2.5)
-            ax.annotate(f"{what}: reached={bool(sol.reached[k])}, "
-                        f"error {sol.error[k]:.3f}", (0.02, 0.06 + 0.08 * k),
-                        xycoords="axes fraction", fontsize=7.5, color=color)
+            ax.plot(*p[:2, :2].T, "-", color=color, lw=7, solid_capstyle="round")
+            ax.plot(*p[1:, :2].T, "-", color=dark, lw=2.5, solid_capstyle="round")
+            ax.plot(*p[0, :2], "o", color="k", ms=5)
+            ax.plot(*p[1, :2], "o", color="white", mec="k", ms=6)
+            ax.plot(*UNREACH_TARGETS[k, :2], "x", color="crimson", ms=11, mew=2.5)
+            moved = ("" if sol.root_offset is None else
+                     f", root moved {np.linalg.norm(sol.root_offset[k]):.3f} m")
+            ax.annotate(f"{what}: reached={bool(sol.reached[k])}, error "
+                        f"{sol.error[k]:.3f} m{moved}", (0.02, 0.04 + 0.07 * k),
+                        xycoords="axes fraction", fontsize=8.5, color=color)
         ax.set_aspect("equal")
         ax.set_xlim(-0.35, 0.8)
         ax.set_ylim(-0.4, 0.55)
-        ax.set_xlabel("x")
-        ax.set_title(f'unreachable="{policy}"', fontsize=10)
-    axes[0].set_ylabel("y (up)")
-    axes[0].legend(fontsize=6.5, loc="upper left")
-    fig.suptitle("Seed 000: targets out of reach (green ring = reachable; upper 0.30, "
-                 "lower 0.20; stretch up to 1.6x)", fontsize=10)
-    fig.tight_layout()
+        ax.set_xlabel("x (m)")
+        ax.set_title(f'unreachable="{policy}"', fontsize=11)
+    axes[0].set_ylabel("y up (m)")
+    fig.legend(handles=[
+        _handle(color="C0", ls="-", lw=7, label="too far: upper bone"),
+        _handle(color="#0b3d66", ls="-", lw=2.5, label="too far: lower bone"),
+        _handle(color="C1", ls="-", lw=7, label="too close: upper bone"),
+        _handle(color="#8a4500", ls="-", lw=2.5, label="too close: lower bone (folded back)"),
+        _handle(marker="x", color="crimson", ms=10, mew=2.5, label="target"),
+        _handle(marker="s", mfc="none", mec="0.3", ms=10, label="root as given"),
+        _handle(marker="o", color="k", ms=5, label="root as returned"),
+        _handle(marker="o", color="white", mec="k", ms=6, label="mid joint"),
+        _handle(marker="o", color="tab:green", alpha=0.3, ms=12,
+                label="reachable ring (0.10 to 0.50 m)")],
+        loc="lower center", ncol=5, fontsize=9, frameon=False)
+    fig.suptitle("two_bone with targets out of reach: upper bone 0.30 m, lower 0.20 m, "
+                 "stretch up to 1.6x", fontsize=12)
+    fig.tight_layout(rect=(0, 0.13, 1, 1))
     return _save(fig, folder, "arm_unreachable.png")
 
 
@@ -258,9 +291,9 @@ def _planar() -> tuple[Solution, Frame]:
 
 @scene("planar")
 def planar_scene(folder: Path | None) -> list[SceneResult]:
-    """Seed 002: one joint in a plane through origin and target, rolled about that line."""
+    """One joint in a plane through origin and target, rolled about that line (seed 002)."""
     (sol, plane), t = timed(_planar)
-    rows = [SceneResult.from_solution("planar (002)", "roblox.solve_ik_planar roll 0/90",
+    rows = [SceneResult.from_solution("planar (one joint)", "roblox.solve_ik_planar roll 0/90",
                                       sol, t)]
     if folder is None:
         return rows
@@ -269,31 +302,42 @@ def planar_scene(folder: Path | None) -> list[SceneResult]:
     from limbik.viz.plots import set_equal
 
     plt = _plt()
-    fig = plt.figure(figsize=(5.4, 5.0), dpi=DPI)
+    fig = plt.figure(figsize=(9.0, 7.5), dpi=DPI)
     ax = fig.add_subplot(projection="3d")
     reach = PLANAR_A + PLANAR_B
-    for k, (roll, color) in enumerate(zip(PLANAR_ROLLS, ("C0", "C2"), strict=True)):
+    for k, color in enumerate(("C0", "C2")):
         look, up = plane.look[k], plane.up[k]
         corners = np.array([s * look + u * up for s, u in
                             ((-0.05, -0.3), (reach, -0.3), (reach, 0.3), (-0.05, 0.3))])
         ax.add_collection3d(Poly3DCollection([[(c[0], c[2], c[1]) for c in corners]],
                                              color=color, alpha=0.12, lw=0))
         p = sol.positions[k]
-        _bone(ax, p[0], p[1], color, 4.0, label=f"roll {roll:.0f}°: joint bends in its plane")
-        _bone(ax, p[1], p[2], color, 2.5)
-        ax.plot([p[1, 0]], [p[1, 2]], [p[1, 1]], "o", color="white", mec="k", ms=6)
+        _bone(ax, p[0], p[1], color, 5.0)
+        _bone(ax, p[1], p[2], color, 3.0)
+        ax.plot([p[1, 0]], [p[1, 2]], [p[1, 1]], "o", color="white", mec="k", ms=7)
     _bone(ax, np.zeros(3), PLANAR_TARGET, "0.5", 0.8, ls="--")
-    _star(ax, PLANAR_TARGET)
-    ax.plot([0], [0], [0], "ks", ms=5)
-    ax.set_xlabel("x")
-    ax.set_ylabel("z")
-    ax.set_zlabel("y (up)")
-    ax.view_init(elev=20, azim=-35)
+    _star(ax, PLANAR_TARGET, ms=14)
+    ax.plot([0], [0], [0], "ks", ms=6)
+    _style3d(ax)
+    # look from between the two planes' normals, so both are seen at 45°
+    normal = plane.right[0] + plane.right[1]
+    normal /= np.linalg.norm(normal)
+    if normal[1] < 0:
+        normal = -normal
+    ax.view_init(elev=18.0, azim=float(np.degrees(np.arctan2(normal[2], normal[0]))))
     set_equal(ax, np.concatenate([sol.positions.reshape(-1, 3), [[0.0, 0.3, 0.0],
                                                                 [0.0, -0.3, 0.0]]]), "3d")
-    ax.legend(fontsize=7, loc="upper left")
-    ax.set_title("Seed 002: planar solver, same target, plane rolled 0° and 90°\n"
-                 f"error {sol.error.max():.1e}", fontsize=9)
+    ax.legend(handles=[
+        _handle(color="C0", ls="-", lw=4, label="roll 0°: the segments and their plane"),
+        _handle(color="C2", ls="-", lw=4, label="roll 90°: the segments and their plane"),
+        _handle(marker="o", color="white", mec="k", ms=7, label="elbow (the single joint)"),
+        _handle(marker="s", color="k", ms=6, label="origin (shoulder)"),
+        _handle(marker="*", color="crimson", mec="k", ms=12, label="target"),
+        _handle(color="0.5", ls="--", label="origin to target: the roll axis")],
+        loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=10, framealpha=0.9)
+    ax.set_title("roblox.solve_ik_planar: one joint in a plane through origin and target,\n"
+                 f"rolled 0° and 90° about that line; both reach (error {sol.error.max():.1e} m)",
+                 fontsize=11)
     return _attach(rows, [_save(fig, folder, "planar_roll.png")])
 
 
@@ -310,7 +354,7 @@ TREE_TARGETS = {4: np.array([-0.45, 0.40, 0.0]), 6: np.array([0.30, 0.95, 0.0])}
 
 @scene("fabrik")
 def fabrik_scene(folder: Path | None) -> list[SceneResult]:
-    """Seed 003: a FABRIK chain, a two-effector tree, and a chain limited by cones."""
+    """A FABRIK chain, a two-effector tree, and a chain limited by cones (seed 003)."""
     from limbik.solvers.constraints import Cone, EllipticalCone
     from limbik.solvers.fabrik import fabrik
     from limbik.solvers.fabrik_tree import FabrikTree
@@ -332,10 +376,10 @@ def fabrik_scene(folder: Path | None) -> list[SceneResult]:
     cone_sol, t_cone = timed(lambda: fabrik(cone_chain, cone_target, constraints=constraints,
                                             root_frame=root_frame))
     free_sol = fabrik(cone_chain, cone_target)
-    rows = [SceneResult.from_solution("fabrik chain (003)", "fabrik, 64 targets", sol, t_chain),
-            SceneResult.from_solution("fabrik tree (003)", "FabrikTree, 2 effectors", tree_sol,
+    rows = [SceneResult.from_solution("fabrik chain", "fabrik, 64 targets", sol, t_chain),
+            SceneResult.from_solution("fabrik tree", "FabrikTree, 2 effectors", tree_sol,
                                       t_tree),
-            SceneResult.from_solution("fabrik cones (003)", "fabrik + Cone/EllipticalCone",
+            SceneResult.from_solution("fabrik cones", "fabrik + Cone/EllipticalCone",
                                       cone_sol, t_cone)]
     if folder is None:
         return rows
@@ -349,14 +393,19 @@ def _fabrik_picture(folder: Path, chain: np.ndarray, target: np.ndarray, sol: So
     from limbik.viz.plots import plot_chain, set_equal
 
     plt = _plt()
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 4.3), dpi=DPI)
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10.5, 5.0), dpi=DPI)
     plot_chain(chain, ax=a1, view="side", color="0.7", label="start pose", equal=False)
     plot_chain(sol.positions, ax=a1, view="side", color="C0", target=target,
                label="solved", equal=False)
     set_equal(a1, np.concatenate([chain, sol.positions, target[None]]), "side")
-    a1.set_xlabel("x")
-    a1.set_ylabel("y (up)")
-    a1.legend(fontsize=8, loc="lower right")
+    a1.set_xlabel("x (m)")
+    a1.set_ylabel("y up (m)")
+    a1.legend(handles=[_handle(color="0.7", ls="-", lw=2.5, marker="o", mec="k", ms=4,
+                               label="start pose, joints"),
+                       _handle(color="C0", ls="-", lw=2.5, marker="o", mec="k", ms=4,
+                               label="solved, joints"),
+                       _handle(marker="*", color="crimson", mec="k", ms=12, label="target")],
+              fontsize=9, loc="lower right")
     a1.set_title(f"chain of 6 bones: reached={bool(sol.reached)}, "
                  f"{int(sol.iterations)} iterations", fontsize=9)
     parents = TREE_PARENTS
@@ -373,13 +422,14 @@ def _fabrik_picture(folder: Path, chain: np.ndarray, target: np.ndarray, sol: So
     targets = np.array(list(TREE_TARGETS.values()))
     a2.plot(*targets[:, :2].T, "*", color="crimson", ms=12, mec="k", mew=0.5, ls="none",
             label="targets")
+    a2.plot([], [], "o", color="C0", ms=4, mec="k", mew=0.5, label="joint")
     set_equal(a2, np.concatenate([TREE_REST, pos, targets]), "side")
-    a2.set_xlabel("x")
-    a2.set_ylabel("y (up)")
-    a2.legend(fontsize=8, loc="lower right")
+    a2.set_xlabel("x (m)")
+    a2.set_ylabel("y up (m)")
+    a2.legend(fontsize=9, loc="lower right")
     a2.set_title(f"tree, 2 end effectors: reached={bool(tree_sol.reached)}, "
                  f"{int(tree_sol.iterations)} iterations", fontsize=9)
-    fig.suptitle("Seed 003: FABRIK", fontsize=11)
+    fig.suptitle("FABRIK: forward and backward reaching on a chain and a tree", fontsize=12)
     fig.tight_layout()
     return _save(fig, folder, "fabrik_chain_tree.png")
 
@@ -389,7 +439,7 @@ def _cone_picture(folder: Path, sol: Solution, free: Solution, target: np.ndarra
     from limbik.viz.plots import plot_chain, plot_cone, set_equal
 
     plt = _plt()
-    fig = plt.figure(figsize=(5.6, 5.4), dpi=DPI)
+    fig = plt.figure(figsize=(10.0, 7.0), dpi=DPI)
     ax = fig.add_subplot(projection="3d")
     pos = sol.positions
     plot_chain(free.positions, ax=ax, color="0.65", label="no constraints", equal=False,
@@ -406,16 +456,23 @@ def _cone_picture(folder: Path, sol: Solution, free: Solution, target: np.ndarra
                   color="tab:purple", alpha=0.15)
         bends.append(np.degrees(np.arccos(np.clip(unit[i] @ unit[i - 1], -1, 1))))
     ax.view_init(elev=30, azim=-120)
-    ax.tick_params(labelsize=7)
-    ax.set_xlabel("x")
-    ax.set_ylabel("z")
-    ax.set_zlabel("y (up)")
+    _style3d(ax)
     set_equal(ax, np.concatenate([pos, free.positions, target[None]]), "3d")
-    ax.legend(fontsize=7, loc="upper left")
-    ax.set_title("Seed 003: FABRIK with joint cones (orange: elliptical root cone, purple:\n"
-                 f"25.8° cones). Largest bend {max(bends):.1f}°: the cones stop the curl,\n"
-                 f"reached={bool(sol.reached)}, error {float(sol.error):.2f}; free chain "
-                 f"reached={bool(free.reached)}", fontsize=8.5)
+    degrees = ", ".join(f"{np.degrees(a):.0f}°" for a in (c0.left, c0.right, c0.up, c0.down))
+    ax.legend(handles=[
+        _handle(color="0.65", ls="-", lw=1.5, marker="o", mec="k", ms=4,
+                label=f"no constraints: reached={bool(free.reached)}"),
+        _handle(color="C0", ls="-", lw=2.5, marker="o", mec="k", ms=4,
+                label=f"with cones: reached={bool(sol.reached)}, error "
+                      f"{float(sol.error):.2f} m"),
+        _handle(marker="*", color="crimson", mec="k", ms=12, label="target"),
+        _handle(marker="^", color="tab:orange", alpha=0.5, ms=11,
+                label=f"root: elliptical cone (left, right, up, down {degrees})"),
+        _handle(marker="^", color="tab:purple", alpha=0.4, ms=11,
+                label=f"other joints: {np.degrees(constraints[1].angle):.1f}° cones")],
+        loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=10, framealpha=0.9)
+    ax.set_title(f"FABRIK with joint cones: the largest bend is {max(bends):.1f}°, so the "
+                 "cones stop the curl", fontsize=11)
     return _save(fig, folder, "fabrik_cones.png")
 
 
@@ -425,7 +482,7 @@ LEG_VIEW = (20.0, -120.0)
 
 @scene("leg")
 def leg_scene(folder: Path | None) -> list[SceneResult]:
-    """Seed 004: a raised foot solved with the animated knee as reference, and without."""
+    """A raised foot solved with the animated knee as reference, and without (seed 004)."""
     from limbik.placement.walk import walk_cycle
     from limbik.skeleton.limbs import find_legs
     from limbik.solvers.two_bone import two_bone
@@ -444,13 +501,13 @@ def leg_scene(folder: Path | None) -> list[SceneResult]:
     for name, extra in (("reference=knee", {"reference": knee}), ("no hint", {})):
         sol, t = timed(partial(two_bone, hip, target, thigh, shin, **extra))
         solved[name] = sol
-        rows.append(SceneResult.from_solution("leg (004)", f"two_bone {name}", sol, t))
+        rows.append(SceneResult.from_solution("leg (keep the knee)", f"two_bone {name}", sol, t))
     if folder is None:
         return rows
     from limbik.viz.plots import plot_skeleton, set_equal
 
     plt = _plt()
-    fig = plt.figure(figsize=(10, 4.4), dpi=DPI)
+    fig = plt.figure(figsize=(13, 5.6), dpi=DPI)
     ax = fig.add_subplot(1, 2, 1, projection="3d")
     f = 6
     plot_skeleton(world[f], motion.skeleton.parents, ax=ax, color="0.7", equal=False,
@@ -462,30 +519,30 @@ def leg_scene(folder: Path | None) -> list[SceneResult]:
         _bone(ax, p[1], p[2], colors[name], 2.5)
     ax.plot([knee[f, 0]], [knee[f, 2]], [knee[f, 1]], "o", color="k", ms=7, mfc="none",
             label="animated knee")
-    _star(ax, target[f])
-    ax.set_xlabel("x (walk direction)")
-    ax.set_ylabel("z")
-    ax.set_zlabel("y (up)")
+    _star(ax, target[f], ms=13, label="target: the ankle raised 8 cm")
+    _style3d(ax)
+    ax.set_xlabel("x (m; walk direction)", labelpad=2)
     ax.view_init(*LEG_VIEW)
-    ax.tick_params(labelsize=7)
     lower_body = world[f][world[f, :, 1] < hip[f, 1] + 0.15]
     set_equal(ax, np.concatenate([lower_body, target[f:f + 1],
                                   *(sol.positions[f] for sol in solved.values())]), "3d",
               margin=0.0)
-    ax.legend(fontsize=7, loc="upper left")
-    ax.set_title(f"walk frame {f}: left foot raised 8 cm onto a step", fontsize=9)
+    ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2,
+              framealpha=0.9)
+    ax.set_title(f"walk frame {f}: left foot raised 8 cm onto a step", fontsize=10)
     ax2 = fig.add_subplot(1, 2, 2)
     for name, sol in solved.items():
         ax2.plot(np.arange(len(hip)), _swivel(hip, target, knee, sol.positions[:, 1]), "-",
                  color=colors[name], lw=2, label=name)
-    ax2.axvline(f, color="0.6", lw=0.8, ls=":")
-    ax2.set_xlabel("frame of the walk")
+    ax2.set_xlabel("frame of the walk (30 per second)")
     ax2.set_ylabel("knee swivel from the animated knee (deg)")
     ax2.set_ylim(-5, 185)
-    ax2.legend(fontsize=8)
-    ax2.set_title("swivel about the hip-target line: the reference keeps the animated knee",
-                  fontsize=9)
-    fig.suptitle("Seed 004: leg IK with and without pose preference", fontsize=11)
+    ax2.axvline(f, color="0.6", lw=0.8, ls=":", label=f"frame {f}, drawn on the left")
+    ax2.legend(fontsize=9, loc="upper right", framealpha=0.9)
+    ax2.set_title("knee swivel about the hip-target line:\nthe reference keeps the animated "
+                  "knee, no hint swings it away", fontsize=10)
+    fig.suptitle("Leg IK that keeps the animated knee: two_bone(reference=knee) against "
+                 "two_bone with no hint", fontsize=12)
     fig.tight_layout()
     return _attach(rows, [_save(fig, folder, "leg_pose_preference.png")])
 
@@ -537,20 +594,21 @@ def footplant_scene(folder: Path | None) -> list[SceneResult]:
     from limbik.viz.plots import animate_motion
 
     plt = _plt()
-    fig = plt.figure(figsize=(4.6, 4.6), dpi=DPI)
+    fig = plt.figure(figsize=(8.6, 5.2), dpi=DPI)
     ax = fig.add_subplot()
     toes = [leg.toe if leg.toe is not None else leg.ankle for leg in legs]
     stride = max(1, round(1 / (15 * result.frame_time)))
     ax.set_xlabel("distance along the walk (m)")
-    ax.set_ylabel("y (up)")
-    fig.subplots_adjust(left=0.15, right=0.97, bottom=0.11, top=0.92)
+    ax.set_ylabel("y up (m)")
+    fig.subplots_adjust(left=0.09, right=0.98, bottom=0.1, top=0.93)
     animate_motion(result, out=folder / "footplant_walk.gif", view="profile", terrain=terrain,
                    compare=motion, traces=toes, stride=stride, fps=15, ax=ax,
-                   title="walk on hills: planted (blue), source (grey)")
+                   label="planted", compare_label="source, on its own flat floor",
+                   trace_labels=[f"path of the planted {leg.side} toe" for leg in legs],
+                   title="footplant: the built-in walk planted on hills")
     plt.close(fig)
     fig2 = plot_footplant(motion, result, terrain, legs, report.contacts, floor=report.floor,
-                          title="Foot placement: toes over the hills, source dashed, contact "
-                                "frames green")
+                          title="footplant: the built-in walk's toes over the hills")
     return _attach(rows, ["footplant_walk.gif", _save(fig2, folder, "footplant_profile.png")])
 
 
@@ -586,21 +644,26 @@ def jacobian_scene(folder: Path | None) -> list[SceneResult]:
     from limbik.viz.plots import plot_chain, set_equal
 
     plt = _plt()
-    fig, axes = plt.subplots(1, 5, figsize=(12.5, 3.2), dpi=DPI, sharey=True)
+    fig, axes = plt.subplots(1, 5, figsize=(14, 4.0), dpi=DPI, sharey=True)
     for ax, (method, sol) in zip(axes, solved.items(), strict=True):
         plot_chain(points, ax=ax, view="side", color="0.75", equal=False, joints=False,
                    linewidth=1.5)
         plot_chain(sol.positions[0], ax=ax, view="side", color="C0", target=targets[0],
                    equal=False, linewidth=2.0)
         set_equal(ax, np.concatenate([points, targets[:1], [[-0.5, -0.1, 0.0]]]), "side")
-        ax.set_xlabel("x")
+        ax.set_xlabel("x (m)")
         ax.set_title(f"{method}: {int(sol.iterations[0])} iterations\n"
-                     f"error {float(sol.error[0]):.1e}, reached={bool(sol.reached[0])}",
-                     fontsize=9)
-    axes[0].set_ylabel("y (up)")
-    fig.suptitle("CCD and Jacobian IK on the same 10-joint chain of ball joints (grey = start;"
-                 " the table has 16 targets)", fontsize=10)
-    fig.tight_layout()
+                     f"error {float(sol.error[0]):.1e} m, reached={bool(sol.reached[0])}",
+                     fontsize=10)
+    axes[0].set_ylabel("y up (m)")
+    fig.legend(handles=[_handle(color="0.75", ls="-", lw=1.5, label="start pose"),
+                        _handle(color="C0", ls="-", lw=2, marker="o", mec="k", ms=4,
+                                label="solved chain, joints"),
+                        _handle(marker="*", color="crimson", mec="k", ms=12, label="target")],
+               loc="lower center", ncol=3, fontsize=10, frameon=False)
+    fig.suptitle("CCD and Jacobian IK on the same 10-joint chain of ball joints (the first of "
+                 "the table's 16 targets)", fontsize=12)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     return _attach(rows, [_save(fig, folder, "ccd_jacobian.png")])
 
 

@@ -244,9 +244,12 @@ def test_push_root_moves_the_root_so_the_end_reaches(far_and_close):
     np.testing.assert_allclose(b, l2, rtol=1e-12)
     clamped = np.clip(d, np.abs(l1 - l2), l1 + l2)
     np.testing.assert_allclose(pos[:, 0], root + (d - clamped)[:, None] * u, atol=1e-12)
-    # reached and error are measured from the input root
-    assert not sol.reached.any()
-    np.testing.assert_allclose(sol.error, np.abs(d - clamped), rtol=1e-12)
+    # the end is on the target, so every element is reached; the root's move is its own field
+    assert sol.reached.all()
+    assert np.all(sol.error <= 1e-12 * (1 + np.abs(target).max(axis=-1)))
+    np.testing.assert_allclose(sol.root_offset, pos[:, 0] - root, atol=0)
+    np.testing.assert_allclose(np.linalg.norm(sol.root_offset, axis=-1), np.abs(d - clamped),
+                               rtol=1e-9, atol=1e-12)
 
 
 def test_push_root_matches_the_seed_when_the_lower_bone_is_longer(rng):
@@ -462,6 +465,34 @@ def test_any_finite_input_gives_finite_output_with_lengths_kept(root, target, po
     assert abs(a - upper * scale) <= slack + 1e-9 * upper
     assert abs(b - lower * scale) <= slack + 1e-9 * lower
     if policy == "push_root":
-        assert np.linalg.norm(sol.positions[2] - target) <= slack
+        # the moved root is computed from the input root, so rounding scales with it too
+        moved = 1e-12 * (np.abs(root).max() + np.abs(target).max())
+        assert np.linalg.norm(sol.positions[2] - target) <= slack + moved
     else:
         np.testing.assert_array_equal(sol.positions[0], root)
+
+
+@pytest.mark.parametrize("policy", ["extend", "push_root", "stretch"])
+@pytest.mark.parametrize("fast", [True, False])
+def test_a_single_limb_gets_numpy_scalars_on_both_paths(policy, fast):
+    """The docstring's promise: batch shape () gives np.bool_ and np.float64."""
+    root, target = np.zeros(3), np.array([0.7, 0.1, 0.0])
+    if not fast:  # lists take the batched path
+        root, target = root.tolist(), target.tolist()
+    sol = two_bone(root, target, 0.3, 0.2, unreachable=policy, max_stretch=1.5)
+    assert isinstance(sol.reached, np.bool_) and isinstance(sol.error, np.float64)
+    assert sol.shape == ()
+    if policy == "push_root":
+        assert sol.reached and sol.error <= 1e-15
+        np.testing.assert_allclose(sol.root_offset, sol.positions[0] - np.asarray(root))
+        assert np.linalg.norm(sol.root_offset) == pytest.approx(np.linalg.norm(target) - 0.5)
+    else:
+        assert sol.root_offset is None
+
+
+def test_push_root_offset_is_zero_in_reach_and_survives_indexing(rng):
+    root = rng.normal(size=(50, 3))
+    target = root + unit(rng.normal(size=(50, 3))) * rng.uniform(0.2, 0.45, (50, 1))
+    sol = two_bone(root, target, 0.3, 0.2, unreachable="push_root")
+    np.testing.assert_array_equal(sol.root_offset, 0.0)
+    assert sol[3].root_offset.shape == (3,) and "root_offset" in sol.to_dict()

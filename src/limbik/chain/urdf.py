@@ -22,7 +22,7 @@ import numpy as np
 from limbik.chain.joint_chain import JOINT_TYPES, Joint, JointChain, frame_from_xyz_rpy
 from limbik.errors import InvalidInputError, URDFError
 
-__all__ = ["load_urdf", "parse_urdf"]
+__all__ = ["URDFTree", "load_urdf", "parse_urdf", "read_urdf_tree"]
 
 
 @dataclasses.dataclass
@@ -146,12 +146,51 @@ def _link_attribute(joint: _Element, tag: str, path: str, what: str) -> str:
     return link
 
 
-def parse_urdf(text: str | bytes, base_link: str, tip_link: str, *,
-               path: str = "<string>") -> JointChain:
-    """Like :func:`load_urdf`, from the URDF text itself (``path`` names it in errors)."""
+@dataclasses.dataclass(frozen=True)
+class URDFTree:
+    """The links and joints of a URDF file, in file order, without reading joint details.
+
+    ``joints`` holds ``(name, type, parent link, child link)``; ``roots`` are the links no
+    joint moves (chain bases), ``tips`` the links no joint starts from (chain tips).
+    """
+
+    links: tuple[str, ...]
+    joints: tuple[tuple[str, str, str, str], ...]
+
+    @property
+    def roots(self) -> tuple[str, ...]:
+        children = {joint[3] for joint in self.joints}
+        return tuple(link for link in self.links if link not in children)
+
+    @property
+    def tips(self) -> tuple[str, ...]:
+        parents = {joint[2] for joint in self.joints}
+        return tuple(link for link in self.links if link not in parents)
+
+
+def read_urdf_tree(path: str | Path) -> URDFTree:
+    """The links and joints of the URDF file ``path`` (see :class:`URDFTree`)."""
+    data = _read(path)
+    links, by_child = _links_and_joints(_robot(data, str(path)), str(path))
+    return URDFTree(tuple(links), tuple((s.name, s.type, s.parent, s.child)
+                                        for s in by_child.values()))
+
+
+def _read(path: str | Path) -> Any:
+    try:
+        return Path(path).read_bytes()
+    except (OSError, TypeError, ValueError) as exc:
+        raise URDFError(str(path), 0, "a readable URDF file", str(exc)) from None
+
+
+def _robot(text: str | bytes, path: str) -> _Element:
     root = _parse_xml(text, path)
     if root.tag != "robot":
         raise URDFError(path, root.line, "a <robot> root element", f"<{root.tag}>")
+    return root
+
+
+def _links_and_joints(root: _Element, path: str) -> tuple[list[str], dict[str, _JointSpec]]:
     links: list[str] = []
     for link in root.findall("link"):
         name = link.attrib.get("name")
@@ -173,6 +212,13 @@ def parse_urdf(text: str | bytes, base_link: str, tip_link: str, *,
             raise URDFError(path, joint.line, f"one parent joint for link {child!r}",
                             f"joints {by_child[child].name!r} and {name!r}")
         by_child[child] = _JointSpec(joint, name, jtype, parent, child)
+    return links, by_child
+
+
+def parse_urdf(text: str | bytes, base_link: str, tip_link: str, *,
+               path: str = "<string>") -> JointChain:
+    """Like :func:`load_urdf`, from the URDF text itself (``path`` names it in errors)."""
+    links, by_child = _links_and_joints(_robot(text, path), path)
     known = set(links)
     for label, link_name in (("base_link", base_link), ("tip_link", tip_link)):
         if not isinstance(link_name, str) or link_name not in known:
@@ -221,8 +267,4 @@ def load_urdf(path: str | Path, base_link: str, tip_link: str) -> JointChain:
         attribute, a bad number, an unsupported joint type on the chain, an unknown
         link (the message lists the links), or links that no chain connects.
     """
-    try:
-        data: Any = Path(path).read_bytes()
-    except (OSError, TypeError, ValueError) as exc:
-        raise URDFError(str(path), 0, "a readable URDF file", str(exc)) from None
-    return parse_urdf(data, base_link, tip_link, path=str(path))
+    return parse_urdf(_read(path), base_link, tip_link, path=str(path))

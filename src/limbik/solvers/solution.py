@@ -29,6 +29,9 @@ class Solution:
         World rotation (x, y, z, w) of each bone, where the solver defines them.
     q : ndarray, shape (..., dof), optional
         Joint coordinates, for joint-space solvers (radians or length units).
+    root_offset : ndarray, shape (..., 3), optional
+        How far the solver moved the root from where it was given, for solvers that may
+        move it (``two_bone(..., unreachable="push_root")``); None when the root stays.
     """
 
     positions: NDArray[np.float64]
@@ -37,10 +40,11 @@ class Solution:
     iterations: NDArray[np.int64]
     rotations: NDArray[np.float64] | None = None
     q: NDArray[np.float64] | None = None
+    root_offset: NDArray[np.float64] | None = None
 
     @classmethod
     def _trusted(cls, positions: Any, reached: Any, error: Any, iterations: Any,
-                 rotations: Any = None, q: Any = None) -> Solution:
+                 rotations: Any = None, q: Any = None, root_offset: Any = None) -> Solution:
         """A Solution from arrays a solver has already checked, skipping ``__init__``.
 
         The class is frozen with no ``__post_init__``, so filling the instance
@@ -48,7 +52,8 @@ class Solution:
         """
         out = object.__new__(cls)
         out.__dict__.update(positions=positions, reached=reached, error=error,
-                            iterations=iterations, rotations=rotations, q=q)
+                            iterations=iterations, rotations=rotations, q=q,
+                            root_offset=root_offset)
         return out
 
     @property

@@ -1,7 +1,8 @@
 """``two_bone``: the analytic two-bone (law of cosines) solver, batched.
 
 The engine-agnostic form of seeds 000/001 (two joints, two limbs), 002 (single joint) and
-004 (pose-preserving leg IK). See ``docs/two_bone.md`` for the math and pictures.
+004 (pose-preserving leg IK); ``docs/sources.md`` lists those tutorials. See
+``docs/two_bone.md`` for the math and pictures.
 """
 
 from __future__ import annotations
@@ -124,15 +125,19 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
     -------
     Solution
         ``positions`` ``(..., 3, 3)``: root, mid, end. ``error`` ``(...)`` is the
-        distance from the target to the end of the limb anchored at the *input* root,
-        and ``reached`` is ``error <= 1e-9 * (upper + lower)``. ``iterations`` is 0.
+        distance from the target to the end of the limb, and ``reached`` is
+        ``error <= 1e-9 * (upper + lower)``: the end is on the target. Under
+        ``"push_root"`` every element is reached (the root moves instead) and
+        ``root_offset`` ``(..., 3)`` is how far the root moved (zero where the target was
+        in reach); other policies leave ``root_offset`` None. ``iterations`` is 0.
         ``rotations`` ``(..., 3, 4)`` is set when ``pose`` is given: the world rotations
         of the root, mid and end joints, each bone turned from ``pose`` by its minimal
         rotation (it keeps its input twist, see :func:`limbik.solvers.rotations.joint_rotations`)
         and the end joint taking ``target_rotation`` when given. With weights,
         ``error``/``reached`` are those of the full solve toward the weighted target.
-        A single limb given as float64 ``(3,)`` arrays and float
-        lengths takes a compiled fast path; its ``reached``/``error`` are NumPy scalars.
+        For a single limb (batch shape ``()``) ``reached`` and ``error`` are NumPy scalars
+        (``np.bool_``, ``np.float64``); a single limb given as float64 ``(3,)`` arrays and
+        float lengths takes a compiled fast path.
 
     Notes
     -----
@@ -144,8 +149,8 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
       the target (the longer bone points at it, the shorter folds back), which is the
       closest reachable point.
     - ``"push_root"``: the same shapes, moved along the line so the end is on the
-      target (seed 000); the moved root is ``positions[..., 0, :]``. Too far moves
-      the root forward, too close moves it back.
+      target (seed 000); the moved root is ``positions[..., 0, :]`` and the move is
+      ``root_offset``. Too far moves the root forward, too close moves it back.
     - ``"stretch"``: too far scales both bones by up to ``max_stretch`` (Unreal's
       AllowStretching), then extends; too close folds as in ``"extend"``.
 
@@ -178,6 +183,8 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
                 float(lower), _k.MODE_ROLLED if point is None else _k.MODE_POINT, policy,
                 float(max_stretch), ANALYTIC_REACH_RTOL)
             if check == 0.0:
+                if policy == _k.POLICY_PUSH_ROOT:
+                    return _pushed(positions, root, target)
                 return Solution._trusted(positions, np.bool_(ok), np.float64(err), _ITER0)
     given = [name for name, value in (("pole", pole), ("reference", reference),
                                       ("root_frame", root_frame)) if value is not None]
@@ -229,8 +236,22 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
         mode, policy, stretch, ANALYTIC_REACH_RTOL, positions, error, reached)
     if check != 0.0:
         _raise_for_bad_input(root_a, target_a, upper_a, lower_a, hint, point_name)
-    return Solution._trusted(positions.reshape(shape + (3, 3)), reached.reshape(shape),
-                     error.reshape(shape), np.zeros(shape, dtype=np.int64))
+    if policy == _k.POLICY_PUSH_ROOT:
+        return _pushed(positions.reshape(shape + (3, 3)), root_a, target_a)
+    # a single limb gets NumPy scalars, as on the fast path
+    return Solution._trusted(positions.reshape(shape + (3, 3)), reached.reshape(shape)[()],
+                             error.reshape(shape)[()], np.zeros(shape, dtype=np.int64))
+
+
+def _pushed(positions: FloatArray, root: FloatArray, target: FloatArray) -> Solution:
+    """The ``push_root`` result: the end is placed on the target, so every element is
+    reached; ``error`` is the end's distance from the target (rounding only) and
+    ``root_offset`` how far the root moved."""
+    error = np.linalg.norm(positions[..., 2, :] - target, axis=-1)
+    shape = error.shape
+    return Solution._trusted(positions, np.ones(shape, dtype=np.bool_)[()], error[()],
+                             np.zeros(shape, dtype=np.int64),
+                             root_offset=positions[..., 0, :] - root)
 
 
 def _array(value: Any, name: str, points: int) -> FloatArray:

@@ -24,49 +24,45 @@ def walk_direction(root_xz: np.ndarray) -> np.ndarray:
 
 def plot_footplant(source: Any, result: Any, terrain: Any, legs: Sequence[Any],
                    contacts: dict[str, list[tuple[int, int]]], *, floor: float = 0.0,
-                   title: str | None = None) -> Any:
-    """One panel per leg: distance along the walk (x) against height (y, exaggerated).
+                   title: str | None = None, units: str = "m") -> Any:
+    """One panel per leg: the toe's height (y) against time, before and after.
 
-    The ground under the planted foot is filled grey; the source foot is dashed grey
-    (drawn on its own floor, shifted onto the ground it would stand on is not possible,
-    so its raw height above ``floor`` is used); the result is coloured, and frames in
-    contact are drawn as thick dots inside shaded spans. Returns the figure.
+    The ground under the planted toe is filled grey; the source toe is dashed grey (its
+    height above ``floor``, where it stood on its own flat floor); the planted toe is
+    blue, and the detected contacts are green spans. Returns the figure.
     """
     plt = _pyplot()
-    fig, axes = plt.subplots(len(legs), 1, figsize=(8, 2.3 * len(legs) + 0.4), sharex=True,
+    fig, axes = plt.subplots(len(legs), 1, figsize=(10, 2.9 * len(legs) + 0.9), sharex=True,
                              squeeze=False)
     src_w = source.world_positions()
     out_w = result.world_positions()
-    d = walk_direction(src_w[:, 0, [0, 2]])
+    time = np.arange(result.num_frames) * float(result.frame_time)
+    suffix = f" ({units})" if units else ""
     for ax, leg in zip(axes[:, 0], legs, strict=True):
         j = leg.toe if leg.toe is not None else leg.ankle
         name = "toe" if leg.toe is not None else "ankle"
         s = src_w[:, j]
         o = out_w[:, j]
-        s_along = s[:, [0, 2]] @ d
-        o_along = o[:, [0, 2]] @ d
-        # the ground along the walk, on the line the foot keeps to on average
-        across = np.array([-d[1], d[0]])
-        offset = float(np.mean(o[:, [0, 2]] @ across))
-        line = np.linspace(o_along.min(), o_along.max(), 400)
-        xz = line[:, None] * d + offset * across
-        ground = terrain.height(xz[:, 0], xz[:, 1])
-        base = min(float(ground.min()), float(s[:, 1].min() - floor)) - 0.05 * max(
+        ground = terrain.height(o[:, 0], o[:, 2])
+        lifted = s[:, 1] - floor
+        base = min(float(ground.min()), float(lifted.min()), float(o[:, 1].min())) - 0.08 * max(
             float(np.ptp(o[:, 1])), 1e-6)
-        ax.fill_between(line, ground, base, color="0.75", lw=0, label="ground along the walk")
-        ax.plot(s_along, s[:, 1] - floor, "--", color="0.45", lw=1,
-                label=f"source {name} (height above its floor)")
-        ax.plot(o_along, o[:, 1], "-", color="C0", lw=1.2, label=f"planted {name}")
+        ax.fill_between(time, ground, base, color="0.78", lw=0,
+                        label=f"ground under the planted {name}")
         for k, (start, stop) in enumerate(contacts.get(leg.side, [])):
-            lo, hi = o_along[start:stop].min(), o_along[start:stop].max()
-            ax.axvspan(lo - 0.01, hi + 0.01, color="C2", alpha=0.15, lw=0,
-                       label="contact" if k == 0 else None)
-            ax.plot(o_along[start:stop], o[start:stop, 1], ".", color="C2", ms=3)
-        ax.set_ylabel(f"{leg.side} {name}\nheight (y up)")
+            ax.axvspan(time[start], time[max(stop - 1, start)], color="C2", alpha=0.2, lw=0,
+                       label="contact (foot planted)" if k == 0 else None)
+        ax.plot(time, lifted, "--", color="0.35", lw=1.2,
+                label=f"source {name}, height above its own floor")
+        ax.plot(time, o[:, 1], "-", color="C0", lw=1.6, label=f"planted {name}")
+        ax.set_ylabel(f"{leg.side} {name}\nheight{suffix}")
         ax.set_ylim(base, None)
-    axes[0, 0].legend(loc="upper left", fontsize=7, ncol=2)
-    axes[-1, 0].set_xlabel("distance along the walk")
+        ax.set_xlim(time[0], time[-1])
+        ax.grid(alpha=0.3)
+    axes[0, 0].legend(loc="lower left", bbox_to_anchor=(0.0, 1.02), fontsize=9, ncol=4,
+                      frameon=False, borderaxespad=0.0)
+    axes[-1, 0].set_xlabel("time (s)")
     if title:
-        fig.suptitle(title, fontsize=10)
+        fig.suptitle(title, fontsize=12)
     fig.tight_layout()
     return fig

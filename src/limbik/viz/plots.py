@@ -27,19 +27,23 @@ def _pyplot() -> Any:
 def _axes(ax: Any, view: str) -> Any:
     choice(view, "view", VIEWS)
     if ax is not None:
+        is_3d = getattr(ax, "name", "") == "3d"
+        if is_3d != (view == "3d"):
+            needed = ("a 3-D axes (fig.add_subplot(projection='3d'))" if view == "3d"
+                      else "a 2-D axes")
+            raise InvalidInputError(f"ax must be {needed} for view={view!r}, got a "
+                                    f"{'3-D' if is_3d else '2-D'} axes", argument="ax")
         return ax
     plt = _pyplot()
-    fig = plt.figure(figsize=(5, 5))
+    fig = plt.figure(figsize=(9, 8))
     if view == "3d":
         ax = fig.add_subplot(projection="3d")
-        ax.set_xlabel("x")
-        ax.set_ylabel("z")
-        ax.set_zlabel("y (up)")
+        style_3d(ax, units="")
         ax.view_init(elev=18, azim=-60)
     else:
         ax = fig.add_subplot()
         ax.set_xlabel({"side": "x", "front": "z", "top": "x"}[view])
-        ax.set_ylabel({"side": "y (up)", "front": "y (up)", "top": "z"}[view])
+        ax.set_ylabel({"side": "y up", "front": "y up", "top": "z"}[view])
         if view == "top":
             ax.invert_yaxis()
     return ax
@@ -201,29 +205,83 @@ def plot_terrain_profile(terrain: Any, x_range: tuple[float, float], z: float = 
     return ax
 
 
+#: Colours of the body's sides in pictures of skeletons: left, right, and the centre line.
+SIDE_COLORS = {"left": "tab:red", "right": "tab:blue", "": "0.3"}
+
+
+def joint_sides(skeleton: Any) -> list[str]:
+    """``"left"``, ``"right"`` or ``""`` per joint: the legs and arms found by
+    :func:`~limbik.skeleton.limbs.find_legs`/``find_arms`` and everything below them."""
+    from limbik.errors import LimbikError
+    from limbik.skeleton.limbs import find_arms, find_legs
+
+    parents = np.asarray(skeleton.parents)
+    sides = [""] * len(parents)
+    starts: dict[int, str] = {}
+    for finder, first in ((find_legs, "hip"), (find_arms, "shoulder")):
+        try:
+            limbs = finder(skeleton)
+        except LimbikError:
+            continue
+        for limb in limbs:
+            starts[int(getattr(limb, first))] = "left" if limb.side.lower().startswith(
+                "l") else "right"
+    for j, p in enumerate(parents):  # parents come before children
+        sides[j] = starts.get(j, sides[p] if p >= 0 else "")
+    return sides
+
+
+def style_3d(ax: Any, *, units: str = "m", ticks: int = 4) -> None:
+    """Axis labels with units, few ticks, and an upright vertical label on 3-D axes."""
+    from matplotlib.ticker import MaxNLocator
+
+    suffix = f" ({units})" if units else ""
+    ax.set_xlabel("x" + suffix, labelpad=2)
+    ax.set_ylabel("z" + suffix, labelpad=2)
+    ax.zaxis.set_rotate_label(False)
+    ax.set_zlabel("y up" + suffix, rotation=90, labelpad=4)
+    for axis in (ax.xaxis, ax.yaxis, ax.zaxis):
+        axis.set_major_locator(MaxNLocator(ticks))
+    ax.tick_params(labelsize=8, pad=0)
+
+
 def animate_motion(motion: Any, *, out: str | Path | None = None, view: str = "3d",
                    terrain: Any = None, traces: Any = None, stride: int = 1,
                    fps: float | None = None, ax: Any = None, title: str | None = None,
-                   compare: Any = None) -> Axes:
+                   compare: Any = None, label: str | None = None,
+                   compare_label: str | None = None, trace_labels: Any = None,
+                   units: str = "m", follow: bool | None = None) -> Axes:
     """Animate a ``Motion``: skeleton lines, the ground, optional joint traces.
 
     Parameters
     ----------
     out : path ending in ``.gif`` (Pillow), ``.mp4`` (needs ffmpeg) or ``.html``; when
-        None the animation is only built (call ``plt.show()`` to watch it).
-    traces : joint indices whose paths are drawn.
+        None the animation is only built (call ``plt.show()`` to watch it). The suffix
+        (and ffmpeg for ``.mp4``) is checked before anything is drawn.
+    traces : joint indices whose paths are drawn (coloured by the joint's side).
     stride : draw every ``stride``-th frame.
     compare : a second ``Motion`` drawn in grey (e.g. the source of a foot-placement run).
+    label, compare_label, trace_labels : legend text for the motion, ``compare`` and each
+        trace; the legend lists the left, right and centre colours of ``motion``.
+    units : length unit named on the axes (``""`` for none).
+    follow : 3-D only: the camera follows the root so the character fills the box
+        (default: when the root travels farther than the body is tall).
 
+    Left limbs are red, right limbs blue and the spine grey (:data:`SIDE_COLORS`).
     The animation object is kept on ``ax.figure.limbik_animation``.
     """
     from matplotlib.animation import FuncAnimation
+    from matplotlib.lines import Line2D
 
     choice(view, "view", (*VIEWS, "profile"))
+    if out is not None:
+        check_animation_path(out)
     world = np.asarray(motion.world_positions())
     parents = np.asarray(motion.skeleton.parents)
     other = np.asarray(compare.world_positions()) if compare is not None else None
+    suffix = f" ({units})" if units else ""
     profile_terrain = None
+    new_axes = ax is None
     if view == "profile":
         # project on the walk direction: x = distance along it, z = across it
         world, other, profile_terrain = _profile(world, other, terrain)
@@ -234,26 +292,70 @@ def animate_motion(motion: Any, *, out: str | Path | None = None, view: str = "3
     frames = list(range(0, world.shape[0], max(int(stride), 1)))
     ax = _axes(ax, view)
     fig = ax.figure
+    if new_axes:
+        fig.set_size_inches(8.5, 7.0 if view == "3d" else 5.5)
+        if view == "3d":
+            style_3d(ax, units=units)
+        else:
+            ax.set_xlabel(ax.get_xlabel() + suffix)
+            ax.set_ylabel(ax.get_ylabel() + suffix)
+            fig.subplots_adjust(left=0.12, right=0.97, bottom=0.1, top=0.93)
     everything = world.reshape(-1, 3) if other is None else np.concatenate(
         [world.reshape(-1, 3), other.reshape(-1, 3)])
-    set_equal(ax, everything, view)
-    if terrain is not None:
+    root = world[:, 0]
+    height = float(np.ptp(world[..., 1]))
+    spread = np.abs(world - root[:, None])[..., [0, 2]].max()
+    half = 0.53 * max(height, 2 * float(spread), 1e-6)
+    travel = float(np.ptp(root[:, [0, 2]], axis=0).max())
+    follow = view == "3d" and (travel > max(height, 2 * half) if follow is None else follow)
+    if follow:
+        low = float(world[..., 1].min())
+        ax.set_box_aspect((1, 1, 1))
+        ax.set_zlim(low, low + 2 * half)
+    elif view == "3d":
+        set_equal(ax, everything, view)
+    else:  # equal scale, the limits widened to fill the axes instead of a square
+        cols = _coords(everything, view)
+        ax.set_aspect("equal", adjustable="datalim")
+        ax.update_datalim(np.column_stack(cols))
+        ax.margins(0.05)
+        ax.autoscale_view()
+        if view == "top":
+            ax.invert_yaxis()
+    clip = {"axlim_clip": True} if view == "3d" and _has_axlim_clip() else {}
+    ground: list[Any] = []
+    if terrain is not None and not follow:
         _draw_ground(ax, terrain, everything, view)
     if profile_terrain is not None:
         along, heights = profile_terrain
         floor = float(heights.min()) - 0.1 * float(np.ptp(everything[:, 1]))
         ax.fill_between(along, heights, floor, color="0.6", alpha=0.45, lw=0)
         ax.plot(along, heights, color="0.35", lw=1)
+    sides = joint_sides(motion.skeleton)
     bones = [(int(p), j) for j, p in enumerate(parents) if p >= 0]
-    lines = [ax.plot(*_coords(world[0, [p, j]], view), "-", color="C0", lw=2)[0]
-             for p, j in bones]
-    ghost = ([ax.plot(*_coords(other[0, [p, j]], view), "-", color="0.6", lw=1.5)[0]
+    ghost = ([ax.plot(*_coords(other[0, [p, j]], view), "-", color="0.65", lw=1.5, **clip)[0]
               for p, j in bones] if other is not None else [])
+    lines = [ax.plot(*_coords(world[0, [p, j]], view), "-", color=SIDE_COLORS[sides[j]],
+                     lw=2.2, **clip)[0] for p, j in bones]
     trace_idx = [] if traces is None else [int(t) for t in np.atleast_1d(traces)]
-    trace_lines = [ax.plot(*_coords(world[:1, t], view), "-", lw=1, color=f"C{k + 1}")[0]
+    trace_lines = [ax.plot(*_coords(world[:1, t], view), ":", lw=1.4,
+                           color=SIDE_COLORS[sides[t]] if sides[t] else f"C{k + 2}", **clip)[0]
                    for k, t in enumerate(trace_idx)]
+    handles = []
+    name = label or "skeleton"
+    used = [side for side in ("left", "right", "") if side in {sides[j] for _, j in bones}]
+    for side in used:
+        handles.append(Line2D([], [], color=SIDE_COLORS[side], lw=2.2,
+                              label=f"{name}: {side or 'centre'}" if len(used) > 1 else name))
+    if other is not None:
+        handles.append(Line2D([], [], color="0.65", lw=1.5, label=compare_label or "compare"))
+    names = list(trace_labels) if trace_labels is not None else [
+        f"path of {motion.skeleton.names[t]}" for t in trace_idx]
+    for line, text in zip(trace_lines, names, strict=False):
+        handles.append(Line2D([], [], color=line.get_color(), ls=":", lw=1.4, label=text))
+    ax.legend(handles=handles, loc="upper left", fontsize=8, framealpha=0.85)
     if title:
-        ax.set_title(title)
+        ax.set_title(title, fontsize=10)
 
     def _set(line: Any, pts: FloatArray) -> None:
         cols = _coords(pts, view)
@@ -269,10 +371,24 @@ def animate_motion(motion: Any, *, out: str | Path | None = None, view: str = "3
         for line, (p, j) in zip(ghost, bones, strict=False):
             if other is not None:
                 _set(line, other[min(f, len(other) - 1), [p, j]])
+        if follow:
+            cx, cz = root[f, 0], root[f, 2]
         for line, t in zip(trace_lines, trace_idx, strict=True):
-            _set(line, world[: f + 1, t])
+            path = world[: f + 1, t]
+            if follow:  # only the part of the path inside the box
+                outside = (np.abs(path[:, 0] - cx) > half) | (np.abs(path[:, 2] - cz) > half)
+                path = np.where(outside[:, None], np.nan, path)
+            _set(line, path)
+        if follow:
+            ax.set_xlim(cx - half, cx + half)
+            ax.set_ylim(cz - half, cz + half)
+            if terrain is not None:
+                while ground:
+                    ground.pop().remove()
+                ground.append(_ground_patch(ax, terrain, cx, cz, half))
         return [*lines, *ghost, *trace_lines]
 
+    update(frames[0])
     frame_time = float(motion.frame_time) * max(int(stride), 1)
     rate = fps if fps is not None else min(30.0, 1.0 / frame_time)
     anim = FuncAnimation(fig, update, frames=frames, interval=1000.0 / rate, blit=False)
@@ -280,6 +396,38 @@ def animate_motion(motion: Any, *, out: str | Path | None = None, view: str = "3
     if out is not None:
         save_animation(anim, out, rate)
     return ax
+
+
+def _has_axlim_clip() -> bool:
+    import matplotlib
+
+    return tuple(int(v) for v in matplotlib.__version__.split(".")[:2]) >= (3, 10)
+
+
+def _ground_patch(ax: Any, terrain: Any, cx: float, cz: float, half: float) -> Any:
+    xs = np.linspace(cx - half, cx + half, 24)
+    zs = np.linspace(cz - half, cz + half, 24)
+    X, Z = np.meshgrid(xs, zs)
+    return ax.plot_surface(X, Z, terrain.height(X, Z), color="0.6", alpha=0.35, lw=0,
+                           antialiased=False)
+
+
+def check_animation_path(out: str | Path) -> Path:
+    """``out`` as a Path if it can be written as an animation, else InvalidInputError:
+    the suffix is ``.gif``, ``.mp4`` (with ffmpeg installed) or ``.html``."""
+    path = Path(out)
+    suffix = path.suffix.lower()
+    if suffix == ".mp4":
+        from matplotlib.animation import FFMpegWriter
+
+        if not FFMpegWriter.isAvailable():
+            raise InvalidInputError(
+                f"out must end in .gif or .html on this machine (ffmpeg not found), got {out}",
+                argument="out")
+    elif suffix not in (".gif", ".html", ".htm"):
+        raise InvalidInputError(f"out must end in .gif, .mp4 or .html, got {out}",
+                                argument="out")
+    return path
 
 
 def _profile(world: FloatArray, other: FloatArray | None, terrain: Any
@@ -327,7 +475,7 @@ def _draw_ground(ax: Any, terrain: Any, points: FloatArray, view: str) -> None:
 
 def save_animation(anim: Any, out: str | Path, fps: float) -> None:
     """Write an animation atomically: ``.gif`` (Pillow), ``.mp4`` (ffmpeg) or ``.html``."""
-    path = Path(out)
+    path = check_animation_path(out)
     suffix = path.suffix.lower()
     if suffix == ".gif":
         from matplotlib.animation import PillowWriter
@@ -336,17 +484,10 @@ def save_animation(anim: Any, out: str | Path, fps: float) -> None:
     elif suffix == ".mp4":
         from matplotlib.animation import FFMpegWriter
 
-        if not FFMpegWriter.isAvailable():
-            raise InvalidInputError(
-                f"out must end in .gif or .html on this machine (ffmpeg not found), got {out}",
-                argument="out")
         atomic_save(path, lambda tmp: anim.save(tmp, writer=FFMpegWriter(fps=max(1, round(fps)))))
-    elif suffix in (".html", ".htm"):
+    else:
         html = anim.to_jshtml(fps=fps)
         atomic_save(path, lambda tmp: Path(tmp).write_text(html))
-    else:
-        raise InvalidInputError(f"out must end in .gif, .mp4 or .html, got {out}",
-                                argument="out")
 
 
 def save_figure(fig: Any, path: str | Path, dpi: int = 90) -> Path:

@@ -1,0 +1,261 @@
+"""The command line meets a user: every error is one line with the documented exit code,
+a closed pipe ends quietly, outputs never land somewhere unexpected."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+from limbik.cli import EXIT_BROKEN_PIPE, EXIT_ERROR, EXIT_USAGE, main
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+URDF = """<robot name="arm">
+  <link name="base"/><link name="upper"/><link name="fore"/><link name="palm"/>
+  <link name="hand"/>
+  <joint name="shoulder" type="revolute"><parent link="base"/><child link="upper"/>
+    <axis xyz="0 0 1"/><limit lower="-3" upper="3"/></joint>
+  <joint name="elbow" type="revolute"><parent link="upper"/><child link="fore"/>
+    <origin xyz="0.3 0 0"/><axis xyz="0 0 1"/><limit lower="-3" upper="3"/></joint>
+  <joint name="wrist" type="revolute"><parent link="fore"/><child link="palm"/>
+    <origin xyz="0.25 0 0"/><axis xyz="0 0 1"/><limit lower="-3" upper="3"/></joint>
+  <joint name="palm_hand" type="fixed"><parent link="palm"/><child link="hand"/>
+    <origin xyz="0.1 0 0"/></joint>
+</robot>
+"""
+
+
+@pytest.fixture(scope="module")
+def clip(tmp_path_factory) -> Path:
+    """A short BVH walk (one cycle)."""
+    from limbik import write_bvh
+    from limbik.placement.walk import walk_cycle
+
+    path = tmp_path_factory.mktemp("clip") / "walk.bvh"
+    write_bvh(walk_cycle(cycles=1.0), path)
+    return path
+
+
+@pytest.fixture()
+def urdf(tmp_path) -> Path:
+    path = tmp_path / "arm.urdf"
+    path.write_text(URDF)
+    return path
+
+
+def _one_line(err: str) -> str:
+    err = err.strip()
+    assert err.startswith("limbik: error: ") and "\n" not in err, err
+    return err
+
+
+USAGE_ERRORS = [
+    (["bogus"], "invalid choice"),
+    (["solve", "--nope"], "unrecognized arguments"),
+    (["solve", "--target", "1", "2"], "expected 3 arguments"),
+    (["solve", "--lengths", "1", "1", "--target", "1", "0", "0", "--max-iterations", "-1"],
+     "--max-iterations"),
+    (["solve", "--lengths", "1", "1", "--target", "1", "0", "0", "--restarts", "x"],
+     "--restarts"),
+    (["footplant", "X.bvh", "--terrain", "hills", "--seed", "-3"], "--seed"),
+    (["footplant", "--seed", "1.5"], "--seed"),
+    (["footplant", "--cell-size", "0"], "--cell-size"),
+    (["footplant", "--floor", "nan"], "--floor"),
+    (["view", "X.bvh", "--fps", "0", "--out", "t.gif"], "--fps"),
+    (["view", "X.bvh", "--fps", "-5", "--out", "t.gif"], "--fps"),
+    (["view", "X.bvh", "--fps", "inf"], "--fps"),
+    (["view", "X.bvh", "--view", "iso"], "--view"),
+    (["demo", "--jobs", "0"], "--jobs"),
+    (["urdf"], "required"),
+]
+
+
+@pytest.mark.parametrize(("argv", "words"), USAGE_ERRORS)
+def test_usage_errors_are_one_line_with_a_help_hint(capsys, argv, words):
+    assert main(argv) == EXIT_USAGE
+    captured = capsys.readouterr()
+    err = _one_line(captured.err)
+    assert words in err
+    command = "limbik " + argv[0] if argv[0] in ("solve", "footplant", "view", "demo",
+                                                "urdf") else "limbik"
+    assert err.endswith(f"(see '{command} --help')")
+    assert captured.out == ""
+
+
+def test_the_documented_exit_codes_match(capsys):
+    text = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text()
+    assert f"exit code {EXIT_USAGE}" in text and f"exit code {EXIT_ERROR}" in text
+    assert f"{EXIT_BROKEN_PIPE}" in text
+
+
+def test_view_rejects_a_picture_suffix_before_drawing(clip, tmp_path, capsys):
+    out = tmp_path / "t.png"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # e.g. "Animation was deleted without rendering"
+        assert main(["view", str(clip), "--out", str(out)]) == EXIT_ERROR
+    assert "--out must end in .gif, .mp4 or .html" in _one_line(capsys.readouterr().err)
+    assert not out.exists()
+
+
+def test_view_mp4_without_ffmpeg_is_one_line(clip, tmp_path, capsys, monkeypatch):
+    from matplotlib.animation import FFMpegWriter
+
+    monkeypatch.setattr(FFMpegWriter, "isAvailable", classmethod(lambda cls: False))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert main(["view", str(clip), "--out", str(tmp_path / "t.mp4")]) == EXIT_ERROR
+    assert "ffmpeg" in _one_line(capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("option", ["-o", "--report", "--plot"])
+def test_an_output_in_a_missing_folder_names_the_users_path(clip, tmp_path, capsys, option):
+    path = tmp_path / "nonexistent" / "dir" / ("t.bvh" if option == "-o" else "t.json")
+    argv = ["footplant", str(clip), "--terrain", "flat", option, str(path)]
+    if option != "-o":
+        argv += ["-o", str(tmp_path / "ok.bvh")]
+    assert main(argv) == EXIT_ERROR
+    err = _one_line(capsys.readouterr().err)
+    assert str(path) in err and "does not exist" in err and ".tmp" not in err
+    assert not (tmp_path / "ok.bvh").exists()  # nothing was solved or written
+
+
+def test_footplant_without_o_names_its_output_and_never_overwrites(clip, tmp_path,
+                                                                   monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["footplant", str(clip), "--terrain", "flat"]) == 0
+    out = tmp_path / "walk_footplant.bvh"
+    captured = capsys.readouterr()
+    assert "writing walk_footplant.bvh" in captured.err
+    assert "wrote walk_footplant.bvh" in captured.out
+    out.write_text("mine")
+    assert main(["footplant", str(clip), "--terrain", "flat"]) == EXIT_ERROR
+    err = _one_line(capsys.readouterr().err)
+    assert "walk_footplant.bvh exists" in err and "--force" in err and "-o" in err
+    assert out.read_text() == "mine"
+    assert main(["footplant", str(clip), "--terrain", "flat", "--force"]) == 0
+    assert out.read_text().startswith("HIERARCHY")
+
+
+def test_a_closed_stdout_ends_quietly_in_process(capsys, monkeypatch):
+    class Closed:
+        def write(self, text: str) -> int:
+            raise BrokenPipeError(32, "Broken pipe")
+
+        def flush(self) -> None:
+            raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(sys, "stdout", Closed())
+    code = main(["solve", "--lengths", "0.3", "0.25", "--target", "0.2", "0.3", "0.1"])
+    assert code == EXIT_BROKEN_PIPE
+    assert capsys.readouterr().err == ""
+
+
+def test_a_closed_pipe_ends_quietly_as_a_process():
+    """``limbik solve ... | head -0``: the reader is gone before the first write."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "limbik.cli", "solve", "--lengths", "0.2", "0.2", "0.2",
+         "--target", "0.3", "0.2", "0", "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(SRC)})
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    with proc.stderr:
+        err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == EXIT_BROKEN_PIPE
+    assert err == ""
+
+
+def test_urdf_lists_links_and_joints(urdf, capsys):
+    assert main(["urdf", str(urdf)]) == 0
+    out = capsys.readouterr().out
+    assert "5 links, 4 joints" in out
+    assert "bases (--base): base" in out and "tips (--tip):   hand" in out
+    assert "elbow" in out and "revolute" in out and "upper -> fore" in out
+
+
+def test_urdf_without_base_lists_the_links(urdf, capsys):
+    assert main(["solve", "--urdf", str(urdf), "--tip", "hand", "--target", "0.3", "0.2",
+                 "0"]) == EXIT_ERROR
+    err = _one_line(capsys.readouterr().err)
+    assert "--urdf needs --base LINK" in err
+    assert "base, upper, fore, palm, hand" in err and "limbik urdf FILE" in err
+
+
+def test_solve_prints_q_with_joint_names_and_takes_an_orientation(urdf, capsys):
+    import numpy as np
+
+    from limbik import load_urdf
+
+    argv = ["solve", "--urdf", str(urdf), "--base", "base", "--tip", "hand",
+            "--target", "0.3", "0.25", "0", "--orientation", "0", "0", "0.3826834",
+            "0.9238795"]  # the hand turned 45° about z
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "dls: reached, pose error" in out
+    assert "orientation (0, 0, 0.382683, 0.923879) (x, y, z, w)" in out
+    assert "  shoulder  " in out and "  elbow     " in out and "  wrist     " in out
+    assert "iterations in all attempts" in out
+    assert main([*argv, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["joint_names"] == ["shoulder", "elbow", "wrist"] and data["reached"]
+    tip = load_urdf(urdf, "base", "hand").forward(np.array(data["q"]))
+    assert np.allclose(tip.position, [0.3, 0.25, 0.0], atol=1e-5)
+    assert np.isclose(abs(tip.quaternion @ [0, 0, 0.3826834, 0.9238795]), 1.0, atol=1e-6)
+
+
+def test_bad_orientation_is_one_line(urdf, capsys):
+    assert main(["solve", "--urdf", str(urdf), "--base", "base", "--tip", "hand",
+                 "--target", "0.3", "0.25", "0", "--orientation", "0", "0", "0", "0"]) == 1
+    assert "orientation must be a quaternion" in _one_line(capsys.readouterr().err)
+
+
+def test_restarts_zero_makes_max_iterations_a_total(capsys):
+    argv = ["solve", "--lengths", "0.2", "0.2", "0.2", "--target", "5", "0", "0",
+            "--method", "dls", "--max-iterations", "20", "--json"]
+    assert main([*argv, "--restarts", "0"]) == 0
+    assert json.loads(capsys.readouterr().out)["iterations"] <= 20
+
+
+def test_a_failed_write_names_the_users_path_not_the_temporary_file(clip, tmp_path, capsys,
+                                                                   monkeypatch):
+    """Whatever the atomic writer's temporary file is called, the error names -o's path."""
+    import limbik.skeleton.bvh as bvh
+
+    def fail(motion, path, *args, **kwargs):
+        temporary = Path(path).parent / f".{Path(path).name}.x1y2z3.tmp"
+        raise FileNotFoundError(2, "No such file or directory", str(temporary))
+
+    monkeypatch.setattr(bvh, "write_bvh", fail)
+    out = tmp_path / "planted.bvh"
+    assert main(["footplant", str(clip), "--terrain", "flat", "-o", str(out)]) == EXIT_ERROR
+    err = _one_line(capsys.readouterr().err)
+    assert err == f"limbik: error: cannot write {out}: No such file or directory"
+
+
+def _typed_options():
+    """(command, option, nargs) for every option of every subcommand that parses a value
+    with a type, so options added later are covered too."""
+    import argparse
+
+    from limbik.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for command, subparser in sub.choices.items():
+        for action in subparser._actions:
+            if action.option_strings and action.type not in (None, str) and action.nargs != 0:
+                yield command, action.option_strings[-1], action.nargs
+
+
+@pytest.mark.parametrize(("command", "option", "nargs"), list(_typed_options()))
+def test_every_typed_option_rejects_a_word_in_one_line(capsys, command, option, nargs):
+    count = nargs if isinstance(nargs, int) else 1
+    argv = [command, *(["X.bvh"] if command == "view" else []), option, *["word"] * count]
+    assert main(argv) == EXIT_USAGE
+    err = _one_line(capsys.readouterr().err)
+    assert option in err and err.endswith(f"(see 'limbik {command} --help')")
