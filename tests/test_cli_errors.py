@@ -224,13 +224,13 @@ def test_restarts_zero_makes_max_iterations_a_total(capsys):
 def test_a_failed_write_names_the_users_path_not_the_temporary_file(clip, tmp_path, capsys,
                                                                    monkeypatch):
     """Whatever the atomic writer's temporary file is called, the error names -o's path."""
-    import limbik.skeleton.bvh as bvh
+    import limbik.skeleton.files as files
 
     def fail(motion, path, *args, **kwargs):
         temporary = Path(path).parent / f".{Path(path).name}.x1y2z3.tmp"
         raise FileNotFoundError(2, "No such file or directory", str(temporary))
 
-    monkeypatch.setattr(bvh, "write_bvh", fail)
+    monkeypatch.setattr(files, "write_bvh", fail)
     out = tmp_path / "planted.bvh"
     assert main(["footplant", str(clip), "--terrain", "flat", "-o", str(out)]) == EXIT_ERROR
     err = _one_line(capsys.readouterr().err)
