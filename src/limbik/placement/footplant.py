@@ -2,20 +2,25 @@
 
 The method, per frame and per leg (all of it vectorised over frames):
 
-1. The source clip's floor is estimated (or given). Contacts come from the foot's
-   height above that floor and its horizontal speed, with hysteresis (or are given).
-2. While a foot is in contact its horizontal position is locked where the contact
-   began; after the contact the lock is released with a smooth blend (foot-skate removal).
-3. A ray down finds the ground under the ankle and the toe. Each keeps the source's
-   height above its own floor, so the sole follows the ground along the foot (limited
-   by ``max_tilt``); the foot's length is kept.
+1. The source clip's floor is estimated (or given); the terrain is in world coordinates,
+   so the motion's floor is carried onto the terrain (``FootplantReport.lift``).
+   Contacts come from the foot's height above its local minimum and its speed, with
+   hysteresis (or are given).
+2. In a contact the whole foot is held: the heel and the toe stay where they landed,
+   and the foot rolls over the heel at heel strike and over the toe at toe-off (the
+   source's own foot rotation, pivoting on the lower point). The lock is released with
+   a smooth blend after the contact.
+3. The ground under the heel and the toe is found. Each keeps the source's height above
+   its floor, minus the source's float in stance (the weight-carrying point rests on
+   the ground), so the sole follows the ground along the foot within ``max_tilt``; the
+   foot's length is kept, and the foot rolls with the ground across it.
 4. The foot offsets are smoothed with a zero-lag critically damped spring.
 5. The pelvis follows the lower foot and is lowered further where a leg could not
    reach (Final IK's Grounder), never pushed through the ground, and smoothed.
-6. Each leg is solved with :func:`limbik.two_bone` using the animated knee as the
-   ``reference`` (seed 004: the knee stays closest to the artist's pose), and the
-   result is applied with :func:`limbik.apply_ik`; per-leg weights blend with the
-   source.
+6. Each leg is solved with :func:`limbik.two_bone` about the knee's own hinge axis
+   (estimated from the clip in the thigh's frame), following the animated knee where
+   the source leg is clearly bent, with soft reach near full extension; the result is
+   applied with :func:`limbik.apply_ik`; per-leg weights blend with the source.
 """
 
 from __future__ import annotations
@@ -30,15 +35,19 @@ from limbik import metrics
 from limbik._validation import as_float
 from limbik.errors import InvalidInputError
 from limbik.geometry.quaternion import (
+    quaternion_conjugate,
+    quaternion_from_axis_angle,
     quaternion_from_two_vectors,
     quaternion_multiply,
     quaternion_slerp,
+    rotate_vectors,
 )
 from limbik.placement.contacts import (
     contact_spans,
     contacts_from_ranges,
     detect_contacts,
     horizontal_speed,
+    local_minimum,
 )
 from limbik.placement.spring import smooth_zero_lag
 from limbik.placement.terrain import Terrain
@@ -64,6 +73,8 @@ class FootplantReport:
     contacts : per leg, the contact spans as half-open ``(start, stop)`` frame ranges.
     before, after : metric name → value (see :func:`evaluate`).
     pelvis_offset : ``(frames,)`` vertical root offset applied.
+    lift : how far the clip's floor was moved up to lie on the terrain (the terrain's
+        median height under the root's path minus ``floor``); 0 without a terrain.
     """
 
     floor: float
@@ -72,11 +83,13 @@ class FootplantReport:
     before: dict[str, float]
     after: dict[str, float]
     pelvis_offset: np.ndarray
+    lift: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dictionary."""
         return {
             "floor": self.floor,
+            "lift": self.lift,
             "legs": list(self.legs),
             "contacts": {k: [list(s) for s in v] for k, v in self.contacts.items()},
             "before": self.before,
@@ -119,23 +132,54 @@ def estimate_floor(motion: Motion, legs: Sequence[Leg], leg_length: float) -> fl
     return 0.0 if abs(level) <= 0.02 * leg_length else level
 
 
+def _foot_joints(motion: Motion, leg: Leg) -> list[int]:
+    """Indices into ``world_positions(include_end_sites=True)``: ankle, toe, toe tips."""
+    sk = motion.skeleton
+    if leg.toe is None:
+        return [leg.ankle]
+    tips = [sk.num_joints + k for k, p in enumerate(sk.end_site_parents) if int(p) == leg.toe]
+    return [leg.ankle, leg.toe, *tips]
+
+
+def _rest_heights(motion: Motion, full_world: np.ndarray, legs: Sequence[Leg], floor: float,
+                  leg_length: float) -> dict[str, np.ndarray]:
+    """Per leg, the resting heights above the floor of its foot points (see
+    :func:`_foot_joints`): each point's 5th percentile, never below the floor, and no
+    more than 0.5% of a leg above the same point of the other foot (both feet stand on
+    one floor, so a foot that never comes down that far was hovering)."""
+    own = {leg.side: np.maximum(np.percentile(
+        full_world[:, _foot_joints(motion, leg), 1] - floor, 5, axis=0), 0.0) for leg in legs}
+    out = {}
+    for leg in legs:
+        rest = own[leg.side]
+        for other in legs:
+            if other.side != leg.side and own[other.side].shape == rest.shape:
+                rest = np.minimum(rest, own[other.side] + 0.005 * leg_length)
+        out[leg.side] = rest
+    return out
+
+
 def _foot_signals(world: np.ndarray, leg: Leg, floor: float, leg_length: float, dt: float
                   ) -> tuple[np.ndarray, np.ndarray]:
-    """Height above rest (leg lengths) and speed (leg lengths/s) of the foot's lower, slower point.
+    """Contact height (leg lengths) and speed (leg lengths/s) of a foot ``(frames,)``.
 
     A planted foot pivots on its heel (ankle) or its toe, so per frame the foot's
     height is the lower of the two and its speed the slower. Each point's height is
-    measured from its own resting height (a low percentile, never below the floor),
-    so a toe joint that sits above the sole still counts.
+    measured from its own resting height (a low percentile, never below the floor).
+    The height used for contacts is the height above the foot's local minimum (±0.4 s),
+    so stances that hover at different heights from step to step are still found; a
+    foot at or below its resting height reads as at or below 0 (grounded).
     """
     heights, speeds = [], []
-    for j in {leg.ankle, _foot_point(leg)}:
+    for j in dict.fromkeys((leg.ankle, _foot_point(leg))):
         point = world[:, j]
         above = point[:, 1] - floor
         rest = max(float(np.percentile(above, 5)), 0.0)
         heights.append((above - rest) / leg_length)
         speeds.append(horizontal_speed(point, dt) / leg_length)
-    return np.min(heights, axis=0), np.min(speeds, axis=0)
+    height = np.min(heights, axis=0)
+    local = height - local_minimum(height, max(1, round(0.4 / dt)))
+    return np.where(height <= 0.0, height, local), np.min(speeds, axis=0)
 
 
 def contact_speed_threshold(speeds: np.ndarray) -> float:
@@ -148,44 +192,81 @@ def contact_speed_threshold(speeds: np.ndarray) -> float:
     return float(np.clip(np.sqrt(max(low, 1e-3) * max(high, 1e-3)), 0.1, 2.0))
 
 
-def _lock_offsets(point: np.ndarray, contact: np.ndarray, blend_frames: int) -> np.ndarray:
-    """Horizontal (x, z) offsets ``(frames, 2)`` that hold the foot still during contacts.
-
-    Inside a contact the foot is held where the contact began; after it the offset
-    eases back to zero over ``blend_frames`` (or before the next contact starts).
-    """
-    n = len(point)
-    offset = np.zeros((n, 2))
-    xz = point[:, [0, 2]]
-    spans = contact_spans(contact)
-    for k, (start, stop) in enumerate(spans):
-        offset[start:stop] = xz[start] - xz[start:stop]
-        end = offset[stop - 1]
+def _ease_after(offset: np.ndarray, spans: list[tuple[int, int]], blend_frames: int) -> None:
+    """After each span, ease ``offset`` ``(n, k)`` from its last value to 0 (in place)."""
+    n = len(offset)
+    for k, (_start, stop) in enumerate(spans):
+        end = offset[stop - 1].copy()
         next_start = spans[k + 1][0] if k + 1 < len(spans) else n
         length = min(blend_frames, next_start - stop)
         if length > 0:
             s = (np.arange(1, length + 1) / (length + 1))[:, None]
-            ease = 1 - s * s * (3 - 2 * s)
-            offset[stop:stop + length] = end * ease
-    return offset
+            offset[stop:stop + length] = end * (1 - s * s * (3 - 2 * s))
 
 
-def _place_foot(ankle: np.ndarray, toe: np.ndarray | None, lock: np.ndarray, terrain: Terrain,
-                floor: float, max_tilt: float) -> tuple[np.ndarray, np.ndarray | None]:
-    """Ankle (and toe) targets on the terrain, keeping heights above the floor."""
+def _heel_weight(heel_above: np.ndarray, toe_above: np.ndarray, band: float) -> np.ndarray:
+    """How much the heel carries the foot ``(n,)``: 1 where the toe is higher above its rest
+    than the heel by ``band`` or more, 0 the other way round, smooth in between."""
+    s = np.clip((toe_above - heel_above + band) / (2 * band), 0.0, 1.0)
+    return s * s * (3 - 2 * s)
+
+
+def _lock_offsets(ankle: np.ndarray, toe: np.ndarray | None, contact: np.ndarray,
+                  heel: np.ndarray, blend_frames: int) -> np.ndarray:
+    """Horizontal (x, z) offsets ``(frames, 2)`` of the foot that hold it during contacts.
+
+    Inside a contact the foot pivots on its heel (weight ``heel``) or its toe: the
+    ankle moves only by the toe-pivoted share of the source foot's own change,
+    ``-(1 - heel)·Δ(toe - ankle)``, and the toe stays the ankle plus the source foot
+    vector; so a flat foot does not move at all, a heel strike rolls over the heel and
+    a toe-off over the toe. Without a toe the ankle is held. The foot is held where the
+    source foot is on average during the contact; the offset eases in over
+    ``blend_frames`` before the contact and back to zero over as many after it (within
+    the gaps between contacts).
+    """
+    n = len(ankle)
+    offset = np.zeros((n, 2))
+    a = ankle[:, [0, 2]]
+    v = (toe[:, [0, 2]] - a) if toe is not None else np.zeros_like(a)
+    spans = contact_spans(contact)
+    for start, stop in spans:
+        dv = np.diff(v[start:stop], axis=0, prepend=v[start:start + 1])
+        held = a[start] - np.cumsum((1.0 - heel[start:stop, None]) * dv, axis=0)
+        # held where the source foot is on average over the contact: a skating source
+        # then strains the legs half as much as a lock where the contact began
+        held += np.mean(a[start:stop] - held, axis=0)
+        offset[start:stop] = held - a[start:stop]
+    before = np.zeros_like(offset)
+    for k, (start, _stop) in enumerate(spans):
+        previous_stop = spans[k - 1][1] if k > 0 else 0
+        length = min(blend_frames, start - previous_stop)
+        if length > 0:
+            s = (np.arange(length, 0, -1) / (length + 1))[:, None]
+            before[start - length:start] = offset[start] * (1 - s * s * (3 - 2 * s))
+    _ease_after(offset, spans, blend_frames)
+    return offset + before
+
+
+def _place_foot(ankle: np.ndarray, toe: np.ndarray | None, lock: np.ndarray,
+                heights: tuple[np.ndarray, np.ndarray | None], heel: np.ndarray,
+                terrain: Terrain, max_tilt: float
+                ) -> tuple[np.ndarray, np.ndarray | None]:
+    """Ankle (and toe) targets on the terrain at the given heights above it.
+
+    The foot keeps its length; its pitch follows the ground along the foot, changed by
+    at most ``max_tilt`` from the source's; it pivots on the heel (weight ``heel``) or
+    the toe.
+    """
     a = ankle.copy()
     a[:, [0, 2]] += lock
-    ha = np.maximum(ankle[:, 1] - floor, 0.0)
-    if toe is None:
+    ha, ht = heights
+    if toe is None or ht is None:
         a[:, 1] = terrain.height(a[:, 0], a[:, 2]) + ha
         return a, None
     t = toe.copy()
     t[:, [0, 2]] += lock
-    ht = np.maximum(toe[:, 1] - floor, 0.0)
     a[:, 1] = terrain.height(a[:, 0], a[:, 2]) + ha
     t[:, 1] = terrain.height(t[:, 0], t[:, 2]) + ht
-    # keep the foot's length: the toe holds its place, the ankle slides along the
-    # foot's heading; the change of pitch is limited to max_tilt
     source = toe - ankle
     length = np.linalg.norm(source, axis=1)
     horizontal = np.hypot(source[:, 0], source[:, 2])
@@ -195,9 +276,15 @@ def _place_foot(ankle: np.ndarray, toe: np.ndarray | None, lock: np.ndarray, ter
     pitch = np.clip(pitch, source_pitch - max_tilt, source_pitch + max_tilt)
     heading = np.where(horizontal[:, None] > 1e-9 * np.maximum(length, 1e-300)[:, None],
                        source[:, [0, 2]] / np.maximum(horizontal, 1e-300)[:, None], 0.0)
-    a[:, 0] = t[:, 0] - heading[:, 0] * length * np.cos(pitch)
-    a[:, 2] = t[:, 2] - heading[:, 1] * length * np.cos(pitch)
-    a[:, 1] = t[:, 1] - length * np.sin(pitch)
+    reach = (length * np.cos(pitch))[:, None] * heading
+    rise = length * np.sin(pitch)
+    w = heel[:, None]
+    base = w * a[:, [0, 2]] + (1 - w) * (t[:, [0, 2]] - reach)
+    base_y = heel * a[:, 1] + (1 - heel) * (t[:, 1] - rise)
+    a[:, [0, 2]] = base
+    a[:, 1] = base_y
+    t[:, [0, 2]] = base + reach
+    t[:, 1] = base_y + rise
     return a, t
 
 
@@ -257,6 +344,59 @@ def _tilt_rotation(normal: np.ndarray, max_tilt: float) -> np.ndarray:
     return quaternion_slerp(identity, q, scale)
 
 
+def knee_hinge_axes(motion: Motion, legs: Sequence[Leg]) -> dict[str, np.ndarray]:
+    """Each knee's hinge axis in its thigh's frame ``(3,)``, estimated from the clip.
+
+    On frames where the knee is bent by more than 15°, the bend plane's normal
+    ``(hip→knee) × (knee→ankle)`` is taken into the thigh (hip joint) frame and averaged,
+    weighted by how bent the knee is. A clip that never bends a knee that much uses the
+    hips' left-right line instead (knees bend forward). The world axis on a frame is the
+    thigh's world rotation applied to it; ``two_bone(..., bend_axis=...)`` bends toward
+    ``(hip→ankle) × axis``.
+    """
+    world = motion.world_positions()
+    rotations = motion.world_rotations()
+    left_hip = world[:, legs[0].hip] - world[:, legs[-1].hip]
+    out: dict[str, np.ndarray] = {}
+    for leg in legs:
+        thigh = world[:, leg.knee] - world[:, leg.hip]
+        shin = world[:, leg.ankle] - world[:, leg.knee]
+        normal = np.cross(thigh, shin)
+        sine = np.linalg.norm(normal, axis=1) / np.maximum(
+            np.linalg.norm(thigh, axis=1) * np.linalg.norm(shin, axis=1), 1e-300)
+        inverse = quaternion_conjugate(rotations[:, leg.hip])
+        bent = sine > np.sin(np.radians(15.0))
+        fallback = rotate_vectors(inverse, left_hip).sum(axis=0)
+        if np.count_nonzero(bent) >= 3:
+            local = rotate_vectors(inverse[bent], normal[bent])
+            axis = (local / np.linalg.norm(local, axis=1, keepdims=True)
+                    * sine[bent, None]).sum(axis=0)
+        else:
+            axis = fallback
+        size = float(np.linalg.norm(axis))
+        if not size > 0:
+            axis, size = np.array([1.0, 0.0, 0.0]), 1.0
+        out[leg.side] = axis / size
+    return out
+
+
+def _roll_rotation(foot: np.ndarray, normal: np.ndarray, max_tilt: float) -> np.ndarray:
+    """Rotations ``(n, 4)`` about the foot direction ``(n, 3)`` that roll the sole with
+    the ground's cross slope (``normal`` ``(n, 3)``), by at most ``max_tilt``."""
+    f = foot / np.maximum(np.linalg.norm(foot, axis=1, keepdims=True), 1e-300)
+    up = _UP - f[:, 1:2] * f
+    n = normal - np.sum(normal * f, axis=1, keepdims=True) * f
+    angle = np.arctan2(np.sum(np.cross(up, n) * f, axis=1), np.sum(up * n, axis=1))
+    return quaternion_from_axis_angle(f, np.clip(angle, -max_tilt, max_tilt))
+
+
+def _facing(world: np.ndarray, legs: Sequence[Leg]) -> np.ndarray:
+    """The hips' horizontal facing ``(frames, 3)``: (left hip − right hip) × up."""
+    left = world[:, legs[0].hip] - world[:, legs[-1].hip]
+    forward = np.cross(left, _UP)
+    return forward / np.maximum(np.linalg.norm(forward, axis=1, keepdims=True), 1e-300)
+
+
 def evaluate(motion: Motion, terrain: Terrain, legs: Sequence[Leg],
              contacts: Mapping[str, np.ndarray], *,
              reference: Motion | None = None) -> dict[str, float]:
@@ -264,32 +404,45 @@ def evaluate(motion: Motion, terrain: Terrain, legs: Sequence[Leg],
 
     Keys, per leg side ``S``: ``S_skate`` (total horizontal foot travel during
     contact), ``S_skate_max`` (largest per-frame slide), ``S_penetration`` (deepest
-    ankle or toe below the ground), ``S_floating`` (mean foot height above the ground
-    during contact), ``S_toe_speed_near_ground`` (mean horizontal speed of the foot
-    point while within 5% of a leg length of the ground), ``S_knee_pop`` (largest
-    per-frame knee angle change, degrees); and ``bone_length_drift`` (largest relative
-    bone length change against ``reference``'s first frame, default ``motion``'s).
+    ankle, toe or toe tip below the ground), ``S_floating`` (mean foot height above the
+    ground during contact), ``S_stance_gap`` (mean height of the foot's lowest point
+    above the ground during contact), ``S_heel_slide`` and ``S_toe_slide`` (mean speed
+    of the ankle and the toe during contact, units/s), ``S_toe_speed_near_ground``
+    (mean horizontal speed of the foot point while within 5% of a leg length of the
+    ground), ``S_knee_pop`` (largest per-frame knee angle change, degrees),
+    ``S_backward_knee_frames`` (frames whose knee bends behind the hip–ankle line,
+    against the hips' facing, by more than 2°), ``S_knee_jump`` (largest per-frame
+    knee move relative to the hip); and ``bone_length_drift`` (largest relative bone
+    length change against ``reference``'s first frame, default ``motion``'s).
     Heights are measured from ``terrain``; to measure a source clip on its own floor,
     pass ``Terrain.flat(floor)``.
     """
-    world = motion.world_positions()
+    full = motion.world_positions(include_end_sites=True)
+    world = full[:, :motion.skeleton.num_joints]
     out: dict[str, float] = {}
     dt = motion.frame_time
+    forward = _facing(world, legs)
     for leg in legs:
         point = world[:, _foot_point(leg)]
         thigh, shin = _leg_lengths(motion, leg)
         c = contacts[leg.side]
         per_frame, skate = metrics.foot_skate(point, c)
-        feet = world[:, [leg.ankle, _foot_point(leg)]]
+        feet = full[:, _foot_joints(motion, leg)]
         out[f"{leg.side}_skate"] = skate
         out[f"{leg.side}_skate_max"] = float(per_frame.max(initial=0.0))
         out[f"{leg.side}_penetration"] = float(metrics.penetration(feet, terrain).max(initial=0))
         fl = metrics.floating(point, terrain, c)
         out[f"{leg.side}_floating"] = float(fl[c].mean()) if np.any(c) else 0.0
+        out[f"{leg.side}_stance_gap"] = metrics.stance_gap(feet, terrain, c)
+        out[f"{leg.side}_heel_slide"] = metrics.contact_speed(world[:, leg.ankle], c, dt)
+        out[f"{leg.side}_toe_slide"] = metrics.contact_speed(point, c, dt)
         out[f"{leg.side}_toe_speed_near_ground"] = metrics.speed_near_floor(
             point, terrain, dt, near=0.05 * (thigh + shin))
-        out[f"{leg.side}_knee_pop"] = metrics.knee_pop(world[:, leg.hip], world[:, leg.knee],
-                                                        world[:, leg.ankle])
+        hip, knee, ankle = world[:, leg.hip], world[:, leg.knee], world[:, leg.ankle]
+        out[f"{leg.side}_knee_pop"] = metrics.knee_pop(hip, knee, ankle)
+        out[f"{leg.side}_backward_knee_frames"] = float(
+            metrics.backward_knee_frames(hip, knee, ankle, forward))
+        out[f"{leg.side}_knee_jump"] = metrics.knee_displacement(hip, knee)
     ref = (reference or motion).world_positions()[0]
     out["bone_length_drift"] = metrics.bone_length_drift(world, motion.skeleton.parents, ref)
     return out
@@ -308,32 +461,37 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
               contact_height: float = 0.03,
               contact_speed: float | None = None,
               weights: float | Mapping[str, float] = 1.0,
+              softness: float = 0.005,
               progress: Progress | None = None) -> tuple[Motion, FootplantReport]:
     """Plant the feet of ``motion`` on ``terrain``: returns the new motion and a report.
 
     Parameters
     ----------
     motion : the source clip (any skeleton with detectable legs).
-    terrain : the ground (default: flat at the source floor, which removes foot skate
-        and floor penetration only).
+    terrain : the ground, in world coordinates: the clip's floor is carried onto it
+        (a clip whose feet rest at y = −1.3 on ``Terrain.flat(0)`` is lifted by 1.3).
+        Default: flat at the source floor (removes foot skate, float and floor
+        penetration only).
     legs : the legs to plant (default: :func:`limbik.find_legs`).
     contacts : per leg side (``"left"``/``"right"``), a bool mask ``(frames,)`` or
         inclusive ``(first, last)`` frame ranges; default: detected.
     floor : the source clip's floor height (default: :func:`estimate_floor`).
-    lock_feet : hold feet still while in contact.
+    lock_feet : hold feet (heel and toe) still while in contact.
     adjust_pelvis : move the pelvis with the lower foot and down where a leg can't reach.
     smooth_time, pelvis_smooth_time : spring smoothing times of the foot and the
         pelvis offsets, seconds.
     release_time : blend time after a contact ends, seconds.
-    max_tilt : largest change of foot pitch (or ankle tilt without a toe) from the
-        source to follow the ground, radians.
-    contact_height : a contact starts with the foot at most this high above its resting
-        height (leg lengths) and ends above twice this.
+    max_tilt : largest change of foot pitch and roll from the source to follow the
+        ground (or ankle tilt without a toe), radians.
+    contact_height : a contact starts with the foot at most this high above its local
+        minimum (leg lengths, ±0.4 s) and ends above three times this.
     contact_speed : the planted/swing speed threshold (leg lengths per second); a contact
         starts below 0.7x and ends above 1.4x it. Default: from the clip
         (:func:`contact_speed_threshold`). A foot at or below its rest is in contact
         whatever its speed (sliding through the floor is skating, not swinging).
     weights : 0..1, one for all legs or per side; 0 keeps the source leg.
+    softness : soft reach of the legs near full extension, a fraction of the leg
+        (``two_bone(..., softness=)``); 0 is off.
     progress : called as ``progress(done, total, stage)``.
     """
     if not isinstance(motion, Motion):
@@ -351,8 +509,13 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
     pelvis_smooth_time = as_float(pelvis_smooth_time, "pelvis_smooth_time", minimum=0.0)
     release_frames = round(as_float(release_time, "release_time", minimum=0.0) / dt)
     max_tilt = as_float(max_tilt, "max_tilt", minimum=0.0)
+    softness = as_float(softness, "softness", minimum=0.0)
+    if softness >= 0.5:
+        raise InvalidInputError(f"softness must be below 0.5, got {softness}",
+                                argument="softness")
     weight = _weights(weights, legs)
-    world = motion.world_positions()
+    full_world = motion.world_positions(include_end_sites=True)
+    world = full_world[:, :motion.skeleton.num_joints]
     frames = motion.num_frames
     lengths = {leg.side: _leg_lengths(motion, leg) for leg in legs}
     leg_length = float(np.mean([sum(v) for v in lengths.values()]))
@@ -371,7 +534,7 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
         if given is None:
             height, speed = signals[leg.side]
             masks[leg.side] = detect_contacts(
-                height, speed, enter_height=contact_height, exit_height=2 * contact_height,
+                height, speed, enter_height=contact_height, exit_height=3 * contact_height,
                 enter_speed=0.7 * speed_gate, exit_speed=1.4 * speed_gate,
                 grounded_speed=np.inf, min_frames=max(2, round(0.05 / dt)))
         elif np.asarray(given).dtype == bool:
@@ -385,23 +548,36 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
     tick(2, "foot targets")
 
     targets: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
+    pins: dict[str, np.ndarray] = {}
+    rests = _rest_heights(motion, full_world, legs, floor, leg_length)
     for leg in legs:
         ankle = world[:, leg.ankle]
         toe = world[:, leg.toe] if leg.toe is not None else None
-        point = world[:, _foot_point(leg)]
-        lock = (_lock_offsets(point, masks[leg.side], release_frames) if lock_feet
+        joints = _foot_joints(motion, leg)
+        above = full_world[:, joints, 1] - floor
+        relative = above - rests[leg.side]
+        pin = _pin_weight(masks[leg.side], max(1, round(smooth_time / dt)))
+        pins[leg.side] = pin
+        # stance float: the weight-carrying point rests on the ground (blended in and out)
+        hover = relative.min(axis=1)
+        drop = pin * hover
+        ha = np.maximum(above[:, 0] - drop, 0.0)
+        ht = np.maximum(above[:, 1] - drop, 0.0) if toe is not None else None
+        heel = (_heel_weight(relative[:, 0], relative[:, 1:].min(axis=1), 0.015 * leg_length)
+                if toe is not None else np.ones(frames))
+        lock = (_lock_offsets(ankle, toe, masks[leg.side], heel, release_frames) if lock_feet
                 else np.zeros((frames, 2)))
-        a, t = _place_foot(ankle, toe, lock, ground, floor, max_tilt)
+        a, t = _place_foot(ankle, toe, lock, (ha, ht), heel, ground, max_tilt)
         # spring-smooth the correction beyond the lock (the lock itself is already eased),
         # exact while planted, then never below the ground
-        pin = _pin_weight(masks[leg.side], max(1, round(smooth_time / dt)))
         base = ankle.copy()
         base[:, [0, 2]] += lock
-        a = base + _pinned_smooth(a - base, pin, dt, smooth_time)
-        a[:, 1] = np.maximum(a[:, 1], ground.height(a[:, 0], a[:, 2]))
+        a_smooth = base + _pinned_smooth(a - base, pin, dt, smooth_time)
         if t is not None and toe is not None:
-            t[:, 1] = toe[:, 1] + _pinned_smooth(t[:, 1] - toe[:, 1], pin, dt, smooth_time)
+            t = t + (a_smooth - a)
             t[:, 1] = np.maximum(t[:, 1], ground.height(t[:, 0], t[:, 2]))
+        a = a_smooth
+        a[:, 1] = np.maximum(a[:, 1], ground.height(a[:, 0], a[:, 2]))
         targets[leg.side] = (a, t)
     tick(3, "pelvis")
 
@@ -409,16 +585,17 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
     if adjust_pelvis:
         lifts = np.stack([targets[leg.side][0][:, 1] - world[:, leg.ankle, 1] for leg in legs])
         offset = smooth_zero_lag(lifts.min(axis=0), dt, pelvis_smooth_time)
-        # a planted leg ends up no straighter than in the source (any leg no further
-        # than full reach), so knees keep the animation's bend and don't pop
+        # a planted leg ends up no straighter than in the source (and within the soft
+        # reach, so its foot lands exactly), any leg no further than full reach
         bound = np.full(frames, np.inf)
         for leg in legs:
             hip = world[:, leg.hip]
             a = targets[leg.side][0]
             full = 0.999 * sum(lengths[leg.side])
+            planted = min(full, (1.0 - softness) * sum(lengths[leg.side]))
             held = smooth_zero_lag(masks[leg.side].astype(np.float64), dt, pelvis_smooth_time)
             source_reach = np.clip(np.linalg.norm(hip - world[:, leg.ankle], axis=1),
-                                   0.5 * full, full)
+                                   0.5 * full, planted)
             reach = full + held * (source_reach - full)
             dh = np.hypot(hip[:, 0] - a[:, 0], hip[:, 2] - a[:, 2])
             can = dh < reach
@@ -449,19 +626,37 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
 
     positions: dict[int, np.ndarray] = {}
     rotations: dict[int, np.ndarray] = {}
+    source_rotations = motion.world_rotations()
+    axes = knee_hinge_axes(motion, legs)
     for leg in legs:
         thigh, shin = lengths[leg.side]
         a, t = targets[leg.side]
-        solved = two_bone(world[:, leg.hip] + lift, a, thigh, shin,
-                          reference=world[:, leg.knee] + lift)
+        hip = world[:, leg.hip] + lift
+        # the source leg swung onto the new hip→ankle line: its knee is the reference and
+        # its thigh frame carries the knee's hinge axis
+        swing = quaternion_from_two_vectors(world[:, leg.ankle] - world[:, leg.hip], a - hip)
+        reference = hip + rotate_vectors(swing, world[:, leg.knee] - world[:, leg.hip])
+        axis = rotate_vectors(quaternion_multiply(swing, source_rotations[:, leg.hip]),
+                              axes[leg.side])
+        solved = two_bone(hip, a, thigh, shin, bend_axis=axis, reference=reference,
+                          softness=softness)
         positions[leg.knee] = solved.positions[:, 1]
         positions[leg.ankle] = solved.positions[:, 2]
+        source_ankle = source_rotations[:, leg.ankle]
         if t is not None and leg.toe is not None:
-            positions[leg.toe] = t + (solved.positions[:, 2] - a)
+            foot = t - a
+            turn = quaternion_from_two_vectors(world[:, leg.toe] - world[:, leg.ankle], foot)
+            mid = 0.5 * (a + t)
+            roll = _roll_rotation(foot, ground.normal(mid[:, 0], mid[:, 2]),
+                                  max_tilt)
+            roll = quaternion_slerp(np.broadcast_to([0.0, 0.0, 0.0, 1.0], roll.shape), roll,
+                                    pins[leg.side])
+            rotations[leg.ankle] = quaternion_multiply(roll, quaternion_multiply(turn,
+                                                                                 source_ankle))
         else:
             normal = ground.normal(a[:, 0], a[:, 2])
-            source = motion.world_rotations()[:, leg.ankle]
-            rotations[leg.ankle] = quaternion_multiply(_tilt_rotation(normal, max_tilt), source)
+            rotations[leg.ankle] = quaternion_multiply(_tilt_rotation(normal, max_tilt),
+                                                       source_ankle)
     moved = dataclasses.replace(motion, root_positions=motion.root_positions + lift)
     planted = apply_ik(moved, positions=positions, rotations=rotations)
     if any(w < 1.0 for w in weight.values()):
@@ -469,6 +664,9 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
     tick(5, "metrics")
 
     before_ground = Terrain.flat(floor) if terrain is None else ground
+    root = motion.root_positions
+    lift_by = (float(np.median(ground.height(root[:, 0], root[:, 2]))) - floor
+               if terrain is not None else 0.0)
     report = FootplantReport(
         floor=floor,
         legs=tuple(leg.side for leg in legs),
@@ -476,6 +674,7 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
         before=evaluate(motion, before_ground, legs, masks),
         after=evaluate(planted, ground, legs, masks, reference=motion),
         pelvis_offset=offset,
+        lift=lift_by,
     )
     tick(6, "done")
     return planted, report
@@ -516,8 +715,9 @@ def terrain_for_clip(spec: str, motion: Motion, *, seed: int = 0, cell_size: flo
     Procedural kinds (``flat``, ``hills``, ``steps``, ``slope``) are sized to the clip:
     they cover the root's path plus two leg lengths, and their features scale with the
     leg length (hills about ±6% of it, steps 10% high, slopes 0.1 rad up the walk).
-    ``flat`` is at the clip's floor. Files use ``cell_size`` and ``origin``
-    (``height_scale`` for PNG), as in :meth:`Terrain.from_array`.
+    All are in world coordinates: ``flat`` is the plane y = 0 and the others lie
+    around it; :func:`footplant` carries the clip's floor onto them. Files use
+    ``cell_size`` and ``origin`` (``height_scale`` for PNG), as in :meth:`Terrain.from_array`.
     """
     from pathlib import Path
 
@@ -532,9 +732,8 @@ def terrain_for_clip(spec: str, motion: Motion, *, seed: int = 0, cell_size: flo
             f"got {spec!r}", argument="terrain")
     legs = tuple(legs) if legs is not None else find_legs(motion.skeleton)
     leg_length = float(np.mean([sum(_leg_lengths(motion, leg)) for leg in legs]))
-    floor = estimate_floor(motion, legs, leg_length)
     if spec == "flat":
-        return Terrain.flat(floor)
+        return Terrain.flat(0.0)
     root = motion.root_positions[:, [0, 2]]
     lo = root.min(axis=0) - 2 * leg_length
     hi = root.max(axis=0) + 2 * leg_length
@@ -551,6 +750,6 @@ def terrain_for_clip(spec: str, motion: Motion, *, seed: int = 0, cell_size: flo
     else:
         heading = float(np.arctan2(travel[1], travel[0])) if np.any(travel) else 0.0
         t = Terrain.slope(0.1, direction=heading, extent=extent)
-    out = Terrain.from_array(t.heights + floor, t.cell_size, t.origin)
+    out = Terrain.from_array(t.heights, t.cell_size, t.origin)
     out.name = f"{spec} ({t.name})" if spec == "hills" else spec
     return out

@@ -317,8 +317,10 @@ def hinge_bend(ux: float, uy: float, uz: float, ax: float, ay: float, az: float,
     reference mid joint relative to the root (all zeros for none): its offset from the
     line, as a fraction of ``reach``, weighs it in by smoothstep from ``lo`` to ``hi``,
     turning the hinge direction about ``u`` toward it by that fraction of the angle
-    between them (continuous in ``p``). With ``axis`` parallel to ``u`` the reference,
-    then the world rolled plane, is used.
+    between them; the weight also fades from 1 to 0 as that angle goes from 60° to 90°,
+    so a reference behind the hinge is ignored (continuous in ``p``; the mid joint never
+    bends to the back half). With ``axis`` parallel to ``u`` the reference, then the
+    world rolled plane, is used.
     """
     t = ax * ux + ay * uy + az * uz
     ax -= t * ux
@@ -347,10 +349,15 @@ def hinge_bend(ux: float, uy: float, uz: float, ax: float, ay: float, az: float,
     w = s * s * (3.0 - 2.0 * s)
     if w <= 0.0:
         return hx, hy, hz
-    # the angle from h to r about u, then h turned by w times it
+    # the angle from h to r about u, then h turned by w times it; a reference more than
+    # 60° off the hinge's side counts less, and from 90° (behind the hinge) not at all,
+    # so a reference that swings behind the limb never flips the bend
     cx = hy * rz - hz * ry
     cy = hz * rx - hx * rz
     cz = hx * ry - hy * rx
+    cos_h = (hx * rx + hy * ry + hz * rz) / rn
+    f = min(max(2.0 * cos_h, 0.0), 1.0)
+    w *= f * f * (3.0 - 2.0 * f)
     angle = math.atan2(cx * ux + cy * uy + cz * uz, hx * rx + hy * ry + hz * rz) * w
     c = math.cos(angle)
     sn = math.sin(angle)
