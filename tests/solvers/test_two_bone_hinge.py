@@ -58,12 +58,17 @@ def test_noisy_straight_reference_never_flips_the_knee(rng):
     step = np.max(np.linalg.norm(np.diff(paths, axis=1), axis=-1))
     jump = np.max(np.linalg.norm(np.diff(knee, axis=1), axis=-1))
     assert jump < 25 * step
-    # a clearly bent reference to the side is followed exactly (seed 004)
+    # a clearly bent reference within 60° of the hinge's side is followed exactly
+    # (seed 004); one behind the limb is not followed at all
     target = np.array([0.0, -1.2, 0.0])
-    side = np.array([0.6, -0.6, 0.3])
+    side = np.array([0.3, -0.6, 0.5])
     got = two_bone(np.zeros(3), target, 1.0, 1.0, bend_axis=LEFT, reference=side)
     plain = two_bone(np.zeros(3), target, 1.0, 1.0, reference=side)
     np.testing.assert_allclose(got.positions, plain.positions, atol=1e-12)
+    behind = np.array([0.1, -0.6, -0.5])
+    got = two_bone(np.zeros(3), target, 1.0, 1.0, bend_axis=LEFT, reference=behind)
+    hinge = two_bone(np.zeros(3), target, 1.0, 1.0, bend_axis=LEFT)
+    np.testing.assert_allclose(got.positions, hinge.positions, atol=1e-12)
 
 
 @given(st.floats(0.0, 2 * np.pi), st.floats(0.001, 0.2), st.floats(0.5, 2.0))

@@ -59,6 +59,8 @@ from limbik.solvers.two_bone import two_bone
 __all__ = ["FootplantReport", "estimate_floor", "evaluate", "footplant"]
 
 Progress = Callable[[int, int, str], None]
+#: Stance float (leg lengths) below which a planted foot keeps the source's height.
+FLOAT_KEPT = 0.005
 _UP = np.array([0.0, 1.0, 0.0])
 
 
@@ -204,6 +206,36 @@ def _ease_after(offset: np.ndarray, spans: list[tuple[int, int]], blend_frames: 
             offset[stop:stop + length] = end * (1 - s * s * (3 - 2 * s))
 
 
+def _ease_around(values: np.ndarray, spans: list[tuple[int, int]], blend_frames: int
+                 ) -> np.ndarray:
+    """``values`` ``(n, k)``, set inside ``spans`` and zero outside, eased in before each
+    span and out after it over ``blend_frames`` (within the gaps, the two eases add)."""
+    before = np.zeros_like(values)
+    for k, (start, _stop) in enumerate(spans):
+        previous_stop = spans[k - 1][1] if k > 0 else 0
+        length = min(blend_frames, start - previous_stop)
+        if length > 0:
+            s = (np.arange(length, 0, -1) / (length + 1))[:, None]
+            before[start - length:start] = values[start] * (1 - s * s * (3 - 2 * s))
+    after = values.copy()
+    _ease_after(after, spans, blend_frames)
+    return after + before
+
+
+def _stance_drop(hover: np.ndarray, contact: np.ndarray, keep: float, blend_frames: int
+                 ) -> np.ndarray:
+    """How far to lower a planted foot ``(n,)``: in a contact, its float ``hover`` ``(n,)``
+    beyond ``keep``, and at least the contact's median float beyond ``keep`` (a foot
+    whose pitch is noisy still comes down as a whole); eased in before the contact and
+    out after it over ``blend_frames``."""
+    spans = contact_spans(contact)
+    drop = np.zeros((len(hover), 1))
+    for start, stop in spans:
+        typical = float(np.median(hover[start:stop]))
+        drop[start:stop, 0] = np.maximum(np.maximum(hover[start:stop], typical) - keep, 0.0)
+    return _ease_around(drop, spans, blend_frames)[:, 0]
+
+
 def _heel_weight(heel_above: np.ndarray, toe_above: np.ndarray, band: float) -> np.ndarray:
     """How much the heel carries the foot ``(n,)``: 1 where the toe is higher above its rest
     than the heel by ``band`` or more, 0 the other way round, smooth in between."""
@@ -211,14 +243,14 @@ def _heel_weight(heel_above: np.ndarray, toe_above: np.ndarray, band: float) -> 
     return s * s * (3 - 2 * s)
 
 
-def _lock_offsets(ankle: np.ndarray, toe: np.ndarray | None, contact: np.ndarray,
+def _lock_offsets(ankle: np.ndarray, foot: np.ndarray, contact: np.ndarray,
                   heel: np.ndarray, blend_frames: int) -> np.ndarray:
     """Horizontal (x, z) offsets ``(frames, 2)`` of the foot that hold it during contacts.
 
-    Inside a contact the foot pivots on its heel (weight ``heel``) or its toe: the
-    ankle moves only by the toe-pivoted share of the source foot's own change,
-    ``-(1 - heel)·Δ(toe - ankle)``, and the toe stays the ankle plus the source foot
-    vector; so a flat foot does not move at all, a heel strike rolls over the heel and
+    ``ankle`` is ``(frames, 3)`` and ``foot`` the ankle→toe vectors ``(frames, 3)`` (zeros
+    without a toe). Inside a contact the foot pivots on its heel (weight ``heel``) or its
+    toe: the ankle moves only by the toe-pivoted share of the foot vector's change,
+    ``-(1 - heel)·Δfoot``, and the toe stays the ankle plus the foot vector; so a flat foot does not move at all, a heel strike rolls over the heel and
     a toe-off over the toe. Without a toe the ankle is held. The foot is held where the
     source foot is on average during the contact; the offset eases in over
     ``blend_frames`` before the contact and back to zero over as many after it (within
@@ -227,7 +259,7 @@ def _lock_offsets(ankle: np.ndarray, toe: np.ndarray | None, contact: np.ndarray
     n = len(ankle)
     offset = np.zeros((n, 2))
     a = ankle[:, [0, 2]]
-    v = (toe[:, [0, 2]] - a) if toe is not None else np.zeros_like(a)
+    v = foot[:, [0, 2]]
     spans = contact_spans(contact)
     for start, stop in spans:
         dv = np.diff(v[start:stop], axis=0, prepend=v[start:start + 1])
@@ -236,15 +268,7 @@ def _lock_offsets(ankle: np.ndarray, toe: np.ndarray | None, contact: np.ndarray
         # then strains the legs half as much as a lock where the contact began
         held += np.mean(a[start:stop] - held, axis=0)
         offset[start:stop] = held - a[start:stop]
-    before = np.zeros_like(offset)
-    for k, (start, _stop) in enumerate(spans):
-        previous_stop = spans[k - 1][1] if k > 0 else 0
-        length = min(blend_frames, start - previous_stop)
-        if length > 0:
-            s = (np.arange(length, 0, -1) / (length + 1))[:, None]
-            before[start - length:start] = offset[start] * (1 - s * s * (3 - 2 * s))
-    _ease_after(offset, spans, blend_frames)
-    return offset + before
+    return _ease_around(offset, spans, blend_frames)
 
 
 def _place_foot(ankle: np.ndarray, toe: np.ndarray | None, lock: np.ndarray,
@@ -558,16 +582,25 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
         relative = above - rests[leg.side]
         pin = _pin_weight(masks[leg.side], max(1, round(smooth_time / dt)))
         pins[leg.side] = pin
-        # stance float: the weight-carrying point rests on the ground (blended in and out)
-        hover = relative.min(axis=1)
-        drop = pin * hover
+        # stance float: the weight-carrying point rests on the ground (eased in and out
+        # over release_time); up to FLOAT_KEPT of a leg is capture noise and is kept
+        drop = _stance_drop(relative.min(axis=1), masks[leg.side], FLOAT_KEPT * leg_length,
+                            release_frames)
         ha = np.maximum(above[:, 0] - drop, 0.0)
         ht = np.maximum(above[:, 1] - drop, 0.0) if toe is not None else None
-        heel = (_heel_weight(relative[:, 0], relative[:, 1:].min(axis=1), 0.015 * leg_length)
+        heel = (_heel_weight(relative[:, 0], relative[:, 1:].min(axis=1), 0.005 * leg_length)
                 if toe is not None else np.ones(frames))
-        lock = (_lock_offsets(ankle, toe, masks[leg.side], heel, release_frames) if lock_feet
+        foot = toe - ankle if toe is not None else np.zeros_like(ankle)
+        lock = (_lock_offsets(ankle, foot, masks[leg.side], heel, release_frames) if lock_feet
                 else np.zeros((frames, 2)))
         a, t = _place_foot(ankle, toe, lock, (ha, ht), heel, ground, max_tilt)
+        if t is not None and lock_feet:
+            # lock again with the placed foot (its pitch follows the ground), so the
+            # pivot stays put on slopes too
+            placed = t - a
+            lock = _lock_offsets(ankle, placed, masks[leg.side], heel, release_frames)
+            a[:, [0, 2]] = ankle[:, [0, 2]] + lock
+            t = a + placed
         # spring-smooth the correction beyond the lock (the lock itself is already eased),
         # exact while planted, then never below the ground
         base = ankle.copy()
