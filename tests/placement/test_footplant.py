@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import clip_checks
 import numpy as np
 import pytest
 
@@ -15,8 +16,6 @@ from limbik.placement.footplant import (
     terrain_for_clip,
 )
 from limbik.placement.walk import walk_cycle
-
-import clip_checks
 
 
 @pytest.fixture(scope="module")

@@ -250,8 +250,9 @@ def _lock_offsets(ankle: np.ndarray, foot: np.ndarray, contact: np.ndarray,
     ``ankle`` is ``(frames, 3)`` and ``foot`` the ankle→toe vectors ``(frames, 3)`` (zeros
     without a toe). Inside a contact the foot pivots on its heel (weight ``heel``) or its
     toe: the ankle moves only by the toe-pivoted share of the foot vector's change,
-    ``-(1 - heel)·Δfoot``, and the toe stays the ankle plus the foot vector; so a flat foot does not move at all, a heel strike rolls over the heel and
-    a toe-off over the toe. Without a toe the ankle is held. The foot is held where the
+    ``-(1 - heel)·Δfoot``, and the toe stays the ankle plus the foot vector; so a flat
+    foot does not move at all, a heel strike rolls over the heel and a toe-off over the
+    toe. Without a toe the ankle is held. The foot is held where the
     source foot is on average during the contact; the offset eases in over
     ``blend_frames`` before the contact and back to zero over as many after it (within
     the gaps between contacts).
