@@ -626,10 +626,10 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
             hip = world[:, leg.hip]
             a = targets[leg.side][0]
             full = 0.999 * sum(lengths[leg.side])
-            planted = min(full, (1.0 - softness) * sum(lengths[leg.side]))
+            planted_reach = min(full, (1.0 - softness) * sum(lengths[leg.side]))
             held = smooth_zero_lag(masks[leg.side].astype(np.float64), dt, pelvis_smooth_time)
             source_reach = np.clip(np.linalg.norm(hip - world[:, leg.ankle], axis=1),
-                                   0.5 * full, planted)
+                                   0.5 * full, planted_reach)
             reach = full + held * (source_reach - full)
             dh = np.hypot(hip[:, 0] - a[:, 0], hip[:, 2] - a[:, 2])
             can = dh < reach
