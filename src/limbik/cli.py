@@ -78,7 +78,7 @@ def _cmd_footplant(args: argparse.Namespace) -> int:
                           **report.to_dict()}, indent=2))
     else:
         print(f"footplant: {source_name}, {motion.num_frames} frames, terrain {terrain.name}, "
-              f"floor {report.floor:.4g}")
+              f"floor {report.floor:.4g}, lifted by {report.lift:.4g} onto the terrain")
         print(report.summary())
         print("wrote " + ", ".join(written))
     return 0
@@ -328,7 +328,15 @@ def build_parser() -> argparse.ArgumentParser:
                       help="worker processes (default: up to 2, one per core)")
     demo.set_defaults(handler=_cmd_demo)
 
-    fp = sub.add_parser("footplant", help="plant a clip's feet on terrain (default: built-in walk)")
+    fp = sub.add_parser(
+        "footplant", help="plant a clip's feet on terrain (default: built-in walk)",
+        description="Plant a clip's feet on terrain: contacts found and locked (heel and "
+        "toe), stance float and floor penetration removed, soles following the ground, "
+        "knees bending about their own hinge. The terrain is in world coordinates: "
+        "'flat' is the plane y = 0, the procedural kinds lie around y = 0, and a .npy/.png "
+        "height field is placed with --cell-size and --terrain-origin. The clip's own floor "
+        "(estimated, or --floor) is carried onto the terrain, so a clip whose feet rest at "
+        "y = -1.3 is lifted by 1.3; the report prints that lift.")
     fp.add_argument("input", nargs="?", help="a BVH clip (default: the built-in walk on hills)")
     fp.add_argument("--terrain", help="flat, hills, steps, slope, or a .npy/.png height field "
                     "(default: flat for a clip, hills for the built-in walk)")
@@ -337,8 +345,9 @@ def build_parser() -> argparse.ArgumentParser:
                     metavar=("X", "Z"), help="world (x, z) of the terrain file's first sample")
     fp.add_argument("--height-scale", type=float, default=1.0, help="PNG value to height")
     fp.add_argument("--seed", type=int, default=0, help="seed of procedural terrain")
-    fp.add_argument("--floor", type=float, default=None, help="the clip's floor height "
-                    "(default: estimated)")
+    fp.add_argument("--floor", type=float, default=None, help="the clip's own floor height, "
+                    "which is moved onto the terrain (default: estimated from the lowest "
+                    "foot points)")
     fp.add_argument("-o", "--output", default="footplant.bvh", help="output BVH")
     fp.add_argument("--report", help="write the metrics report as JSON here")
     fp.add_argument("--plot", help="write a picture: .png side view, or .gif/.mp4/.html "
