@@ -225,14 +225,11 @@ def _ease_around(values: np.ndarray, spans: list[tuple[int, int]], blend_frames:
 def _stance_drop(hover: np.ndarray, contact: np.ndarray, keep: float, blend_frames: int
                  ) -> np.ndarray:
     """How far to lower a planted foot ``(n,)``: in a contact, its float ``hover`` ``(n,)``
-    beyond ``keep``, and at least the contact's median float beyond ``keep`` (a foot
-    whose pitch is noisy still comes down as a whole); eased in before the contact and
-    out after it over ``blend_frames``."""
+    beyond ``keep``; eased in before the contact and out after it over ``blend_frames``."""
     spans = contact_spans(contact)
     drop = np.zeros((len(hover), 1))
     for start, stop in spans:
-        typical = float(np.median(hover[start:stop]))
-        drop[start:stop, 0] = np.maximum(np.maximum(hover[start:stop], typical) - keep, 0.0)
+        drop[start:stop, 0] = np.maximum(hover[start:stop] - keep, 0.0)
     return _ease_around(drop, spans, blend_frames)[:, 0]
 
 
@@ -413,6 +410,39 @@ def _roll_rotation(foot: np.ndarray, normal: np.ndarray, max_tilt: float) -> np.
     n = normal - np.sum(normal * f, axis=1, keepdims=True) * f
     angle = np.arctan2(np.sum(np.cross(up, n) * f, axis=1), np.sum(up * n, axis=1))
     return quaternion_from_axis_angle(f, np.clip(angle, -max_tilt, max_tilt))
+
+
+def _toe_tip_lift(tips: np.ndarray, turn: np.ndarray, toe: np.ndarray, ground: Terrain
+                  ) -> np.ndarray | None:
+    """Rotations ``(n, 4)`` of the toe joint that lift its tips out of the ground, or None.
+
+    ``tips`` ``(n, k, 3)`` are the source toe tips relative to the source toe, ``turn``
+    ``(n, 4)`` the foot's change of rotation and ``toe`` ``(n, 3)`` the placed toe. A tip
+    below the ground turns up about the foot's lateral axis (the toes bend) until it
+    rests on it; other frames get the identity.
+    """
+    if tips.shape[1] == 0:
+        return None
+    d = rotate_vectors(turn[:, None], tips)
+    length = np.linalg.norm(d, axis=2)
+    if not np.any(length > 0):
+        return None
+    deepest = np.argmin(toe[:, None, 1] + d[..., 1] - ground.height(
+        toe[:, None, 0] + d[..., 0], toe[:, None, 2] + d[..., 2]), axis=1)
+    frames = np.arange(len(toe))
+    v = d[frames, deepest]
+    size = np.maximum(length[frames, deepest], 1e-300)
+    axis = np.cross(v, _UP)
+    angle = np.zeros(len(toe))
+    for _ in range(4):  # the ground under the tip moves as it turns
+        turned = rotate_vectors(quaternion_from_axis_angle(axis, angle), v)
+        tip = toe + turned
+        depth = ground.height(tip[:, 0], tip[:, 2]) - tip[:, 1]
+        goal = np.arcsin(np.clip((turned[:, 1] + np.maximum(depth, 0.0)) / size, -1.0, 1.0))
+        angle += np.where(depth > 0, goal - np.arcsin(np.clip(turned[:, 1] / size, -1, 1)), 0.0)
+    if not np.any(angle > 0):
+        return None
+    return quaternion_from_axis_angle(axis, angle)
 
 
 def _facing(world: np.ndarray, legs: Sequence[Leg]) -> np.ndarray:
@@ -656,6 +686,22 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
         a[:, 1] += raise_by
         if t is not None:
             t[:, 1] += raise_by
+    # the foot keeps its length; a toe that the adjustments above put into the ground
+    # pitches up onto it
+    for leg in legs:
+        a, t = targets[leg.side]
+        if t is not None and leg.toe is not None:
+            length = np.linalg.norm(world[:, leg.toe] - world[:, leg.ankle], axis=1)[:, None]
+            for _ in range(8):
+                t[:, 1] = np.maximum(t[:, 1], ground.height(t[:, 0], t[:, 2]))
+                f = t - a
+                t = a + f * length / np.maximum(np.linalg.norm(f, axis=1, keepdims=True),
+                                                1e-300)
+            # what the pitch could not fix lifts the whole foot
+            rest = np.maximum(ground.height(t[:, 0], t[:, 2]) - t[:, 1], 0.0)
+            a[:, 1] += rest
+            t[:, 1] += rest
+            targets[leg.side] = (a, t)
     tick(4, "legs")
 
     positions: dict[int, np.ndarray] = {}
@@ -685,8 +731,14 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
                                   max_tilt)
             roll = quaternion_slerp(np.broadcast_to([0.0, 0.0, 0.0, 1.0], roll.shape), roll,
                                     pins[leg.side])
-            rotations[leg.ankle] = quaternion_multiply(roll, quaternion_multiply(turn,
-                                                                                 source_ankle))
+            placed = quaternion_multiply(roll, turn)
+            rotations[leg.ankle] = quaternion_multiply(placed, source_ankle)
+            toe_turn = _toe_tip_lift(full_world[:, _foot_joints(motion, leg)[2:]]
+                                     - world[:, leg.toe, None], placed,
+                                     solved.positions[:, 2] + foot, ground)
+            if toe_turn is not None:
+                rotations[leg.toe] = quaternion_multiply(
+                    toe_turn, quaternion_multiply(placed, source_rotations[:, leg.toe]))
         else:
             normal = ground.normal(a[:, 0], a[:, 2])
             rotations[leg.ankle] = quaternion_multiply(_tilt_rotation(normal, max_tilt),
