@@ -53,7 +53,7 @@ from limbik.placement.spring import smooth_zero_lag
 from limbik.placement.terrain import Terrain
 from limbik.skeleton.apply import apply_ik
 from limbik.skeleton.limbs import Leg, find_legs
-from limbik.skeleton.motion import Motion
+from limbik.skeleton.motion import Motion, forward_kinematics
 from limbik.solvers.two_bone import two_bone
 
 __all__ = ["FootplantReport", "estimate_floor", "evaluate", "footplant"]
@@ -118,20 +118,33 @@ def _foot_point(leg: Leg) -> int:
     return leg.toe if leg.toe is not None else leg.ankle
 
 
-def estimate_floor(motion: Motion, legs: Sequence[Leg], leg_length: float) -> float:
+def estimate_floor(motion: Motion, legs: Sequence[Leg], leg_length: float, *,
+                   positions: np.ndarray | None = None) -> float:
     """The source clip's floor height, from its lowest foot points.
 
     Per frame, the lowest of the ankles, toes and the toes' End Sites (toe tips); the
     floor is the 5th percentile of that over the clip. Motion-capture files put the
     floor at y = 0, so an estimate within 2% of a leg length of 0 is taken as exactly 0.
+    ``positions`` are the clip's world positions with End Sites, when already at hand.
     """
-    world = motion.world_positions(include_end_sites=True)
+    world = (motion.world_positions(include_end_sites=True) if positions is None
+             else positions)
     joints = motion.skeleton.num_joints
     feet = {j for leg in legs for j in (leg.ankle, _foot_point(leg))}
     points = sorted(feet) + [joints + k for k, p in enumerate(motion.skeleton.end_site_parents)
                              if int(p) in feet]
     level = float(np.percentile(world[:, points, 1].min(axis=1), 5))
     return 0.0 if abs(level) <= 0.02 * leg_length else level
+
+
+def _world_pose(motion: Motion) -> tuple[np.ndarray, np.ndarray]:
+    """World rotations ``(F, J, 4)`` and positions with End Sites ``(F, J + E, 3)``, from
+    one forward-kinematics pass."""
+    sk = motion.skeleton
+    q, p = forward_kinematics(sk.parents, motion.rotations, motion.local_translations())
+    ends = p[:, sk.end_site_parents] + rotate_vectors(q[:, sk.end_site_parents],
+                                                      sk.end_site_offsets)
+    return q, np.concatenate([p, ends], axis=1)
 
 
 def _foot_joints(motion: Motion, leg: Leg) -> list[int]:
@@ -256,16 +269,31 @@ def _lock_offsets(ankle: np.ndarray, foot: np.ndarray, contact: np.ndarray,
     """
     n = len(ankle)
     offset = np.zeros((n, 2))
+    spans = contact_spans(contact)
+    if not spans:
+        return offset
     a = ankle[:, [0, 2]]
     v = foot[:, [0, 2]]
-    spans = contact_spans(contact)
-    for start, stop in spans:
-        dv = np.diff(v[start:stop], axis=0, prepend=v[start:start + 1])
-        held = a[start] - np.cumsum((1.0 - heel[start:stop, None]) * dv, axis=0)
-        # held where the source foot is on average over the contact: a skating source
-        # then strains the legs half as much as a lock where the contact began
-        held += np.mean(a[start:stop] - held, axis=0)
-        offset[start:stop] = held - a[start:stop]
+    c = np.asarray(contact, dtype=bool)
+    starts = np.array([start for start, _ in spans])
+    # per contact: the ankle held at its first frame, minus the toe-pivoted share of the
+    # foot's change since then (one cumulative sum over the clip, restarted per contact)
+    step = np.zeros((n, 2))
+    step[1:] = (1.0 - heel[1:, None]) * np.diff(v, axis=0)
+    first = np.zeros(n, dtype=bool)
+    first[starts] = True
+    step[first | ~c] = 0.0
+    total = np.cumsum(step, axis=0)
+    owner = np.maximum.accumulate(np.where(first, np.arange(n), 0))
+    held = a[owner] - (total - total[owner])
+    # held where the source foot is on average over the contact: a skating source then
+    # strains the legs half as much as a lock where the contact began
+    gap = np.where(c[:, None], a - held, 0.0)
+    sums = np.add.reduceat(gap, starts, axis=0)[:len(spans)]
+    inside = np.add.reduceat(c.astype(np.float64), starts)[:len(spans)]
+    shift = sums / np.maximum(inside, 1.0)[:, None]
+    span_of = np.searchsorted(starts, np.arange(n), side="right") - 1
+    offset = np.where(c[:, None], held + shift[np.maximum(span_of, 0)] - a, 0.0)
     return _ease_around(offset, spans, blend_frames)
 
 
@@ -366,7 +394,9 @@ def _tilt_rotation(normal: np.ndarray, max_tilt: float) -> np.ndarray:
     return quaternion_slerp(identity, q, scale)
 
 
-def knee_hinge_axes(motion: Motion, legs: Sequence[Leg]) -> dict[str, np.ndarray]:
+def knee_hinge_axes(motion: Motion, legs: Sequence[Leg], *,
+                    pose: tuple[np.ndarray, np.ndarray] | None = None
+                    ) -> dict[str, np.ndarray]:
     """Each knee's hinge axis in its thigh's frame ``(3,)``, estimated from the clip.
 
     On frames where the knee is bent by more than 15°, the bend plane's normal
@@ -374,10 +404,10 @@ def knee_hinge_axes(motion: Motion, legs: Sequence[Leg]) -> dict[str, np.ndarray
     weighted by how bent the knee is. A clip that never bends a knee that much uses the
     hips' left-right line instead (knees bend forward). The world axis on a frame is the
     thigh's world rotation applied to it; ``two_bone(..., bend_axis=...)`` bends toward
-    ``(hip→ankle) × axis``.
+    ``(hip→ankle) × axis``. ``pose`` is the clip's world rotations and positions, when
+    already at hand.
     """
-    world = motion.world_positions()
-    rotations = motion.world_rotations()
+    rotations, world = pose if pose is not None else _world_pose(motion)
     left_hip = world[:, legs[0].hip] - world[:, legs[-1].hip]
     out: dict[str, np.ndarray] = {}
     for leg in legs:
@@ -431,18 +461,27 @@ def _toe_tip_lift(tips: np.ndarray, turn: np.ndarray, toe: np.ndarray, ground: T
         toe[:, None, 0] + d[..., 0], toe[:, None, 2] + d[..., 2]), axis=1)
     frames = np.arange(len(toe))
     v = d[frames, deepest]
-    size = np.maximum(length[frames, deepest], 1e-300)
+    tip = toe + v
+    sunk = np.flatnonzero((ground.height(tip[:, 0], tip[:, 2]) > tip[:, 1])
+                          & (length[frames, deepest] > 0))
+    if sunk.size == 0:
+        return None
+    v = v[sunk]
+    size = length[sunk, deepest[sunk]]
     axis = np.cross(v, _UP)
-    angle = np.zeros(len(toe))
+    angle = np.zeros(sunk.size)
     for _ in range(4):  # the ground under the tip moves as it turns
         turned = rotate_vectors(quaternion_from_axis_angle(axis, angle), v)
-        tip = toe + turned
+        tip = toe[sunk] + turned
         depth = ground.height(tip[:, 0], tip[:, 2]) - tip[:, 1]
+        if not np.any(depth > 0):
+            break
         goal = np.arcsin(np.clip((turned[:, 1] + np.maximum(depth, 0.0)) / size, -1.0, 1.0))
         angle += np.where(depth > 0, goal - np.arcsin(np.clip(turned[:, 1] / size, -1, 1)), 0.0)
-    if not np.any(angle > 0):
-        return None
-    return quaternion_from_axis_angle(axis, angle)
+    out = np.zeros((len(toe), 4))
+    out[:, 3] = 1.0
+    out[sunk] = quaternion_from_axis_angle(axis, angle)
+    return out
 
 
 def _facing(world: np.ndarray, legs: Sequence[Leg]) -> np.ndarray:
@@ -472,7 +511,15 @@ def evaluate(motion: Motion, terrain: Terrain, legs: Sequence[Leg],
     Heights are measured from ``terrain``; to measure a source clip on its own floor,
     pass ``Terrain.flat(floor)``.
     """
-    full = motion.world_positions(include_end_sites=True)
+    return _evaluate(motion, _world_pose(motion)[1], terrain, legs, contacts,
+                     None if reference is None else _world_pose(reference)[1][0])
+
+
+def _evaluate(motion: Motion, full: np.ndarray, terrain: Terrain, legs: Sequence[Leg],
+              contacts: Mapping[str, np.ndarray], reference: np.ndarray | None
+              ) -> dict[str, float]:
+    """:func:`evaluate` on world positions with End Sites ``full`` ``(F, J + E, 3)``;
+    ``reference`` is the reference pose ``(J + E, 3)`` (default: ``full[0]``)."""
     world = full[:, :motion.skeleton.num_joints]
     out: dict[str, float] = {}
     dt = motion.frame_time
@@ -494,11 +541,11 @@ def evaluate(motion: Motion, terrain: Terrain, legs: Sequence[Leg],
         out[f"{leg.side}_toe_speed_near_ground"] = metrics.speed_near_floor(
             point, terrain, dt, near=0.05 * (thigh + shin))
         hip, knee, ankle = world[:, leg.hip], world[:, leg.knee], world[:, leg.ankle]
-        out[f"{leg.side}_knee_pop"] = metrics.knee_pop(hip, knee, ankle)
-        out[f"{leg.side}_backward_knee_frames"] = float(
-            metrics.backward_knee_frames(hip, knee, ankle, forward))
+        bend = metrics.knee_bend_angles(hip, knee, ankle, forward)
+        out[f"{leg.side}_knee_pop"] = float(np.max(np.abs(np.diff(np.abs(bend))), initial=0.0))
+        out[f"{leg.side}_backward_knee_frames"] = float(np.count_nonzero(bend < -2.0))
         out[f"{leg.side}_knee_jump"] = metrics.knee_displacement(hip, knee)
-    ref = (reference or motion).world_positions()[0]
+    ref = (full if reference is None else reference[None])[0, :motion.skeleton.num_joints]
     out["bone_length_drift"] = metrics.bone_length_drift(world, motion.skeleton.parents, ref)
     return out
 
@@ -569,12 +616,13 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
         raise InvalidInputError(f"softness must be below 0.5, got {softness}",
                                 argument="softness")
     weight = _weights(weights, legs)
-    full_world = motion.world_positions(include_end_sites=True)
+    source_rotations, full_world = _world_pose(motion)
     world = full_world[:, :motion.skeleton.num_joints]
     frames = motion.num_frames
     lengths = {leg.side: _leg_lengths(motion, leg) for leg in legs}
     leg_length = float(np.mean([sum(v) for v in lengths.values()]))
-    floor = estimate_floor(motion, legs, leg_length) if floor is None else as_float(floor, "floor")
+    floor = (estimate_floor(motion, legs, leg_length, positions=full_world) if floor is None
+             else as_float(floor, "floor"))
     ground = terrain if terrain is not None else Terrain.flat(floor)
     tick(1, "contacts")
 
@@ -693,7 +741,10 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
         if t is not None and leg.toe is not None:
             length = np.linalg.norm(world[:, leg.toe] - world[:, leg.ankle], axis=1)[:, None]
             for _ in range(8):
-                t[:, 1] = np.maximum(t[:, 1], ground.height(t[:, 0], t[:, 2]))
+                under = ground.height(t[:, 0], t[:, 2])
+                if not np.any(under > t[:, 1]):
+                    break
+                t[:, 1] = np.maximum(t[:, 1], under)
                 f = t - a
                 t = a + f * length / np.maximum(np.linalg.norm(f, axis=1, keepdims=True),
                                                 1e-300)
@@ -706,8 +757,7 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
 
     positions: dict[int, np.ndarray] = {}
     rotations: dict[int, np.ndarray] = {}
-    source_rotations = motion.world_rotations()
-    axes = knee_hinge_axes(motion, legs)
+    axes = knee_hinge_axes(motion, legs, pose=(source_rotations, world))
     for leg in legs:
         thigh, shin = lengths[leg.side]
         a, t = targets[leg.side]
@@ -757,8 +807,8 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
         floor=floor,
         legs=tuple(leg.side for leg in legs),
         contacts={side: contact_spans(m) for side, m in masks.items()},
-        before=evaluate(motion, before_ground, legs, masks),
-        after=evaluate(planted, ground, legs, masks, reference=motion),
+        before=_evaluate(motion, full_world, before_ground, legs, masks, None),
+        after=_evaluate(planted, _world_pose(planted)[1], ground, legs, masks, full_world[0]),
         pelvis_offset=offset,
         lift=lift_by,
     )
