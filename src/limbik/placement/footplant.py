@@ -315,25 +315,33 @@ def _place_foot(ankle: np.ndarray, toe: np.ndarray | None, lock: np.ndarray,
         return a, None
     t = toe.copy()
     t[:, [0, 2]] += lock
-    a[:, 1] = terrain.height(a[:, 0], a[:, 2]) + ha
-    t[:, 1] = terrain.height(t[:, 0], t[:, 2]) + ht
     source = toe - ankle
     length = np.linalg.norm(source, axis=1)
     horizontal = np.hypot(source[:, 0], source[:, 2])
     source_pitch = np.arctan2(source[:, 1], np.maximum(horizontal, 1e-300))
-    dy = t[:, 1] - a[:, 1]
-    pitch = np.arcsin(np.clip(dy / np.maximum(length, 1e-300), -1.0, 1.0))
-    pitch = np.clip(pitch, source_pitch - max_tilt, source_pitch + max_tilt)
     heading = np.where(horizontal[:, None] > 1e-9 * np.maximum(length, 1e-300)[:, None],
                        source[:, [0, 2]] / np.maximum(horizontal, 1e-300)[:, None], 0.0)
-    reach = (length * np.cos(pitch))[:, None] * heading
-    rise = length * np.sin(pitch)
     w = heel[:, None]
-    base = w * a[:, [0, 2]] + (1 - w) * (t[:, [0, 2]] - reach)
-    base_y = heel * a[:, 1] + (1 - heel) * (t[:, 1] - rise)
-    a[:, [0, 2]] = base
+    # the pivot (heel or toe, as weighted) stays where the lock put it; the ground is
+    # sampled again where the new pitch moves the other end, until that settles
+    pivot = w * a[:, [0, 2]] + (1 - w) * t[:, [0, 2]]
+    reach = source[:, [0, 2]]
+    for _ in range(12):
+        a[:, [0, 2]] = pivot - (1 - w) * reach
+        t[:, [0, 2]] = pivot + w * reach
+        ay = terrain.height(a[:, 0], a[:, 2]) + ha
+        ty = terrain.height(t[:, 0], t[:, 2]) + ht
+        pitch = np.arcsin(np.clip((ty - ay) / np.maximum(length, 1e-300), -1.0, 1.0))
+        pitch = np.clip(pitch, source_pitch - max_tilt, source_pitch + max_tilt)
+        previous = reach
+        reach = (length * np.cos(pitch))[:, None] * heading
+        if np.max(np.abs(reach - previous), initial=0.0) <= 1e-6 * float(length.max()):
+            break
+    rise = length * np.sin(pitch)
+    base_y = heel * ay + (1 - heel) * (ty - rise)
+    a[:, [0, 2]] = pivot - (1 - w) * reach
     a[:, 1] = base_y
-    t[:, [0, 2]] = base + reach
+    t[:, [0, 2]] = pivot + w * reach
     t[:, 1] = base_y + rise
     return a, t
 
@@ -676,10 +684,8 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
         if t is not None and lock_feet:
             # lock again with the placed foot (its pitch follows the ground), so the
             # pivot stays put on slopes too
-            placed = t - a
-            lock = _lock_offsets(ankle, placed, masks[leg.side], heel, release_frames)
-            a[:, [0, 2]] = ankle[:, [0, 2]] + lock
-            t = a + placed
+            lock = _lock_offsets(ankle, t - a, masks[leg.side], heel, release_frames)
+            a, t = _place_foot(ankle, toe, lock, (ha, ht), heel, ground, max_tilt)
         # spring-smooth the correction beyond the lock (the lock itself is already eased),
         # exact while planted, then never below the ground
         base = ankle.copy()
