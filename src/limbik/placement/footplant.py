@@ -362,6 +362,13 @@ def _pin_weight(contact: np.ndarray, frames: int) -> np.ndarray:
     return s * s * (3 - 2 * s)
 
 
+def _dilate(mask: np.ndarray, frames: int) -> np.ndarray:
+    """``mask`` ``(n,)`` widened by ``frames`` on either side."""
+    if frames <= 0 or not np.any(mask):
+        return mask.copy()
+    return local_minimum(np.where(mask, 0.0, 1.0), frames) == 0.0
+
+
 def _pinned_smooth(exact: np.ndarray, pin: np.ndarray, dt: float, smooth_time: float
                    ) -> np.ndarray:
     """Spring-smoothed ``exact`` ``(n, ...)``, equal to it where ``pin`` ``(n,)`` is 1."""
@@ -711,7 +718,10 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
             a = targets[leg.side][0]
             full = 0.999 * sum(lengths[leg.side])
             planted_reach = min(full, (1.0 - softness) * sum(lengths[leg.side]))
-            held = smooth_zero_lag(masks[leg.side].astype(np.float64), dt, pelvis_smooth_time)
+            # held through the release too, so a leg leaving the ground is no straighter
+            # than the source's and needs no quick bend to follow it
+            held = smooth_zero_lag(_dilate(masks[leg.side], release_frames).astype(np.float64),
+                                   dt, pelvis_smooth_time)
             source_reach = np.clip(np.linalg.norm(hip - world[:, leg.ankle], axis=1),
                                    0.5 * full, planted_reach)
             reach = full + held * (source_reach - full)
