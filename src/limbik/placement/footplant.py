@@ -299,9 +299,12 @@ def _lock_offsets(ankle: np.ndarray, foot: np.ndarray, contact: np.ndarray,
 
 def _place_foot(ankle: np.ndarray, toe: np.ndarray | None, lock: np.ndarray,
                 heights: tuple[np.ndarray, np.ndarray | None], heel: np.ndarray,
-                terrain: Terrain, max_tilt: float
+                terrain: Terrain, max_tilt: float, foot: np.ndarray | None = None
                 ) -> tuple[np.ndarray, np.ndarray | None]:
     """Ankle (and toe) targets on the terrain at the given heights above it.
+
+    ``lock`` moves the ankle; the toe starts at the ankle plus ``foot`` (default: the
+    source's ankle→toe vector), as the lock assumed.
 
     The foot keeps its length; its pitch follows the ground along the foot, changed by
     at most ``max_tilt`` from the source's; it pivots on the heel (weight ``heel``) or
@@ -314,7 +317,7 @@ def _place_foot(ankle: np.ndarray, toe: np.ndarray | None, lock: np.ndarray,
         a[:, 1] = terrain.height(a[:, 0], a[:, 2]) + ha
         return a, None
     t = toe.copy()
-    t[:, [0, 2]] += lock
+    t[:, [0, 2]] = a[:, [0, 2]] + (toe - ankle if foot is None else foot)[:, [0, 2]]
     source = toe - ankle
     length = np.linalg.norm(source, axis=1)
     horizontal = np.hypot(source[:, 0], source[:, 2])
@@ -682,7 +685,7 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
                             release_frames)
         ha = np.maximum(above[:, 0] - drop, 0.0)
         ht = np.maximum(above[:, 1] - drop, 0.0) if toe is not None else None
-        heel = (_heel_weight(relative[:, 0], relative[:, 1:].min(axis=1), 0.005 * leg_length)
+        heel = (_heel_weight(relative[:, 0], relative[:, 1:].min(axis=1), 0.015 * leg_length)
                 if toe is not None else np.ones(frames))
         foot = toe - ankle if toe is not None else np.zeros_like(ankle)
         lock = (_lock_offsets(ankle, foot, masks[leg.side], heel, release_frames) if lock_feet
@@ -691,8 +694,9 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
         if t is not None and lock_feet:
             # lock again with the placed foot (its pitch follows the ground), so the
             # pivot stays put on slopes too
-            lock = _lock_offsets(ankle, t - a, masks[leg.side], heel, release_frames)
-            a, t = _place_foot(ankle, toe, lock, (ha, ht), heel, ground, max_tilt)
+            placed = t - a
+            lock = _lock_offsets(ankle, placed, masks[leg.side], heel, release_frames)
+            a, t = _place_foot(ankle, toe, lock, (ha, ht), heel, ground, max_tilt, placed)
         # spring-smooth the correction beyond the lock (the lock itself is already eased),
         # exact while planted, then never below the ground
         base = ankle.copy()
