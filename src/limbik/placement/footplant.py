@@ -77,6 +77,9 @@ class FootplantReport:
     pelvis_offset : ``(frames,)`` vertical root offset applied.
     lift : how far the clip's floor was moved up to lie on the terrain (the terrain's
         median height under the root's path minus ``floor``); 0 without a terrain.
+    heel_weight : per leg side, ``(frames,)`` how much the heel is the planted foot's
+        pivot (1 heel, 0 toe): in a contact the point ``w·ankle + (1 − w)·toe`` is held
+        still horizontally.
     """
 
     floor: float
@@ -86,6 +89,7 @@ class FootplantReport:
     after: dict[str, float]
     pelvis_offset: np.ndarray
     lift: float = 0.0
+    heel_weight: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dictionary."""
@@ -670,6 +674,7 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
 
     targets: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
     pins: dict[str, np.ndarray] = {}
+    heels: dict[str, np.ndarray] = {}
     rests = _rest_heights(motion, full_world, legs, floor, leg_length)
     for leg in legs:
         ankle = world[:, leg.ankle]
@@ -687,16 +692,20 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
         ht = np.maximum(above[:, 1] - drop, 0.0) if toe is not None else None
         heel = (_heel_weight(relative[:, 0], relative[:, 1:].min(axis=1), 0.015 * leg_length)
                 if toe is not None else np.ones(frames))
+        heels[leg.side] = heel
         foot = toe - ankle if toe is not None else np.zeros_like(ankle)
         lock = (_lock_offsets(ankle, foot, masks[leg.side], heel, release_frames) if lock_feet
                 else np.zeros((frames, 2)))
         a, t = _place_foot(ankle, toe, lock, (ha, ht), heel, ground, max_tilt)
         if t is not None and lock_feet:
-            # lock again with the placed foot (its pitch follows the ground), so the
-            # pivot stays put on slopes too
-            placed = t - a
-            lock = _lock_offsets(ankle, placed, masks[leg.side], heel, release_frames)
-            a, t = _place_foot(ankle, toe, lock, (ha, ht), heel, ground, max_tilt, placed)
+            # lock again with the placed foot (its pitch follows the ground) until the
+            # two agree, so the pivot stays put on slopes too
+            for _ in range(8):
+                placed = t - a
+                lock = _lock_offsets(ankle, placed, masks[leg.side], heel, release_frames)
+                a, t = _place_foot(ankle, toe, lock, (ha, ht), heel, ground, max_tilt, placed)
+                if np.max(np.abs(t - a - placed), initial=0.0) <= 1e-12 * leg_length:
+                    break
         # spring-smooth the correction beyond the lock (the lock itself is already eased),
         # exact while planted, then never below the ground
         base = ankle.copy()
@@ -754,20 +763,22 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
         a[:, 1] += raise_by
         if t is not None:
             t[:, 1] += raise_by
-    # the foot keeps its length; a toe that the adjustments above put into the ground
-    # pitches up onto it
+    # the foot keeps its length; a swinging toe that the adjustments above put into the
+    # ground pitches up onto it (a planted foot keeps its pivot and is lifted instead)
     for leg in legs:
         a, t = targets[leg.side]
         if t is not None and leg.toe is not None:
             length = np.linalg.norm(world[:, leg.toe] - world[:, leg.ankle], axis=1)[:, None]
+            free = pins[leg.side] < 1.0
             for _ in range(8):
                 under = ground.height(t[:, 0], t[:, 2])
-                if not np.any(under > t[:, 1]):
+                sunk = free & (under > t[:, 1])
+                if not np.any(sunk):
                     break
-                t[:, 1] = np.maximum(t[:, 1], under)
-                f = t - a
-                t = a + f * length / np.maximum(np.linalg.norm(f, axis=1, keepdims=True),
-                                                1e-300)
+                t[sunk, 1] = under[sunk]
+                f = t[sunk] - a[sunk]
+                t[sunk] = a[sunk] + f * length[sunk] / np.maximum(
+                    np.linalg.norm(f, axis=1, keepdims=True), 1e-300)
             # what the pitch could not fix lifts the whole foot
             rest = np.maximum(ground.height(t[:, 0], t[:, 2]) - t[:, 1], 0.0)
             a[:, 1] += rest
@@ -831,6 +842,7 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
         after=_evaluate(planted, _world_pose(planted)[1], ground, legs, masks, full_world[0]),
         pelvis_offset=offset,
         lift=lift_by,
+        heel_weight=heels,
     )
     tick(6, "done")
     return planted, report
