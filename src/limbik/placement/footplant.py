@@ -303,12 +303,13 @@ def _lock_offsets(ankle: np.ndarray, foot: np.ndarray, contact: np.ndarray,
 
 def _place_foot(ankle: np.ndarray, toe: np.ndarray | None, lock: np.ndarray,
                 heights: tuple[np.ndarray, np.ndarray | None], heel: np.ndarray,
-                terrain: Terrain, max_tilt: float, foot: np.ndarray | None = None
-                ) -> tuple[np.ndarray, np.ndarray | None]:
+                terrain: Terrain, max_tilt: float, foot: np.ndarray | None = None,
+                rounds: int = 12) -> tuple[np.ndarray, np.ndarray | None]:
     """Ankle (and toe) targets on the terrain at the given heights above it.
 
     ``lock`` moves the ankle; the toe starts at the ankle plus ``foot`` (default: the
-    source's ankle→toe vector), as the lock assumed.
+    source's ankle→toe vector), as the lock assumed. ``rounds`` bounds the resampling
+    of the ground.
 
     The foot keeps its length; its pitch follows the ground along the foot, changed by
     at most ``max_tilt`` from the source's; it pivots on the heel (weight ``heel``) or
@@ -332,17 +333,17 @@ def _place_foot(ankle: np.ndarray, toe: np.ndarray | None, lock: np.ndarray,
     # the pivot (heel or toe, as weighted) stays where the lock put it; the ground is
     # sampled again where the new pitch moves the other end, until that settles
     pivot = w * a[:, [0, 2]] + (1 - w) * t[:, [0, 2]]
-    reach = source[:, [0, 2]]
-    for _ in range(12):
+    reach = (source if foot is None else foot)[:, [0, 2]]
+    for _ in range(rounds):
         a[:, [0, 2]] = pivot - (1 - w) * reach
         t[:, [0, 2]] = pivot + w * reach
-        ay = terrain.height(a[:, 0], a[:, 2]) + ha
-        ty = terrain.height(t[:, 0], t[:, 2]) + ht
+        ay = terrain._height_unchecked(a[:, 0], a[:, 2]) + ha
+        ty = terrain._height_unchecked(t[:, 0], t[:, 2]) + ht
         pitch = np.arcsin(np.clip((ty - ay) / np.maximum(length, 1e-300), -1.0, 1.0))
         pitch = np.clip(pitch, source_pitch - max_tilt, source_pitch + max_tilt)
         previous = reach
         reach = (length * np.cos(pitch))[:, None] * heading
-        if np.max(np.abs(reach - previous), initial=0.0) <= 1e-6 * float(length.max()):
+        if np.max(np.abs(reach - previous), initial=0.0) <= 1e-10 * float(length.max()):
             break
     rise = length * np.sin(pitch)
     base_y = heel * ay + (1 - heel) * (ty - rise)
@@ -700,11 +701,13 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
         if t is not None and lock_feet:
             # lock again with the placed foot (its pitch follows the ground) until the
             # two agree, so the pivot stays put on slopes too
-            for _ in range(8):
+            held = _dilate(masks[leg.side], release_frames)
+            for _ in range(16):
                 placed = t - a
                 lock = _lock_offsets(ankle, placed, masks[leg.side], heel, release_frames)
-                a, t = _place_foot(ankle, toe, lock, (ha, ht), heel, ground, max_tilt, placed)
-                if np.max(np.abs(t - a - placed), initial=0.0) <= 1e-12 * leg_length:
+                a, t = _place_foot(ankle, toe, lock, (ha, ht), heel, ground, max_tilt, placed,
+                                   rounds=2)
+                if np.max(np.abs(t - a - placed)[held], initial=0.0) <= 1e-10 * leg_length:
                     break
         # spring-smooth the correction beyond the lock (the lock itself is already eased),
         # exact while planted, then never below the ground
