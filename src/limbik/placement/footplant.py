@@ -56,7 +56,7 @@ from limbik.skeleton.limbs import Leg, find_legs
 from limbik.skeleton.motion import Motion, forward_kinematics
 from limbik.solvers.two_bone import two_bone
 
-__all__ = ["FootplantReport", "estimate_floor", "evaluate", "footplant"]
+__all__ = ["FootplantReport", "estimate_floor", "evaluate", "footplant", "knee_hinge_axes"]
 
 Progress = Callable[[int, int, str], None]
 #: Stance float (leg lengths) below which a planted foot keeps the source's height.
