@@ -441,13 +441,12 @@ def knee_hinge_axes(motion: Motion, legs: Sequence[Leg], *,
             np.linalg.norm(thigh, axis=1) * np.linalg.norm(shin, axis=1), 1e-300)
         inverse = quaternion_conjugate(rotations[:, leg.hip])
         bent = sine > np.sin(np.radians(15.0))
-        fallback = rotate_vectors(inverse, left_hip).sum(axis=0)
         if np.count_nonzero(bent) >= 3:
             local = rotate_vectors(inverse[bent], normal[bent])
             axis = (local / np.linalg.norm(local, axis=1, keepdims=True)
                     * sine[bent, None]).sum(axis=0)
         else:
-            axis = fallback
+            axis = rotate_vectors(inverse, left_hip).sum(axis=0)
         size = float(np.linalg.norm(axis))
         if not size > 0:
             axis, size = np.array([1.0, 0.0, 0.0]), 1.0
@@ -811,11 +810,13 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
             foot = t - a
             turn = quaternion_from_two_vectors(world[:, leg.toe] - world[:, leg.ankle], foot)
             mid = 0.5 * (a + t)
-            roll = _roll_rotation(foot, ground.normal(mid[:, 0], mid[:, 2]),
-                                  max_tilt)
-            roll = quaternion_slerp(np.broadcast_to([0.0, 0.0, 0.0, 1.0], roll.shape), roll,
-                                    pins[leg.side])
-            placed = quaternion_multiply(roll, turn)
+            normal = ground.normal(mid[:, 0], mid[:, 2])
+            placed = turn
+            if np.any(normal[:, 1] < 1.0):  # level ground rolls nothing
+                roll = _roll_rotation(foot, normal, max_tilt)
+                roll = quaternion_slerp(np.broadcast_to([0.0, 0.0, 0.0, 1.0], roll.shape),
+                                        roll, pins[leg.side])
+                placed = quaternion_multiply(roll, turn)
             rotations[leg.ankle] = quaternion_multiply(placed, source_ankle)
             toe_turn = _toe_tip_lift(full_world[:, _foot_joints(motion, leg)[2:]]
                                      - world[:, leg.toe, None], placed,
