@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import matplotlib
@@ -15,11 +16,13 @@ import limbik
 from limbik.placement.footplant import footplant, terrain_for_clip
 from limbik.placement.walk import walk_cycle
 from limbik.viz import save_figure
-from limbik.viz.footplant_plot import plot_footplant
+from limbik.placement import Terrain
+from limbik.viz.footplant_plot import plot_footplant, plot_legs_side
 from limbik.viz.plots import animate_motion
 
 IMG = Path(__file__).parent / "img"
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "bvh"
+DATA = Path(os.environ.get("LIMBIK_SHARED_DATA")
+            or Path(__file__).resolve().parents[2] / "shared" / "data") / "bvh"
 
 
 def side_view(motion: limbik.Motion, terrain_kind: str, name: str, title: str) -> None:
@@ -51,6 +54,42 @@ def main() -> None:
     if clip.exists():
         side_view(limbik.read_bvh(clip), "hills", "footplant_cmu_hills.png",
                   "CMU 131_01 (stylised walk) planted on hills")
+        legs_view(limbik.read_bvh(clip), ridges(limbik.read_bvh(clip)), range(560, 700, 6),
+                  "footplant_cmu_ridges_legs.png", "CMU 131_01 over 25° ridges")
+    raw = DATA / "dme_demo_3d_1_raw_footskate.bvh"
+    if raw.exists():
+        legs_view(limbik.read_bvh(raw), Terrain.flat(0.0), range(0, 48, 2),
+                  "footplant_dme_flat_legs.png",
+                  "network output on flat ground at y = 0 (source drawn lifted onto it)")
+
+
+def ridges(motion: limbik.Motion) -> Terrain:
+    """Parallel ridges across the clip's path with 25° flanks."""
+    import numpy as np
+    from scipy.ndimage import gaussian_filter
+
+    leg = limbik.find_legs(motion.skeleton)[0]
+    off = motion.skeleton.offsets
+    length = float(np.linalg.norm(off[leg.knee]) + np.linalg.norm(off[leg.ankle]))
+    root = motion.root_positions[:, [0, 2]]
+    lo = root.min(axis=0) - 2 * length
+    hi = root.max(axis=0) + 2 * length
+    cell = length / 16
+    x = lo[0] + cell * np.arange(int((hi[0] - lo[0]) / cell) + 2)
+    z = lo[1] + cell * np.arange(int((hi[1] - lo[1]) / cell) + 2)
+    X, Z = np.meshgrid(x, z)
+    wavelength = 2 * length
+    phase = np.mod((0.8 * X + 0.6 * Z) / wavelength, 1.0)
+    heights = gaussian_filter(1 - np.abs(2 * phase - 1), 1.5) * np.tan(np.radians(25)) * length
+    return Terrain.from_array(heights, cell, (float(lo[0]), float(lo[1])))
+
+
+def legs_view(motion: limbik.Motion, terrain: Terrain, frames: range, name: str,
+              title: str) -> None:
+    result, report = footplant(motion, terrain)
+    fig = plot_legs_side(motion, result, terrain, limbik.find_legs(motion.skeleton),
+                         floor=report.floor, frames=list(frames), title=title)
+    save_figure(fig, IMG / name, dpi=80)
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -16,8 +17,10 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("limbik")
 
-#: The repository's sibling folder of real data (BVH clips, URDFs), if present.
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+#: The repository's sibling folder of real data (BVH clips, URDFs), if present; the
+#: environment variable LIMBIK_SHARED_DATA points elsewhere (a checkout in a subfolder).
+SHARED_DATA = Path(os.environ.get("LIMBIK_SHARED_DATA")
+                   or Path(__file__).resolve().parents[1].parent / "shared" / "data")
 
 
 @pytest.fixture

@@ -219,7 +219,7 @@ def _cmd_footplant(args: argparse.Namespace) -> int:
                           **report.to_dict()}, indent=2))
     else:
         print(f"footplant: {source_name}, {motion.num_frames} frames, terrain {terrain.name}, "
-              f"floor {report.floor:.4g}")
+              f"floor {report.floor:.4g}, lifted by {report.lift:.4g} onto the terrain")
         print(report.summary())
         print("wrote " + ", ".join(written))
     return 0
@@ -647,7 +647,15 @@ def build_parser() -> argparse.ArgumentParser:
                       help="worker processes (default: up to 2, one per core)")
     demo.set_defaults(handler=_cmd_demo)
 
-    fp = sub.add_parser("footplant", help="plant a clip's feet on terrain (default: built-in walk)")
+    fp = sub.add_parser(
+        "footplant", help="plant a clip's feet on terrain (default: built-in walk)",
+        description="Plant a clip's feet on terrain: contacts found and locked (heel and "
+        "toe), stance float and floor penetration removed, soles following the ground, "
+        "knees bending about their own hinge. The terrain is in world coordinates: "
+        "'flat' is the plane y = 0, the procedural kinds lie around y = 0, and a .npy/.png "
+        "height field is placed with --cell-size and --terrain-origin. The clip's own floor "
+        "(estimated, or --floor) is carried onto the terrain, so a clip whose feet rest at "
+        "y = -1.3 is lifted by 1.3; the report prints that lift.")
     fp.add_argument("input", nargs="?", help="a BVH clip or glTF/GLB character (default: the "
                     "built-in walk on hills), or a folder or glob of BVH clips (then -o is a "
                     "folder that mirrors it)")
@@ -660,8 +668,9 @@ def build_parser() -> argparse.ArgumentParser:
     fp.add_argument("--height-scale", type=_finite_float, default=1.0, help="PNG value to height")
     fp.add_argument("--seed", type=_non_negative_int, default=0,
                     help="seed of procedural terrain (a whole number >= 0)")
-    fp.add_argument("--floor", type=_finite_float, default=None, help="the clip's floor height "
-                    "(default: estimated)")
+    fp.add_argument("--floor", type=_finite_float, default=None, help="the clip's own floor "
+                    "height, which is moved onto the terrain (default: estimated from the lowest "
+                    "foot points)")
     fp.add_argument("-o", "--output", default=None,
                     help="output BVH, or GLB/glTF for a glTF input (a copy of it with the planted "
                     "animation); default IN_footplant.bvh/.glb, or footplant.bvh for the built-in "

@@ -580,8 +580,14 @@ def footplant_scene(folder: Path | None) -> list[SceneResult]:
             contact = np.zeros(clip.num_frames, dtype=bool)
             for start, stop in report.contacts[leg.side]:
                 contact[start:stop] = True
-            point = world[:, leg.toe if leg.toe is not None else leg.ankle]
-            slide, _ = metrics.foot_skate(point, contact)
+            # the planted foot's pivot (heel or toe, as weighted) does not slide: per frame
+            # the weighted horizontal move w·Δankle + (1 − w)·Δtoe is zero
+            w = report.heel_weight[leg.side][1:, None]
+            toe = world[:, leg.toe if leg.toe is not None else leg.ankle]
+            move = (w * np.diff(world[:, leg.ankle], axis=0)
+                    + (1 - w) * np.diff(toe, axis=0))[:, [0, 2]]
+            slide = np.zeros(clip.num_frames)
+            slide[1:] = np.where(contact[1:] & contact[:-1], np.hypot(*move.T), 0.0)
             depth = metrics.penetration(world[:, [leg.ankle, leg.toe or leg.ankle]],
                                         terrain).max(axis=1)
             error = (slide + depth)[contact]

@@ -1,4 +1,5 @@
-"""Motion-quality metrics: foot skate, penetration, floating, knee pops, bone-length drift.
+"""Motion-quality metrics: foot skate and slide, penetration, floating and stance gap, knee pops,
+backward-bent knees, knee jumps, bone-length drift.
 
 All functions take world-space arrays, so they measure any motion, whatever produced it.
 Lengths are in the motion's units; speeds in units per second; angles in degrees.
@@ -14,13 +15,18 @@ from limbik._validation import FloatArray, as_float_array
 from limbik.errors import InvalidInputError
 
 __all__ = [
+    "backward_knee_frames",
     "bone_length_drift",
+    "contact_speed",
     "floating",
     "foot_skate",
     "knee_angles",
+    "knee_bend_angles",
+    "knee_displacement",
     "knee_pop",
     "penetration",
     "speed_near_floor",
+    "stance_gap",
 ]
 
 
@@ -142,4 +148,69 @@ def speed_near_floor(positions: Any, ground: _Ground, dt: float, near: float) ->
     if not np.any(both):
         return 0.0
     step = np.hypot(*(np.diff(p[:, [0, 2]], axis=0).T))
+    return float(np.mean(step[both]) / dt)
+
+
+def knee_bend_angles(hip: Any, knee: Any, ankle: Any, forward: Any) -> FloatArray:
+    """Signed knee flexion in degrees ``(frames,)``: positive where the knee lies on the
+    ``forward`` side of the hip–ankle line, negative where it lies behind it.
+
+    The magnitude is ``180 - knee_angles``; the sign is that of the knee's offset from
+    the hip–ankle line along ``forward`` ``(frames, 3)`` or ``(3,)`` (the character's
+    facing, e.g. ``left × up`` from the hips).
+    """
+    h = _trajectory(hip, "hip")
+    k = _trajectory(knee, "knee")
+    a = _trajectory(ankle, "ankle")
+    f = as_float_array(forward, "forward", (3,))
+    line = a - h
+    u = line / np.maximum(np.linalg.norm(line, axis=-1, keepdims=True), 1e-300)
+    offset = (k - h) - np.einsum("...i,...i->...", k - h, u)[..., None] * u
+    side = np.einsum("...i,...i->...", offset, f)
+    flexion = 180.0 - knee_angles(h, k, a)
+    return np.where(side < 0.0, -flexion, flexion)
+
+
+def backward_knee_frames(hip: Any, knee: Any, ankle: Any, forward: Any, *,
+                         min_angle: float = 2.0) -> int:
+    """How many frames bend the knee backward by more than ``min_angle`` degrees
+    (see :func:`knee_bend_angles`)."""
+    return int(np.count_nonzero(knee_bend_angles(hip, knee, ankle, forward) < -min_angle))
+
+
+def knee_displacement(hip: Any, knee: Any) -> float:
+    """The largest per-frame move of the knee relative to the hip (length units): a
+    flipping bend shows here even when the flexion angle changes smoothly."""
+    rel = _trajectory(knee, "knee") - _trajectory(hip, "hip")
+    if len(rel) < 2:
+        return 0.0
+    return float(np.max(np.linalg.norm(np.diff(rel, axis=0), axis=-1)))
+
+
+def stance_gap(points: Any, ground: _Ground, contact: Any) -> float:
+    """Mean height of a foot's lowest point above the ground over contact frames.
+
+    ``points`` is ``(frames, k, 3)`` (say heel, toe and toe tip). Below-ground frames
+    count as negative. Returns 0 without contact frames.
+    """
+    p = _trajectory(points, "points")
+    c = _mask(contact, len(p))
+    if not np.any(c):
+        return 0.0
+    gap = p[..., 1] - ground.height(p[..., 0], p[..., 2])
+    lowest = gap.reshape(len(p), -1).min(axis=1)
+    return float(lowest[c].mean())
+
+
+def contact_speed(positions: Any, contact: Any, dt: float) -> float:
+    """Mean speed (units/s, 3-D) of a point between consecutive contact frames: heel or
+    toe slide. Returns 0 without such frame pairs."""
+    p = _trajectory(positions)
+    c = _mask(contact, len(p))
+    if len(p) < 2:
+        return 0.0
+    both = c[1:] & c[:-1]
+    if not np.any(both):
+        return 0.0
+    step = np.linalg.norm(np.diff(p, axis=0), axis=-1)
     return float(np.mean(step[both]) / dt)

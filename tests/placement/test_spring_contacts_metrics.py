@@ -81,3 +81,62 @@ def test_metrics_on_known_trajectories():
     assert metrics.knee_pop(hip, knee, ankle) == pytest.approx(90)
     world = np.array([[[0, 0, 0], [1, 0, 0.0]], [[0, 0, 0], [1.1, 0, 0.0]]])
     assert metrics.bone_length_drift(world, [-1, 0]) == pytest.approx(0.1)
+
+
+def test_local_minimum_finds_hovering_stances():
+    """Stances that hover at different heights (network output) read as ~0 above their
+    local minimum and are all found; swings are not."""
+    from limbik.placement import detect_contacts, local_minimum
+
+    frames = np.arange(600)
+    phase = (frames % 120) / 120
+    hover = np.repeat([0.0, 0.06, 0.09, 0.03, 0.07], 120)
+    swing = np.where(phase < 0.4, np.sin(np.pi * phase / 0.4) * 0.25, 0.0)
+    height = hover + swing + 0.002 * np.sin(frames)
+    speed = np.where(phase < 0.4, 2.0, 0.05)
+    above = height - local_minimum(height, 48)
+    mask = detect_contacts(above, speed, enter_height=0.03, exit_height=0.09,
+                           enter_speed=0.5, exit_speed=1.0, min_frames=3)
+    stance = phase >= 0.45
+    assert mask[stance].mean() > 0.95
+    assert not mask[(phase > 0.1) & (phase < 0.3)].any()
+    # with heights above the global minimum the hovering stances are missed
+    missed = detect_contacts(height - height.min(), speed, enter_height=0.03,
+                             exit_height=0.09, enter_speed=0.5, exit_speed=1.0)
+    assert missed[stance].mean() < 0.6
+    np.testing.assert_array_equal(local_minimum([3.0, 1.0, 2.0, 5.0, 4.0], 1),
+                                  [1.0, 1.0, 1.0, 2.0, 4.0])
+
+
+def test_knee_metrics_see_backward_bends_and_flips():
+    n = 50
+    hip = np.zeros((n, 3))
+    ankle = np.tile([0.0, -1.9, 0.0], (n, 1))
+    forward = np.array([0.0, 0.0, 1.0])
+    side = np.where(np.arange(n) < 25, 1.0, -1.0)  # the bend flips at frame 25
+    knee = np.column_stack([np.zeros(n), np.full(n, -0.95), 0.3 * side])
+    bend = metrics.knee_bend_angles(hip, knee, ankle, forward)
+    assert np.all(bend[:25] > 0) and np.all(bend[25:] < 0)
+    assert metrics.backward_knee_frames(hip, knee, ankle, forward) == 25
+    # the flexion angle does not change, so knee_pop misses the flip; the jump sees it
+    assert metrics.knee_pop(hip, knee, ankle) < 1e-9
+    assert metrics.knee_displacement(hip, knee) == pytest.approx(0.6)
+    tiny = knee.copy()
+    tiny[:, 2] = -0.01  # 1.2° behind the line: within the 2° allowance
+    assert metrics.backward_knee_frames(hip, tiny, ankle, forward) == 0
+
+
+def test_stance_gap_and_contact_speed():
+    from limbik.placement import Terrain
+
+    n = 20
+    points = np.zeros((n, 2, 3))
+    points[:, 0, 1] = 0.3  # heel joint above the toe
+    points[:, 1, 1] = 0.05
+    points[:, 1, 0] = np.arange(n) * 0.01  # the toe slides 0.01 per frame
+    contact = np.zeros(n, dtype=bool)
+    contact[5:15] = True
+    assert metrics.stance_gap(points, Terrain.flat(0.0), contact) == pytest.approx(0.05)
+    assert metrics.stance_gap(points, Terrain.flat(0.0), np.zeros(n, bool)) == 0.0
+    assert metrics.contact_speed(points[:, 1], contact, 0.1) == pytest.approx(0.1)
+    assert metrics.contact_speed(points[:, 0], contact, 0.1) == 0.0

@@ -5,6 +5,7 @@ from limbik.placement.contacts import (
     contacts_from_ranges,
     detect_contacts,
     horizontal_speed,
+    local_minimum,
 )
 from limbik.placement.spring import smooth_damp, smooth_zero_lag
 from limbik.placement.terrain import Terrain
@@ -15,6 +16,7 @@ __all__ = [
     "contacts_from_ranges",
     "detect_contacts",
     "horizontal_speed",
+    "local_minimum",
     "smooth_damp",
     "smooth_zero_lag",
 ]

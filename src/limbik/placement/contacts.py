@@ -11,7 +11,8 @@ from numba import njit
 from limbik._validation import FloatArray, as_float_array, as_int
 from limbik.errors import InvalidInputError
 
-__all__ = ["contact_spans", "contacts_from_ranges", "detect_contacts", "horizontal_speed"]
+__all__ = ["contact_spans", "contacts_from_ranges", "detect_contacts", "horizontal_speed",
+           "local_minimum"]
 
 
 def horizontal_speed(positions: Any, dt: float) -> FloatArray:
@@ -21,6 +22,23 @@ def horizontal_speed(positions: Any, dt: float) -> FloatArray:
         return np.zeros(p.shape[0])
     v = np.gradient(p[:, [0, 2]], dt, axis=0)
     return np.hypot(v[:, 0], v[:, 1])
+
+
+def local_minimum(values: Any, half_width: int) -> FloatArray:
+    """Running minimum ``(frames,)`` of ``values`` ``(frames,)`` over ``±half_width`` frames.
+
+    A foot's height above its local minimum finds stances on data whose planted feet
+    hover at different heights from step to step (synthesis output).
+    """
+    v = as_float_array(values, "values")
+    w = as_int(half_width, "half_width", minimum=0)
+    if v.ndim != 1:
+        raise InvalidInputError(f"values must have shape (frames,), got {v.shape}",
+                                argument="values")
+    if w == 0 or v.size == 0:
+        return v.copy()
+    padded = np.pad(v, w, mode="edge")
+    return np.lib.stride_tricks.sliding_window_view(padded, 2 * w + 1).min(axis=1)
 
 
 @njit(cache=True)

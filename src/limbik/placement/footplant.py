@@ -2,20 +2,25 @@
 
 The method, per frame and per leg (all of it vectorised over frames):
 
-1. The source clip's floor is estimated (or given). Contacts come from the foot's
-   height above that floor and its horizontal speed, with hysteresis (or are given).
-2. While a foot is in contact its horizontal position is locked where the contact
-   began; after the contact the lock is released with a smooth blend (foot-skate removal).
-3. A ray down finds the ground under the ankle and the toe. Each keeps the source's
-   height above its own floor, so the sole follows the ground along the foot (limited
-   by ``max_tilt``); the foot's length is kept.
+1. The source clip's floor is estimated (or given); the terrain is in world coordinates,
+   so the motion's floor is carried onto the terrain (``FootplantReport.lift``).
+   Contacts come from the foot's height above its local minimum and its speed, with
+   hysteresis (or are given).
+2. In a contact the whole foot is held: the heel and the toe stay where they landed,
+   and the foot rolls over the heel at heel strike and over the toe at toe-off (the
+   source's own foot rotation, pivoting on the lower point). The lock is released with
+   a smooth blend after the contact.
+3. The ground under the heel and the toe is found. Each keeps the source's height above
+   its floor, minus the source's float in stance (the weight-carrying point rests on
+   the ground), so the sole follows the ground along the foot within ``max_tilt``; the
+   foot's length is kept, and the foot rolls with the ground across it.
 4. The foot offsets are smoothed with a zero-lag critically damped spring.
 5. The pelvis follows the lower foot and is lowered further where a leg could not
    reach (Final IK's Grounder), never pushed through the ground, and smoothed.
-6. Each leg is solved with :func:`limbik.two_bone` using the animated knee as the
-   ``reference`` (seed 004: the knee stays closest to the artist's pose), and the
-   result is applied with :func:`limbik.apply_ik`; per-leg weights blend with the
-   source.
+6. Each leg is solved with :func:`limbik.two_bone` about the knee's own hinge axis
+   (estimated from the clip in the thigh's frame), following the animated knee where
+   the source leg is clearly bent, with soft reach near full extension; the result is
+   applied with :func:`limbik.apply_ik`; per-leg weights blend with the source.
 """
 
 from __future__ import annotations
@@ -30,26 +35,32 @@ from limbik import metrics
 from limbik._validation import as_float
 from limbik.errors import InvalidInputError
 from limbik.geometry.quaternion import (
+    quaternion_conjugate,
+    quaternion_from_axis_angle,
     quaternion_from_two_vectors,
     quaternion_multiply,
     quaternion_slerp,
+    rotate_vectors,
 )
 from limbik.placement.contacts import (
     contact_spans,
     contacts_from_ranges,
     detect_contacts,
     horizontal_speed,
+    local_minimum,
 )
 from limbik.placement.spring import smooth_zero_lag
 from limbik.placement.terrain import Terrain
 from limbik.skeleton.apply import apply_ik
 from limbik.skeleton.limbs import Leg, find_legs
-from limbik.skeleton.motion import Motion
+from limbik.skeleton.motion import Motion, forward_kinematics
 from limbik.solvers.two_bone import two_bone
 
-__all__ = ["FootplantReport", "estimate_floor", "evaluate", "footplant"]
+__all__ = ["FootplantReport", "estimate_floor", "evaluate", "footplant", "knee_hinge_axes"]
 
 Progress = Callable[[int, int, str], None]
+#: Stance float (leg lengths) below which a planted foot keeps the source's height.
+FLOAT_KEPT = 0.005
 _UP = np.array([0.0, 1.0, 0.0])
 
 
@@ -64,6 +75,11 @@ class FootplantReport:
     contacts : per leg, the contact spans as half-open ``(start, stop)`` frame ranges.
     before, after : metric name → value (see :func:`evaluate`).
     pelvis_offset : ``(frames,)`` vertical root offset applied.
+    lift : how far the clip's floor was moved up to lie on the terrain (the terrain's
+        median height under the root's path minus ``floor``); 0 without a terrain.
+    heel_weight : per leg side, ``(frames,)`` how much the heel is the planted foot's
+        pivot (1 heel, 0 toe): in a contact the point ``w·ankle + (1 − w)·toe`` is held
+        still horizontally.
     """
 
     floor: float
@@ -72,11 +88,14 @@ class FootplantReport:
     before: dict[str, float]
     after: dict[str, float]
     pelvis_offset: np.ndarray
+    lift: float = 0.0
+    heel_weight: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dictionary."""
         return {
             "floor": self.floor,
+            "lift": self.lift,
             "legs": list(self.legs),
             "contacts": {k: [list(s) for s in v] for k, v in self.contacts.items()},
             "before": self.before,
@@ -103,14 +122,17 @@ def _foot_point(leg: Leg) -> int:
     return leg.toe if leg.toe is not None else leg.ankle
 
 
-def estimate_floor(motion: Motion, legs: Sequence[Leg], leg_length: float) -> float:
+def estimate_floor(motion: Motion, legs: Sequence[Leg], leg_length: float, *,
+                   positions: np.ndarray | None = None) -> float:
     """The source clip's floor height, from its lowest foot points.
 
     Per frame, the lowest of the ankles, toes and the toes' End Sites (toe tips); the
     floor is the 5th percentile of that over the clip. Motion-capture files put the
     floor at y = 0, so an estimate within 2% of a leg length of 0 is taken as exactly 0.
+    ``positions`` are the clip's world positions with End Sites, when already at hand.
     """
-    world = motion.world_positions(include_end_sites=True)
+    world = (motion.world_positions(include_end_sites=True) if positions is None
+             else positions)
     joints = motion.skeleton.num_joints
     feet = {j for leg in legs for j in (leg.ankle, _foot_point(leg))}
     points = sorted(feet) + [joints + k for k, p in enumerate(motion.skeleton.end_site_parents)
@@ -119,23 +141,64 @@ def estimate_floor(motion: Motion, legs: Sequence[Leg], leg_length: float) -> fl
     return 0.0 if abs(level) <= 0.02 * leg_length else level
 
 
+def _world_pose(motion: Motion) -> tuple[np.ndarray, np.ndarray]:
+    """World rotations ``(F, J, 4)`` and positions with End Sites ``(F, J + E, 3)``, from
+    one forward-kinematics pass."""
+    sk = motion.skeleton
+    q, p = forward_kinematics(sk.parents, motion.rotations, motion.local_translations())
+    ends = p[:, sk.end_site_parents] + rotate_vectors(q[:, sk.end_site_parents],
+                                                      sk.end_site_offsets)
+    return q, np.concatenate([p, ends], axis=1)
+
+
+def _foot_joints(motion: Motion, leg: Leg) -> list[int]:
+    """Indices into ``world_positions(include_end_sites=True)``: ankle, toe, toe tips."""
+    sk = motion.skeleton
+    if leg.toe is None:
+        return [leg.ankle]
+    tips = [sk.num_joints + k for k, p in enumerate(sk.end_site_parents) if int(p) == leg.toe]
+    return [leg.ankle, leg.toe, *tips]
+
+
+def _rest_heights(motion: Motion, full_world: np.ndarray, legs: Sequence[Leg], floor: float,
+                  leg_length: float) -> dict[str, np.ndarray]:
+    """Per leg, the resting heights above the floor of its foot points (see
+    :func:`_foot_joints`): each point's 5th percentile, never below the floor, and no
+    more than 0.5% of a leg above the same point of the other foot (both feet stand on
+    one floor, so a foot that never comes down that far was hovering)."""
+    own = {leg.side: np.maximum(np.percentile(
+        full_world[:, _foot_joints(motion, leg), 1] - floor, 5, axis=0), 0.0) for leg in legs}
+    out = {}
+    for leg in legs:
+        rest = own[leg.side]
+        for other in legs:
+            if other.side != leg.side and own[other.side].shape == rest.shape:
+                rest = np.minimum(rest, own[other.side] + 0.005 * leg_length)
+        out[leg.side] = rest
+    return out
+
+
 def _foot_signals(world: np.ndarray, leg: Leg, floor: float, leg_length: float, dt: float
                   ) -> tuple[np.ndarray, np.ndarray]:
-    """Height above rest (leg lengths) and speed (leg lengths/s) of the foot's lower, slower point.
+    """Contact height (leg lengths) and speed (leg lengths/s) of a foot ``(frames,)``.
 
     A planted foot pivots on its heel (ankle) or its toe, so per frame the foot's
     height is the lower of the two and its speed the slower. Each point's height is
-    measured from its own resting height (a low percentile, never below the floor),
-    so a toe joint that sits above the sole still counts.
+    measured from its own resting height (a low percentile, never below the floor).
+    The height used for contacts is the height above the foot's local minimum (±0.4 s),
+    so stances that hover at different heights from step to step are still found; a
+    foot at or below its resting height reads as at or below 0 (grounded).
     """
     heights, speeds = [], []
-    for j in {leg.ankle, _foot_point(leg)}:
+    for j in dict.fromkeys((leg.ankle, _foot_point(leg))):
         point = world[:, j]
         above = point[:, 1] - floor
         rest = max(float(np.percentile(above, 5)), 0.0)
         heights.append((above - rest) / leg_length)
         speeds.append(horizontal_speed(point, dt) / leg_length)
-    return np.min(heights, axis=0), np.min(speeds, axis=0)
+    height = np.min(heights, axis=0)
+    local = height - local_minimum(height, max(1, round(0.4 / dt)))
+    return np.where(height <= 0.0, height, local), np.min(speeds, axis=0)
 
 
 def contact_speed_threshold(speeds: np.ndarray) -> float:
@@ -148,56 +211,146 @@ def contact_speed_threshold(speeds: np.ndarray) -> float:
     return float(np.clip(np.sqrt(max(low, 1e-3) * max(high, 1e-3)), 0.1, 2.0))
 
 
-def _lock_offsets(point: np.ndarray, contact: np.ndarray, blend_frames: int) -> np.ndarray:
-    """Horizontal (x, z) offsets ``(frames, 2)`` that hold the foot still during contacts.
-
-    Inside a contact the foot is held where the contact began; after it the offset
-    eases back to zero over ``blend_frames`` (or before the next contact starts).
-    """
-    n = len(point)
-    offset = np.zeros((n, 2))
-    xz = point[:, [0, 2]]
-    spans = contact_spans(contact)
-    for k, (start, stop) in enumerate(spans):
-        offset[start:stop] = xz[start] - xz[start:stop]
-        end = offset[stop - 1]
+def _ease_after(offset: np.ndarray, spans: list[tuple[int, int]], blend_frames: int) -> None:
+    """After each span, ease ``offset`` ``(n, k)`` from its last value to 0 (in place)."""
+    n = len(offset)
+    for k, (_start, stop) in enumerate(spans):
+        end = offset[stop - 1].copy()
         next_start = spans[k + 1][0] if k + 1 < len(spans) else n
         length = min(blend_frames, next_start - stop)
         if length > 0:
             s = (np.arange(1, length + 1) / (length + 1))[:, None]
-            ease = 1 - s * s * (3 - 2 * s)
-            offset[stop:stop + length] = end * ease
-    return offset
+            offset[stop:stop + length] = end * (1 - s * s * (3 - 2 * s))
 
 
-def _place_foot(ankle: np.ndarray, toe: np.ndarray | None, lock: np.ndarray, terrain: Terrain,
-                floor: float, max_tilt: float) -> tuple[np.ndarray, np.ndarray | None]:
-    """Ankle (and toe) targets on the terrain, keeping heights above the floor."""
+def _ease_around(values: np.ndarray, spans: list[tuple[int, int]], blend_frames: int
+                 ) -> np.ndarray:
+    """``values`` ``(n, k)``, set inside ``spans`` and zero outside, eased in before each
+    span and out after it over ``blend_frames`` (within the gaps, the two eases add)."""
+    before = np.zeros_like(values)
+    for k, (start, _stop) in enumerate(spans):
+        previous_stop = spans[k - 1][1] if k > 0 else 0
+        length = min(blend_frames, start - previous_stop)
+        if length > 0:
+            s = (np.arange(length, 0, -1) / (length + 1))[:, None]
+            before[start - length:start] = values[start] * (1 - s * s * (3 - 2 * s))
+    after = values.copy()
+    _ease_after(after, spans, blend_frames)
+    return after + before
+
+
+def _stance_drop(hover: np.ndarray, contact: np.ndarray, keep: float, blend_frames: int
+                 ) -> np.ndarray:
+    """How far to lower a planted foot ``(n,)``: in a contact, its float ``hover`` ``(n,)``
+    beyond ``keep``; eased in before the contact and out after it over ``blend_frames``."""
+    spans = contact_spans(contact)
+    drop = np.zeros((len(hover), 1))
+    for start, stop in spans:
+        drop[start:stop, 0] = np.maximum(hover[start:stop] - keep, 0.0)
+    return _ease_around(drop, spans, blend_frames)[:, 0]
+
+
+def _heel_weight(heel_above: np.ndarray, toe_above: np.ndarray, band: float) -> np.ndarray:
+    """How much the heel carries the foot ``(n,)``: 1 where the toe is higher above its rest
+    than the heel by ``band`` or more, 0 the other way round, smooth in between."""
+    s = np.clip((toe_above - heel_above + band) / (2 * band), 0.0, 1.0)
+    return s * s * (3 - 2 * s)
+
+
+def _lock_offsets(ankle: np.ndarray, foot: np.ndarray, contact: np.ndarray,
+                  heel: np.ndarray, blend_frames: int) -> np.ndarray:
+    """Horizontal (x, z) offsets ``(frames, 2)`` of the foot that hold it during contacts.
+
+    ``ankle`` is ``(frames, 3)`` and ``foot`` the ankle→toe vectors ``(frames, 3)`` (zeros
+    without a toe). Inside a contact the foot pivots on its heel (weight ``heel``) or its
+    toe: the ankle moves only by the toe-pivoted share of the foot vector's change,
+    ``-(1 - heel)·Δfoot``, and the toe stays the ankle plus the foot vector; so a flat
+    foot does not move at all, a heel strike rolls over the heel and a toe-off over the
+    toe. Without a toe the ankle is held. The foot is held where the
+    source foot is on average during the contact; the offset eases in over
+    ``blend_frames`` before the contact and back to zero over as many after it (within
+    the gaps between contacts).
+    """
+    n = len(ankle)
+    offset = np.zeros((n, 2))
+    spans = contact_spans(contact)
+    if not spans:
+        return offset
+    a = ankle[:, [0, 2]]
+    v = foot[:, [0, 2]]
+    c = np.asarray(contact, dtype=bool)
+    starts = np.array([start for start, _ in spans])
+    # per contact: the ankle held at its first frame, minus the toe-pivoted share of the
+    # foot's change since then (one cumulative sum over the clip, restarted per contact)
+    step = np.zeros((n, 2))
+    step[1:] = (1.0 - heel[1:, None]) * np.diff(v, axis=0)
+    first = np.zeros(n, dtype=bool)
+    first[starts] = True
+    step[first | ~c] = 0.0
+    total = np.cumsum(step, axis=0)
+    owner = np.maximum.accumulate(np.where(first, np.arange(n), 0))
+    held = a[owner] - (total - total[owner])
+    # held where the source foot is on average over the contact: a skating source then
+    # strains the legs half as much as a lock where the contact began
+    gap = np.where(c[:, None], a - held, 0.0)
+    sums = np.add.reduceat(gap, starts, axis=0)[:len(spans)]
+    inside = np.add.reduceat(c.astype(np.float64), starts)[:len(spans)]
+    shift = sums / np.maximum(inside, 1.0)[:, None]
+    span_of = np.searchsorted(starts, np.arange(n), side="right") - 1
+    offset = np.where(c[:, None], held + shift[np.maximum(span_of, 0)] - a, 0.0)
+    return _ease_around(offset, spans, blend_frames)
+
+
+def _place_foot(ankle: np.ndarray, toe: np.ndarray | None, lock: np.ndarray,
+                heights: tuple[np.ndarray, np.ndarray | None], heel: np.ndarray,
+                terrain: Terrain, max_tilt: float, foot: np.ndarray | None = None,
+                rounds: int = 12) -> tuple[np.ndarray, np.ndarray | None]:
+    """Ankle (and toe) targets on the terrain at the given heights above it.
+
+    ``lock`` moves the ankle; the toe starts at the ankle plus ``foot`` (default: the
+    source's ankle→toe vector), as the lock assumed. ``rounds`` bounds the resampling
+    of the ground.
+
+    The foot keeps its length; its pitch follows the ground along the foot, changed by
+    at most ``max_tilt`` from the source's; it pivots on the heel (weight ``heel``) or
+    the toe.
+    """
     a = ankle.copy()
     a[:, [0, 2]] += lock
-    ha = np.maximum(ankle[:, 1] - floor, 0.0)
-    if toe is None:
+    ha, ht = heights
+    if toe is None or ht is None:
         a[:, 1] = terrain.height(a[:, 0], a[:, 2]) + ha
         return a, None
     t = toe.copy()
-    t[:, [0, 2]] += lock
-    ht = np.maximum(toe[:, 1] - floor, 0.0)
-    a[:, 1] = terrain.height(a[:, 0], a[:, 2]) + ha
-    t[:, 1] = terrain.height(t[:, 0], t[:, 2]) + ht
-    # keep the foot's length: the toe holds its place, the ankle slides along the
-    # foot's heading; the change of pitch is limited to max_tilt
+    t[:, [0, 2]] = a[:, [0, 2]] + (toe - ankle if foot is None else foot)[:, [0, 2]]
     source = toe - ankle
     length = np.linalg.norm(source, axis=1)
     horizontal = np.hypot(source[:, 0], source[:, 2])
     source_pitch = np.arctan2(source[:, 1], np.maximum(horizontal, 1e-300))
-    dy = t[:, 1] - a[:, 1]
-    pitch = np.arcsin(np.clip(dy / np.maximum(length, 1e-300), -1.0, 1.0))
-    pitch = np.clip(pitch, source_pitch - max_tilt, source_pitch + max_tilt)
     heading = np.where(horizontal[:, None] > 1e-9 * np.maximum(length, 1e-300)[:, None],
                        source[:, [0, 2]] / np.maximum(horizontal, 1e-300)[:, None], 0.0)
-    a[:, 0] = t[:, 0] - heading[:, 0] * length * np.cos(pitch)
-    a[:, 2] = t[:, 2] - heading[:, 1] * length * np.cos(pitch)
-    a[:, 1] = t[:, 1] - length * np.sin(pitch)
+    w = heel[:, None]
+    # the pivot (heel or toe, as weighted) stays where the lock put it; the ground is
+    # sampled again where the new pitch moves the other end, until that settles
+    pivot = w * a[:, [0, 2]] + (1 - w) * t[:, [0, 2]]
+    reach = (source if foot is None else foot)[:, [0, 2]]
+    for _ in range(rounds):
+        a[:, [0, 2]] = pivot - (1 - w) * reach
+        t[:, [0, 2]] = pivot + w * reach
+        ay = terrain._height_unchecked(a[:, 0], a[:, 2]) + ha
+        ty = terrain._height_unchecked(t[:, 0], t[:, 2]) + ht
+        pitch = np.arcsin(np.clip((ty - ay) / np.maximum(length, 1e-300), -1.0, 1.0))
+        pitch = np.clip(pitch, source_pitch - max_tilt, source_pitch + max_tilt)
+        previous = reach
+        reach = (length * np.cos(pitch))[:, None] * heading
+        if np.max(np.abs(reach - previous), initial=0.0) <= 1e-10 * float(length.max()):
+            break
+    rise = length * np.sin(pitch)
+    base_y = heel * ay + (1 - heel) * (ty - rise)
+    a[:, [0, 2]] = pivot - (1 - w) * reach
+    a[:, 1] = base_y
+    t[:, [0, 2]] = pivot + w * reach
+    t[:, 1] = base_y + rise
     return a, t
 
 
@@ -215,6 +368,13 @@ def _pin_weight(contact: np.ndarray, frames: int) -> np.ndarray:
     distance = np.minimum(left, right)
     s = np.clip(1.0 - distance / (frames + 1), 0.0, 1.0)
     return s * s * (3 - 2 * s)
+
+
+def _dilate(mask: np.ndarray, frames: int) -> np.ndarray:
+    """``mask`` ``(n,)`` widened by ``frames`` on either side."""
+    if frames <= 0 or not np.any(mask):
+        return mask.copy()
+    return local_minimum(np.where(mask, 0.0, 1.0), frames) == 0.0
 
 
 def _pinned_smooth(exact: np.ndarray, pin: np.ndarray, dt: float, smooth_time: float
@@ -257,6 +417,102 @@ def _tilt_rotation(normal: np.ndarray, max_tilt: float) -> np.ndarray:
     return quaternion_slerp(identity, q, scale)
 
 
+def knee_hinge_axes(motion: Motion, legs: Sequence[Leg], *,
+                    pose: tuple[np.ndarray, np.ndarray] | None = None
+                    ) -> dict[str, np.ndarray]:
+    """Each knee's hinge axis in its thigh's frame ``(3,)``, estimated from the clip.
+
+    On frames where the knee is bent by more than 15°, the bend plane's normal
+    ``(hip→knee) × (knee→ankle)`` is taken into the thigh (hip joint) frame and averaged,
+    weighted by how bent the knee is. A clip that never bends a knee that much uses the
+    hips' left-right line instead (knees bend forward). The world axis on a frame is the
+    thigh's world rotation applied to it; ``two_bone(..., bend_axis=...)`` bends toward
+    ``(hip→ankle) × axis``. ``pose`` is the clip's world rotations and positions, when
+    already at hand.
+    """
+    rotations, world = pose if pose is not None else _world_pose(motion)
+    left_hip = world[:, legs[0].hip] - world[:, legs[-1].hip]
+    out: dict[str, np.ndarray] = {}
+    for leg in legs:
+        thigh = world[:, leg.knee] - world[:, leg.hip]
+        shin = world[:, leg.ankle] - world[:, leg.knee]
+        normal = np.cross(thigh, shin)
+        sine = np.linalg.norm(normal, axis=1) / np.maximum(
+            np.linalg.norm(thigh, axis=1) * np.linalg.norm(shin, axis=1), 1e-300)
+        inverse = quaternion_conjugate(rotations[:, leg.hip])
+        bent = sine > np.sin(np.radians(15.0))
+        if np.count_nonzero(bent) >= 3:
+            local = rotate_vectors(inverse[bent], normal[bent])
+            axis = (local / np.linalg.norm(local, axis=1, keepdims=True)
+                    * sine[bent, None]).sum(axis=0)
+        else:
+            axis = rotate_vectors(inverse, left_hip).sum(axis=0)
+        size = float(np.linalg.norm(axis))
+        if not size > 0:
+            axis, size = np.array([1.0, 0.0, 0.0]), 1.0
+        out[leg.side] = axis / size
+    return out
+
+
+def _roll_rotation(foot: np.ndarray, normal: np.ndarray, max_tilt: float) -> np.ndarray:
+    """Rotations ``(n, 4)`` about the foot direction ``(n, 3)`` that roll the sole with
+    the ground's cross slope (``normal`` ``(n, 3)``), by at most ``max_tilt``."""
+    f = foot / np.maximum(np.linalg.norm(foot, axis=1, keepdims=True), 1e-300)
+    up = _UP - f[:, 1:2] * f
+    n = normal - np.sum(normal * f, axis=1, keepdims=True) * f
+    angle = np.arctan2(np.sum(np.cross(up, n) * f, axis=1), np.sum(up * n, axis=1))
+    return quaternion_from_axis_angle(f, np.clip(angle, -max_tilt, max_tilt))
+
+
+def _toe_tip_lift(tips: np.ndarray, turn: np.ndarray, toe: np.ndarray, ground: Terrain
+                  ) -> np.ndarray | None:
+    """Rotations ``(n, 4)`` of the toe joint that lift its tips out of the ground, or None.
+
+    ``tips`` ``(n, k, 3)`` are the source toe tips relative to the source toe, ``turn``
+    ``(n, 4)`` the foot's change of rotation and ``toe`` ``(n, 3)`` the placed toe. A tip
+    below the ground turns up about the foot's lateral axis (the toes bend) until it
+    rests on it; other frames get the identity.
+    """
+    if tips.shape[1] == 0:
+        return None
+    d = rotate_vectors(turn[:, None], tips)
+    length = np.linalg.norm(d, axis=2)
+    if not np.any(length > 0):
+        return None
+    deepest = np.argmin(toe[:, None, 1] + d[..., 1] - ground.height(
+        toe[:, None, 0] + d[..., 0], toe[:, None, 2] + d[..., 2]), axis=1)
+    frames = np.arange(len(toe))
+    v = d[frames, deepest]
+    tip = toe + v
+    sunk = np.flatnonzero((ground.height(tip[:, 0], tip[:, 2]) > tip[:, 1])
+                          & (length[frames, deepest] > 0))
+    if sunk.size == 0:
+        return None
+    v = v[sunk]
+    size = length[sunk, deepest[sunk]]
+    axis = np.cross(v, _UP)
+    angle = np.zeros(sunk.size)
+    for _ in range(4):  # the ground under the tip moves as it turns
+        turned = rotate_vectors(quaternion_from_axis_angle(axis, angle), v)
+        tip = toe[sunk] + turned
+        depth = ground.height(tip[:, 0], tip[:, 2]) - tip[:, 1]
+        if not np.any(depth > 0):
+            break
+        goal = np.arcsin(np.clip((turned[:, 1] + np.maximum(depth, 0.0)) / size, -1.0, 1.0))
+        angle += np.where(depth > 0, goal - np.arcsin(np.clip(turned[:, 1] / size, -1, 1)), 0.0)
+    out = np.zeros((len(toe), 4))
+    out[:, 3] = 1.0
+    out[sunk] = quaternion_from_axis_angle(axis, angle)
+    return out
+
+
+def _facing(world: np.ndarray, legs: Sequence[Leg]) -> np.ndarray:
+    """The hips' horizontal facing ``(frames, 3)``: (left hip − right hip) × up."""
+    left = world[:, legs[0].hip] - world[:, legs[-1].hip]
+    forward = np.cross(left, _UP)
+    return forward / np.maximum(np.linalg.norm(forward, axis=1, keepdims=True), 1e-300)
+
+
 def evaluate(motion: Motion, terrain: Terrain, legs: Sequence[Leg],
              contacts: Mapping[str, np.ndarray], *,
              reference: Motion | None = None) -> dict[str, float]:
@@ -264,33 +520,54 @@ def evaluate(motion: Motion, terrain: Terrain, legs: Sequence[Leg],
 
     Keys, per leg side ``S``: ``S_skate`` (total horizontal foot travel during
     contact), ``S_skate_max`` (largest per-frame slide), ``S_penetration`` (deepest
-    ankle or toe below the ground), ``S_floating`` (mean foot height above the ground
-    during contact), ``S_toe_speed_near_ground`` (mean horizontal speed of the foot
-    point while within 5% of a leg length of the ground), ``S_knee_pop`` (largest
-    per-frame knee angle change, degrees); and ``bone_length_drift`` (largest relative
-    bone length change against ``reference``'s first frame, default ``motion``'s).
+    ankle, toe or toe tip below the ground), ``S_floating`` (mean foot height above the
+    ground during contact), ``S_stance_gap`` (mean height of the foot's lowest point
+    above the ground during contact), ``S_heel_slide`` and ``S_toe_slide`` (mean speed
+    of the ankle and the toe during contact, units/s), ``S_toe_speed_near_ground``
+    (mean horizontal speed of the foot point while within 5% of a leg length of the
+    ground), ``S_knee_pop`` (largest per-frame knee angle change, degrees),
+    ``S_backward_knee_frames`` (frames whose knee bends behind the hip–ankle line,
+    against the hips' facing, by more than 2°), ``S_knee_jump`` (largest per-frame
+    knee move relative to the hip); and ``bone_length_drift`` (largest relative bone
+    length change against ``reference``'s first frame, default ``motion``'s).
     Heights are measured from ``terrain``; to measure a source clip on its own floor,
     pass ``Terrain.flat(floor)``.
     """
-    world = motion.world_positions()
+    return _evaluate(motion, _world_pose(motion)[1], terrain, legs, contacts,
+                     None if reference is None else _world_pose(reference)[1][0])
+
+
+def _evaluate(motion: Motion, full: np.ndarray, terrain: Terrain, legs: Sequence[Leg],
+              contacts: Mapping[str, np.ndarray], reference: np.ndarray | None
+              ) -> dict[str, float]:
+    """:func:`evaluate` on world positions with End Sites ``full`` ``(F, J + E, 3)``;
+    ``reference`` is the reference pose ``(J + E, 3)`` (default: ``full[0]``)."""
+    world = full[:, :motion.skeleton.num_joints]
     out: dict[str, float] = {}
     dt = motion.frame_time
+    forward = _facing(world, legs)
     for leg in legs:
         point = world[:, _foot_point(leg)]
         thigh, shin = _leg_lengths(motion, leg)
         c = contacts[leg.side]
         per_frame, skate = metrics.foot_skate(point, c)
-        feet = world[:, [leg.ankle, _foot_point(leg)]]
+        feet = full[:, _foot_joints(motion, leg)]
         out[f"{leg.side}_skate"] = skate
         out[f"{leg.side}_skate_max"] = float(per_frame.max(initial=0.0))
         out[f"{leg.side}_penetration"] = float(metrics.penetration(feet, terrain).max(initial=0))
         fl = metrics.floating(point, terrain, c)
         out[f"{leg.side}_floating"] = float(fl[c].mean()) if np.any(c) else 0.0
+        out[f"{leg.side}_stance_gap"] = metrics.stance_gap(feet, terrain, c)
+        out[f"{leg.side}_heel_slide"] = metrics.contact_speed(world[:, leg.ankle], c, dt)
+        out[f"{leg.side}_toe_slide"] = metrics.contact_speed(point, c, dt)
         out[f"{leg.side}_toe_speed_near_ground"] = metrics.speed_near_floor(
             point, terrain, dt, near=0.05 * (thigh + shin))
-        out[f"{leg.side}_knee_pop"] = metrics.knee_pop(world[:, leg.hip], world[:, leg.knee],
-                                                        world[:, leg.ankle])
-    ref = (reference or motion).world_positions()[0]
+        hip, knee, ankle = world[:, leg.hip], world[:, leg.knee], world[:, leg.ankle]
+        bend = metrics.knee_bend_angles(hip, knee, ankle, forward)
+        out[f"{leg.side}_knee_pop"] = float(np.max(np.abs(np.diff(np.abs(bend))), initial=0.0))
+        out[f"{leg.side}_backward_knee_frames"] = float(np.count_nonzero(bend < -2.0))
+        out[f"{leg.side}_knee_jump"] = metrics.knee_displacement(hip, knee)
+    ref = (full if reference is None else reference[None])[0, :motion.skeleton.num_joints]
     out["bone_length_drift"] = metrics.bone_length_drift(world, motion.skeleton.parents, ref)
     return out
 
@@ -308,32 +585,37 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
               contact_height: float = 0.03,
               contact_speed: float | None = None,
               weights: float | Mapping[str, float] = 1.0,
+              softness: float = 0.005,
               progress: Progress | None = None) -> tuple[Motion, FootplantReport]:
     """Plant the feet of ``motion`` on ``terrain``: returns the new motion and a report.
 
     Parameters
     ----------
     motion : the source clip (any skeleton with detectable legs).
-    terrain : the ground (default: flat at the source floor, which removes foot skate
-        and floor penetration only).
+    terrain : the ground, in world coordinates: the clip's floor is carried onto it
+        (a clip whose feet rest at y = −1.3 on ``Terrain.flat(0)`` is lifted by 1.3).
+        Default: flat at the source floor (removes foot skate, float and floor
+        penetration only).
     legs : the legs to plant (default: :func:`limbik.find_legs`).
     contacts : per leg side (``"left"``/``"right"``), a bool mask ``(frames,)`` or
         inclusive ``(first, last)`` frame ranges; default: detected.
     floor : the source clip's floor height (default: :func:`estimate_floor`).
-    lock_feet : hold feet still while in contact.
+    lock_feet : hold feet (heel and toe) still while in contact.
     adjust_pelvis : move the pelvis with the lower foot and down where a leg can't reach.
     smooth_time, pelvis_smooth_time : spring smoothing times of the foot and the
         pelvis offsets, seconds.
     release_time : blend time after a contact ends, seconds.
-    max_tilt : largest change of foot pitch (or ankle tilt without a toe) from the
-        source to follow the ground, radians.
-    contact_height : a contact starts with the foot at most this high above its resting
-        height (leg lengths) and ends above twice this.
+    max_tilt : largest change of foot pitch and roll from the source to follow the
+        ground (or ankle tilt without a toe), radians.
+    contact_height : a contact starts with the foot at most this high above its local
+        minimum (leg lengths, ±0.4 s) and ends above three times this.
     contact_speed : the planted/swing speed threshold (leg lengths per second); a contact
         starts below 0.7x and ends above 1.4x it. Default: from the clip
         (:func:`contact_speed_threshold`). A foot at or below its rest is in contact
         whatever its speed (sliding through the floor is skating, not swinging).
     weights : 0..1, one for all legs or per side; 0 keeps the source leg.
+    softness : soft reach of the legs near full extension, a fraction of the leg
+        (``two_bone(..., softness=)``); 0 is off.
     progress : called as ``progress(done, total, stage)``.
     """
     if not isinstance(motion, Motion):
@@ -351,12 +633,18 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
     pelvis_smooth_time = as_float(pelvis_smooth_time, "pelvis_smooth_time", minimum=0.0)
     release_frames = round(as_float(release_time, "release_time", minimum=0.0) / dt)
     max_tilt = as_float(max_tilt, "max_tilt", minimum=0.0)
+    softness = as_float(softness, "softness", minimum=0.0)
+    if softness >= 0.5:
+        raise InvalidInputError(f"softness must be below 0.5, got {softness}",
+                                argument="softness")
     weight = _weights(weights, legs)
-    world = motion.world_positions()
+    source_rotations, full_world = _world_pose(motion)
+    world = full_world[:, :motion.skeleton.num_joints]
     frames = motion.num_frames
     lengths = {leg.side: _leg_lengths(motion, leg) for leg in legs}
     leg_length = float(np.mean([sum(v) for v in lengths.values()]))
-    floor = estimate_floor(motion, legs, leg_length) if floor is None else as_float(floor, "floor")
+    floor = (estimate_floor(motion, legs, leg_length, positions=full_world) if floor is None
+             else as_float(floor, "floor"))
     ground = terrain if terrain is not None else Terrain.flat(floor)
     tick(1, "contacts")
 
@@ -371,7 +659,7 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
         if given is None:
             height, speed = signals[leg.side]
             masks[leg.side] = detect_contacts(
-                height, speed, enter_height=contact_height, exit_height=2 * contact_height,
+                height, speed, enter_height=contact_height, exit_height=3 * contact_height,
                 enter_speed=0.7 * speed_gate, exit_speed=1.4 * speed_gate,
                 grounded_speed=np.inf, min_frames=max(2, round(0.05 / dt)))
         elif np.asarray(given).dtype == bool:
@@ -385,23 +673,51 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
     tick(2, "foot targets")
 
     targets: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
+    pins: dict[str, np.ndarray] = {}
+    heels: dict[str, np.ndarray] = {}
+    rests = _rest_heights(motion, full_world, legs, floor, leg_length)
     for leg in legs:
         ankle = world[:, leg.ankle]
         toe = world[:, leg.toe] if leg.toe is not None else None
-        point = world[:, _foot_point(leg)]
-        lock = (_lock_offsets(point, masks[leg.side], release_frames) if lock_feet
+        joints = _foot_joints(motion, leg)
+        above = full_world[:, joints, 1] - floor
+        relative = above - rests[leg.side]
+        pin = _pin_weight(masks[leg.side], max(1, round(smooth_time / dt)))
+        pins[leg.side] = pin
+        # stance float: the weight-carrying point rests on the ground (eased in and out
+        # over release_time); up to FLOAT_KEPT of a leg is capture noise and is kept
+        drop = _stance_drop(relative.min(axis=1), masks[leg.side], FLOAT_KEPT * leg_length,
+                            release_frames)
+        ha = np.maximum(above[:, 0] - drop, 0.0)
+        ht = np.maximum(above[:, 1] - drop, 0.0) if toe is not None else None
+        heel = (_heel_weight(relative[:, 0], relative[:, 1:].min(axis=1), 0.015 * leg_length)
+                if toe is not None else np.ones(frames))
+        heels[leg.side] = heel
+        foot = toe - ankle if toe is not None else np.zeros_like(ankle)
+        lock = (_lock_offsets(ankle, foot, masks[leg.side], heel, release_frames) if lock_feet
                 else np.zeros((frames, 2)))
-        a, t = _place_foot(ankle, toe, lock, ground, floor, max_tilt)
+        a, t = _place_foot(ankle, toe, lock, (ha, ht), heel, ground, max_tilt)
+        if t is not None and lock_feet:
+            # lock again with the placed foot (its pitch follows the ground) until the
+            # two agree, so the pivot stays put on slopes too
+            held = _dilate(masks[leg.side], release_frames)
+            for _ in range(16):
+                placed = t - a
+                lock = _lock_offsets(ankle, placed, masks[leg.side], heel, release_frames)
+                a, t = _place_foot(ankle, toe, lock, (ha, ht), heel, ground, max_tilt, placed,
+                                   rounds=2)
+                if np.max(np.abs(t - a - placed)[held], initial=0.0) <= 1e-10 * leg_length:
+                    break
         # spring-smooth the correction beyond the lock (the lock itself is already eased),
         # exact while planted, then never below the ground
-        pin = _pin_weight(masks[leg.side], max(1, round(smooth_time / dt)))
         base = ankle.copy()
         base[:, [0, 2]] += lock
-        a = base + _pinned_smooth(a - base, pin, dt, smooth_time)
-        a[:, 1] = np.maximum(a[:, 1], ground.height(a[:, 0], a[:, 2]))
+        a_smooth = base + _pinned_smooth(a - base, pin, dt, smooth_time)
         if t is not None and toe is not None:
-            t[:, 1] = toe[:, 1] + _pinned_smooth(t[:, 1] - toe[:, 1], pin, dt, smooth_time)
+            t = t + (a_smooth - a)
             t[:, 1] = np.maximum(t[:, 1], ground.height(t[:, 0], t[:, 2]))
+        a = a_smooth
+        a[:, 1] = np.maximum(a[:, 1], ground.height(a[:, 0], a[:, 2]))
         targets[leg.side] = (a, t)
     tick(3, "pelvis")
 
@@ -409,16 +725,20 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
     if adjust_pelvis:
         lifts = np.stack([targets[leg.side][0][:, 1] - world[:, leg.ankle, 1] for leg in legs])
         offset = smooth_zero_lag(lifts.min(axis=0), dt, pelvis_smooth_time)
-        # a planted leg ends up no straighter than in the source (any leg no further
-        # than full reach), so knees keep the animation's bend and don't pop
+        # a planted leg ends up no straighter than in the source (and within the soft
+        # reach, so its foot lands exactly), any leg no further than full reach
         bound = np.full(frames, np.inf)
         for leg in legs:
             hip = world[:, leg.hip]
             a = targets[leg.side][0]
             full = 0.999 * sum(lengths[leg.side])
-            held = smooth_zero_lag(masks[leg.side].astype(np.float64), dt, pelvis_smooth_time)
+            planted_reach = min(full, (1.0 - softness) * sum(lengths[leg.side]))
+            # held through the release too, so a leg leaving the ground is no straighter
+            # than the source's and needs no quick bend to follow it
+            held = smooth_zero_lag(_dilate(masks[leg.side], release_frames).astype(np.float64),
+                                   dt, pelvis_smooth_time)
             source_reach = np.clip(np.linalg.norm(hip - world[:, leg.ankle], axis=1),
-                                   0.5 * full, full)
+                                   0.5 * full, planted_reach)
             reach = full + held * (source_reach - full)
             dh = np.hypot(hip[:, 0] - a[:, 0], hip[:, 2] - a[:, 2])
             can = dh < reach
@@ -445,23 +765,69 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
         a[:, 1] += raise_by
         if t is not None:
             t[:, 1] += raise_by
+    # the foot keeps its length; a swinging toe that the adjustments above put into the
+    # ground pitches up onto it (a planted foot keeps its pivot and is lifted instead)
+    for leg in legs:
+        a, t = targets[leg.side]
+        if t is not None and leg.toe is not None:
+            length = np.linalg.norm(world[:, leg.toe] - world[:, leg.ankle], axis=1)[:, None]
+            free = pins[leg.side] < 1.0
+            for _ in range(8):
+                under = ground.height(t[:, 0], t[:, 2])
+                sunk = free & (under > t[:, 1])
+                if not np.any(sunk):
+                    break
+                t[sunk, 1] = under[sunk]
+                f = t[sunk] - a[sunk]
+                t[sunk] = a[sunk] + f * length[sunk] / np.maximum(
+                    np.linalg.norm(f, axis=1, keepdims=True), 1e-300)
+            # what the pitch could not fix lifts the whole foot
+            rest = np.maximum(ground.height(t[:, 0], t[:, 2]) - t[:, 1], 0.0)
+            a[:, 1] += rest
+            t[:, 1] += rest
+            targets[leg.side] = (a, t)
     tick(4, "legs")
 
     positions: dict[int, np.ndarray] = {}
     rotations: dict[int, np.ndarray] = {}
+    axes = knee_hinge_axes(motion, legs, pose=(source_rotations, world))
     for leg in legs:
         thigh, shin = lengths[leg.side]
         a, t = targets[leg.side]
-        solved = two_bone(world[:, leg.hip] + lift, a, thigh, shin,
-                          reference=world[:, leg.knee] + lift)
+        hip = world[:, leg.hip] + lift
+        # the source leg swung onto the new hip→ankle line: its knee is the reference and
+        # its thigh frame carries the knee's hinge axis
+        swing = quaternion_from_two_vectors(world[:, leg.ankle] - world[:, leg.hip], a - hip)
+        reference = hip + rotate_vectors(swing, world[:, leg.knee] - world[:, leg.hip])
+        axis = rotate_vectors(quaternion_multiply(swing, source_rotations[:, leg.hip]),
+                              axes[leg.side])
+        solved = two_bone(hip, a, thigh, shin, bend_axis=axis, reference=reference,
+                          softness=softness)
         positions[leg.knee] = solved.positions[:, 1]
         positions[leg.ankle] = solved.positions[:, 2]
+        source_ankle = source_rotations[:, leg.ankle]
         if t is not None and leg.toe is not None:
-            positions[leg.toe] = t + (solved.positions[:, 2] - a)
+            foot = t - a
+            turn = quaternion_from_two_vectors(world[:, leg.toe] - world[:, leg.ankle], foot)
+            mid = 0.5 * (a + t)
+            normal = ground.normal(mid[:, 0], mid[:, 2])
+            placed = turn
+            if np.any(normal[:, 1] < 1.0):  # level ground rolls nothing
+                roll = _roll_rotation(foot, normal, max_tilt)
+                roll = quaternion_slerp(np.broadcast_to([0.0, 0.0, 0.0, 1.0], roll.shape),
+                                        roll, pins[leg.side])
+                placed = quaternion_multiply(roll, turn)
+            rotations[leg.ankle] = quaternion_multiply(placed, source_ankle)
+            toe_turn = _toe_tip_lift(full_world[:, _foot_joints(motion, leg)[2:]]
+                                     - world[:, leg.toe, None], placed,
+                                     solved.positions[:, 2] + foot, ground)
+            if toe_turn is not None:
+                rotations[leg.toe] = quaternion_multiply(
+                    toe_turn, quaternion_multiply(placed, source_rotations[:, leg.toe]))
         else:
             normal = ground.normal(a[:, 0], a[:, 2])
-            source = motion.world_rotations()[:, leg.ankle]
-            rotations[leg.ankle] = quaternion_multiply(_tilt_rotation(normal, max_tilt), source)
+            rotations[leg.ankle] = quaternion_multiply(_tilt_rotation(normal, max_tilt),
+                                                       source_ankle)
     moved = dataclasses.replace(motion, root_positions=motion.root_positions + lift)
     planted = apply_ik(moved, positions=positions, rotations=rotations)
     if any(w < 1.0 for w in weight.values()):
@@ -469,13 +835,18 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
     tick(5, "metrics")
 
     before_ground = Terrain.flat(floor) if terrain is None else ground
+    root = motion.root_positions
+    lift_by = (float(np.median(ground.height(root[:, 0], root[:, 2]))) - floor
+               if terrain is not None else 0.0)
     report = FootplantReport(
         floor=floor,
         legs=tuple(leg.side for leg in legs),
         contacts={side: contact_spans(m) for side, m in masks.items()},
-        before=evaluate(motion, before_ground, legs, masks),
-        after=evaluate(planted, ground, legs, masks, reference=motion),
+        before=_evaluate(motion, full_world, before_ground, legs, masks, None),
+        after=_evaluate(planted, _world_pose(planted)[1], ground, legs, masks, full_world[0]),
         pelvis_offset=offset,
+        lift=lift_by,
+        heel_weight=heels,
     )
     tick(6, "done")
     return planted, report
@@ -516,8 +887,9 @@ def terrain_for_clip(spec: str, motion: Motion, *, seed: int = 0, cell_size: flo
     Procedural kinds (``flat``, ``hills``, ``steps``, ``slope``) are sized to the clip:
     they cover the root's path plus two leg lengths, and their features scale with the
     leg length (hills about ±6% of it, steps 10% high, slopes 0.1 rad up the walk).
-    ``flat`` is at the clip's floor. Files use ``cell_size`` and ``origin``
-    (``height_scale`` for PNG), as in :meth:`Terrain.from_array`.
+    All are in world coordinates: ``flat`` is the plane y = 0 and the others lie
+    around it; :func:`footplant` carries the clip's floor onto them. Files use
+    ``cell_size`` and ``origin`` (``height_scale`` for PNG), as in :meth:`Terrain.from_array`.
     """
     from pathlib import Path
 
@@ -532,9 +904,8 @@ def terrain_for_clip(spec: str, motion: Motion, *, seed: int = 0, cell_size: flo
             f"got {spec!r}", argument="terrain")
     legs = tuple(legs) if legs is not None else find_legs(motion.skeleton)
     leg_length = float(np.mean([sum(_leg_lengths(motion, leg)) for leg in legs]))
-    floor = estimate_floor(motion, legs, leg_length)
     if spec == "flat":
-        return Terrain.flat(floor)
+        return Terrain.flat(0.0)
     root = motion.root_positions[:, [0, 2]]
     lo = root.min(axis=0) - 2 * leg_length
     hi = root.max(axis=0) + 2 * leg_length
@@ -551,6 +922,6 @@ def terrain_for_clip(spec: str, motion: Motion, *, seed: int = 0, cell_size: flo
     else:
         heading = float(np.arctan2(travel[1], travel[0])) if np.any(travel) else 0.0
         t = Terrain.slope(0.1, direction=heading, extent=extent)
-    out = Terrain.from_array(t.heights + floor, t.cell_size, t.origin)
+    out = Terrain.from_array(t.heights, t.cell_size, t.origin)
     out.name = f"{spec} ({t.name})" if spec == "hills" else spec
     return out

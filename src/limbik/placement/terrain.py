@@ -189,6 +189,14 @@ class Terrain:
         h00, h01, h10, h11 = self._corners(i, j)
         return (1 - fv) * ((1 - fu) * h00 + fu * h01) + fv * ((1 - fu) * h10 + fu * h11)
 
+    def _height_unchecked(self, x: FloatArray, z: FloatArray) -> FloatArray:
+        """:meth:`height` for float64 arrays of one shape, without validation (hot loops)."""
+        if self._h.size == 1:
+            return np.full(x.shape, float(self._h[0, 0]))
+        fu, fv, i, j = self._cell_coords(x, z)
+        h00, h01, h10, h11 = self._corners(i, j)
+        return (1 - fv) * ((1 - fu) * h00 + fu * h01) + fv * ((1 - fu) * h10 + fu * h11)
+
     def height_at(self, points: Any) -> FloatArray:
         """Ground height under points ``(..., 3)``: shape ``(...)``."""
         p = as_points(points, "points")

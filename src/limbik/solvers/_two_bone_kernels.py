@@ -290,3 +290,170 @@ def single_entry() -> Callable[..., Any]:
         entry = solve_one.compile(sig)
         _single.append(entry if callable(entry) else solve_one)
     return _single[0]
+
+
+#: Default offsets of the animated mid joint from the root→target line, as fractions of
+#: ``upper + lower``: below the first the hinge axis alone sets the bend, above the
+#: second the reference alone (smoothstep between).
+REFERENCE_OFFSETS = (0.03, 0.1)
+
+
+@njit(cache=True, fastmath=_FASTMATH, error_model="numpy", inline="always")
+def soft_distance(dist: float, reach: float, softness: float) -> float:
+    """Unreal-style soft reach: beyond ``reach - softness`` the distance approaches
+    ``reach`` exponentially (``softness`` in length units; 0 leaves ``dist`` as is)."""
+    start = reach - softness
+    if softness <= 0.0 or dist <= start:
+        return dist
+    return start + softness * (1.0 - math.exp(-(dist - start) / softness))
+
+
+@njit(cache=True, fastmath=_FASTMATH, error_model="numpy", inline="always")
+def hinge_bend(ux: float, uy: float, uz: float, ax: float, ay: float, az: float,
+               px: float, py: float, pz: float, reach: float, lo: float, hi: float
+               ) -> tuple[float, float, float]:
+    """Unit bend direction (the mid joint's side) for the unit root→target ``u``.
+
+    The hinge's own direction is ``u × axis`` (axis projected off ``u``). ``p`` is the
+    reference mid joint relative to the root (all zeros for none): its offset from the
+    line, as a fraction of ``reach``, weighs it in by smoothstep from ``lo`` to ``hi``,
+    turning the hinge direction about ``u`` toward it by that fraction of the angle
+    between them; the weight also fades from 1 to 0 as that angle goes from 60° to 90°,
+    so a reference behind the hinge is ignored (continuous in ``p``; the mid joint never
+    bends to the back half). With ``axis`` parallel to ``u`` the reference, then the
+    world rolled plane, is used.
+    """
+    t = ax * ux + ay * uy + az * uz
+    ax -= t * ux
+    ay -= t * uy
+    az -= t * uz
+    hx = uy * az - uz * ay
+    hy = uz * ax - ux * az
+    hz = ux * ay - uy * ax
+    hn = math.sqrt(hx * hx + hy * hy + hz * hz)
+    t = px * ux + py * uy + pz * uz
+    rx = px - t * ux
+    ry = py - t * uy
+    rz = pz - t * uz
+    rn = math.sqrt(rx * rx + ry * ry + rz * rz)
+    if hn <= 1e-12:
+        if rn > 1e-12 * reach:
+            return rx / rn, ry / rn, rz / rn
+        return rolled_bend(ux, uy, uz)
+    hx /= hn
+    hy /= hn
+    hz /= hn
+    if rn <= 1e-12 * reach or hi <= 0.0:
+        return hx, hy, hz
+    s = (rn / reach - lo) / max(hi - lo, 1e-12)
+    s = min(max(s, 0.0), 1.0)
+    w = s * s * (3.0 - 2.0 * s)
+    if w <= 0.0:
+        return hx, hy, hz
+    # the angle from h to r about u, then h turned by w times it; a reference more than
+    # 60° off the hinge's side counts less, and from 90° (behind the hinge) not at all,
+    # so a reference that swings behind the limb never flips the bend
+    cx = hy * rz - hz * ry
+    cy = hz * rx - hx * rz
+    cz = hx * ry - hy * rx
+    cos_h = (hx * rx + hy * ry + hz * rz) / rn
+    f = min(max(2.0 * cos_h, 0.0), 1.0)
+    w *= f * f * (3.0 - 2.0 * f)
+    angle = math.atan2(cx * ux + cy * uy + cz * uz, hx * rx + hy * ry + hz * rz) * w
+    c = math.cos(angle)
+    sn = math.sin(angle)
+    # Rodrigues about u (h is perpendicular to u)
+    kx = uy * hz - uz * hy
+    ky = uz * hx - ux * hz
+    kz = ux * hy - uy * hx
+    return c * hx + sn * kx, c * hy + sn * ky, c * hz + sn * kz
+
+
+@njit(cache=True, fastmath=_FASTMATH, error_model="numpy")
+def solve_batch_hinge(root: np.ndarray, target: np.ndarray, axis: np.ndarray,
+                      reference: np.ndarray, upper: np.ndarray, lower: np.ndarray,
+                      use_reference: bool, lo: float, hi: float, softness: np.ndarray,
+                      policy: int, max_stretch: float, reach_rtol: float,
+                      positions: np.ndarray, error: np.ndarray, reached: np.ndarray) -> float:
+    """:func:`solve_batch` with a hinge ``axis`` (N or 1, 3) (and optional ``reference``
+    points) setting the bend, and a soft reach (``softness`` (N or 1,), fraction of
+    ``upper + lower``; 0 is off). The end goes to the softened distance along the
+    root→target line; ``error`` is measured from the real target. Returns as
+    :func:`solve_batch` (NaN also for a zero or non-finite axis)."""
+    n = positions.shape[0]
+    sr = 1 if root.shape[0] > 1 else 0
+    st = 1 if target.shape[0] > 1 else 0
+    sa = 1 if axis.shape[0] > 1 else 0
+    sp = 1 if reference.shape[0] > 1 else 0
+    s1 = 1 if upper.shape[0] > 1 else 0
+    s2 = 1 if lower.shape[0] > 1 else 0
+    ss = 1 if softness.shape[0] > 1 else 0
+    check = 0.0
+    for i in range(n):
+        jr = i * sr
+        jt = i * st
+        ja = i * sa
+        rx = root[jr, 0]
+        ry = root[jr, 1]
+        rz = root[jr, 2]
+        tx = target[jt, 0]
+        ty = target[jt, 1]
+        tz = target[jt, 2]
+        ax = axis[ja, 0]
+        ay = axis[ja, 1]
+        az = axis[ja, 2]
+        l1 = upper[i * s1]
+        l2 = lower[i * s2]
+        soft = softness[i * ss] * (l1 + l2)
+        check += (rx + ry + rz + tx + ty + tz + ax + ay + az + l1 + l2 + soft) * 0.0
+        if not (l1 > 0.0 and l2 > 0.0 and ax * ax + ay * ay + az * az > 0.0 and soft >= 0.0):
+            check += math.nan
+        px = 0.0
+        py = 0.0
+        pz = 0.0
+        if use_reference:
+            jp = i * sp
+            px = reference[jp, 0] - rx
+            py = reference[jp, 1] - ry
+            pz = reference[jp, 2] - rz
+            check += (px + py + pz) * 0.0
+        dx = tx - rx
+        dy = ty - ry
+        dz = tz - rz
+        dist = math.sqrt(dx * dx + dy * dy + dz * dz)
+        reach = l1 + l2
+        if dist > AT_ROOT_RTOL * reach:
+            ux = dx / dist
+            uy = dy / dist
+            uz = dz / dist
+        else:
+            ux = 0.0
+            uy = 0.0
+            uz = -1.0
+        bx, by, bz = hinge_bend(ux, uy, uz, ax, ay, az, px, py, pz, reach, lo, hi)
+        goal = dist
+        if policy != POLICY_STRETCH or max_stretch <= 1.0:
+            goal = soft_distance(dist, reach, soft)
+        sx = rx + ux * goal if dist > AT_ROOT_RTOL * reach else tx
+        sy = ry + uy * goal if dist > AT_ROOT_RTOL * reach else ty
+        sz = rz + uz * goal if dist > AT_ROOT_RTOL * reach else tz
+        (ox, oy, oz, mx, my, mz, ex, ey, ez, err, reach0) = solve_element(
+            rx, ry, rz, sx, sy, sz, rx + bx * reach, ry + by * reach, rz + bz * reach,
+            0.0, 0.0, 0.0, 1.0, l1, l2, MODE_POINT, policy, max_stretch)
+        positions[i, 0, 0] = ox
+        positions[i, 0, 1] = oy
+        positions[i, 0, 2] = oz
+        positions[i, 1, 0] = mx
+        positions[i, 1, 1] = my
+        positions[i, 1, 2] = mz
+        positions[i, 2, 0] = ex
+        positions[i, 2, 1] = ey
+        positions[i, 2, 2] = ez
+        # measured on the limb anchored at the input root (push_root moves it)
+        ex -= ox - rx
+        ey -= oy - ry
+        ez -= oz - rz
+        miss = math.sqrt((ex - tx) ** 2 + (ey - ty) ** 2 + (ez - tz) ** 2)
+        error[i] = max(miss, err)
+        reached[i] = error[i] <= reach_rtol * reach0
+    return check

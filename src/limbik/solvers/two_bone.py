@@ -15,6 +15,7 @@ import numpy as np
 from limbik._validation import (
     FloatArray,
     as_float,
+    as_float_array,
     as_points,
     as_positive,
     as_quaternions,
@@ -54,7 +55,9 @@ def _single_entry() -> Any:
 
 def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None,
              reference: Any = None, root_frame: Frame | None = None,
-             unreachable: str = "extend", max_stretch: float = 1.0, pose: Any = None,
+             unreachable: str = "extend", max_stretch: float = 1.0, bend_axis: Any = None,
+             reference_offsets: tuple[float, float] | None = None,
+             softness: Any = 0.0, pose: Any = None,
              pose_rotations: Any = None, target_rotation: Any = None,
              target_offset: Frame | None = None, weight: Any = None,
              position_weight: Any = None, rotation_weight: Any = None,
@@ -156,6 +159,29 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
 
     A target at the root (``d <= 1e-15 (upper + lower)``) uses the direction −Z of
     ``root_frame`` (world −Z without one). Every result is finite for finite input.
+
+    Anatomical bend and soft reach (see ``docs/two_bone.md``):
+
+    bend_axis : array_like, shape (..., 3), optional
+        The mid joint's hinge axis (a knee's or elbow's rotation axis, e.g. from the
+        animated thigh's frame). The mid joint bends toward ``u × axis`` for the unit
+        root→target direction ``u``: for a character facing +Z with its left at +X,
+        ``bend_axis=(1, 0, 0)`` bends knees forward. Continuous in the target, and it
+        never flips while the axis stays off the root→target line. With ``reference``
+        too, the reference is followed where its offset from the root→target line is
+        meaningful: below ``reference_offsets[0]`` of ``upper + lower`` the hinge alone
+        sets the bend, above ``reference_offsets[1]`` the reference alone, and in
+        between the bend turns smoothly (smoothstep) from one to the other. A noisy
+        nearly straight reference thus cannot flip the bend.
+    reference_offsets : (float, float), optional
+        Default ``(0.03, 0.1)``; only with ``bend_axis`` and ``reference``.
+    softness : float or array_like (...), >= 0
+        Soft IK near full extension (Unreal's Leg IK): beyond
+        ``(1 - softness)·(upper + lower)`` the end's distance from the root approaches
+        full reach exponentially, ``d' = r - s + s(1 - exp(-(d - r + s)/s))`` with
+        ``r = upper + lower`` and ``s = softness·r``, so the limb never snaps straight.
+        The end stops short of such targets (``error`` says by how much). 0 (default)
+        is off; ignored where ``"stretch"`` stretches.
     """
     if not (pose is None and pose_rotations is None and target_rotation is None
             and target_offset is None and weight is None and position_weight is None
@@ -163,7 +189,15 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
         return _two_bone_posed(root, target, upper, lower, pole, reference, root_frame,
                                unreachable, max_stretch, pose, pose_rotations,
                                target_rotation, target_offset, weight, position_weight,
-                               rotation_weight, pole_weight, stretch_start)
+                               rotation_weight, pole_weight, stretch_start,
+                               {"bend_axis": bend_axis, "reference_offsets": reference_offsets,
+                                "softness": softness})
+    if bend_axis is not None or reference_offsets is not None or not (
+            type(softness) in _FLOAT_TYPES and softness == 0.0):
+        return _two_bone_hinge(root, target, upper, lower, pole=pole, reference=reference,
+                               root_frame=root_frame, unreachable=unreachable,
+                               max_stretch=max_stretch, bend_axis=bend_axis,
+                               reference_offsets=reference_offsets, softness=softness)
     point = reference if pole is None else pole
     if (root_frame is None and (pole is None or reference is None)
             and type(root) is _NDARRAY and type(target) is _NDARRAY
@@ -294,8 +328,9 @@ def _two_bone_posed(root: Any, target: Any, upper: Any, lower: Any, pole: Any,
                     max_stretch: float, pose: Any, pose_rotations: Any,
                     target_rotation: Any, target_offset: Frame | None, weight: Any,
                     position_weight: Any, rotation_weight: Any, pole_weight: Any,
-                    stretch_start: float | None) -> Solution:
-    """``two_bone`` with an input pose, weights, a target rotation or a stretch start."""
+                    stretch_start: float | None, bend: dict[str, Any]) -> Solution:
+    """``two_bone`` with an input pose, weights, a target rotation or a stretch start;
+    ``bend`` holds the ``bend_axis``/``reference_offsets``/``softness`` keywords."""
     goal = _array(target, "target", 1)
     goal_rotation = (None if target_rotation is None
                      else as_quaternions(target_rotation, "target_rotation"))
@@ -332,7 +367,7 @@ def _two_bone_posed(root: Any, target: Any, upper: Any, lower: Any, pole: Any,
                 argument=needs[0])
         return two_bone(root, goal, upper_a, lower_a, pole=pole, reference=reference,
                         root_frame=root_frame, unreachable=unreachable,
-                        max_stretch=max_stretch)
+                        max_stretch=max_stretch, **bend)
     start_pose, start_rotations = _pose.as_pose(pose, pose_rotations)
     if position_weight is not None:
         w = _pose.as_weight(position_weight, "position_weight")[..., None]
@@ -342,12 +377,12 @@ def _two_bone_posed(root: Any, target: Any, upper: Any, lower: Any, pole: Any,
     solved = two_bone(root, goal, upper_a, lower_a, pole=pole,
                       reference=reference if bend_given else start_pose[..., 1, :],
                       root_frame=root_frame, unreachable=unreachable,
-                      max_stretch=max_stretch)
+                      max_stretch=max_stretch, **bend)
     positions = solved.positions
     if pole is not None and pole_weight is not None:
         t = _pose.as_weight(pole_weight, "pole_weight")
         own = two_bone(root, goal, upper_a, lower_a, reference=start_pose[..., 1, :],
-                       unreachable=unreachable, max_stretch=max_stretch).positions
+                       unreachable=unreachable, max_stretch=max_stretch, **bend).positions
         mid = _pose.blend_bend(positions[..., 0, :], own[..., 1, :], positions[..., 1, :],
                                positions[..., 2, :], t)
         positions = np.stack(np.broadcast_arrays(
@@ -361,3 +396,90 @@ def _two_bone_posed(root: Any, target: Any, upper: Any, lower: Any, pole: Any,
     return Solution._trusted(out_p, np.broadcast_to(solved.reached, shape).copy(),
                              np.broadcast_to(solved.error, shape).copy(),
                              np.zeros(shape, dtype=np.int64), out_q)
+
+
+def _two_bone_hinge(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any,
+                    reference: Any, root_frame: Frame | None, unreachable: str,
+                    max_stretch: float, bend_axis: Any,
+                    reference_offsets: tuple[float, float] | None, softness: Any) -> Solution:
+    """:func:`two_bone` with ``bend_axis`` and/or ``softness``."""
+    soft = as_float_array(softness, "softness")
+    if not np.all(np.isfinite(soft)) or np.any(soft < 0.0):
+        raise InvalidInputError(f"softness must be finite and >= 0, got {softness!r}",
+                                argument="softness")
+    if bend_axis is None:
+        if reference_offsets is not None:
+            raise InvalidInputError("reference_offsets needs bend_axis, got bend_axis=None",
+                                    argument="reference_offsets")
+        # soft reach alone: move the target along the root→target line, then solve
+        root_a = as_points(root, "root")
+        target_a = as_points(target, "target")
+        reach = as_positive(upper, "upper") + as_positive(lower, "lower")
+        delta = target_a - root_a
+        dist = np.linalg.norm(delta, axis=-1)
+        s = soft * reach
+        start = reach - s
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            eased = start + s * (1.0 - np.exp(-(dist - start) / np.where(s > 0, s, 1.0)))
+            goal = np.where((s > 0) & (dist > start), eased, dist)
+            scale = np.where(dist > 0, goal / np.where(dist > 0, dist, 1.0), 1.0)
+        if unreachable == "stretch" and float(max_stretch) > 1.0:
+            scale = np.ones_like(scale)
+        solved = two_bone(root_a, root_a + delta * scale[..., None], upper, lower, pole=pole,
+                          reference=reference, root_frame=root_frame, unreachable=unreachable,
+                          max_stretch=max_stretch)
+        return _remeasure(solved, root_a, target_a, reach)
+    given = [name for name, value in (("pole", pole), ("root_frame", root_frame))
+             if value is not None]
+    if given:
+        raise InvalidInputError(f"bend_axis cannot be combined with {given[0]}",
+                                argument="bend_axis")
+    if type(unreachable) is not str or unreachable not in _POLICY:
+        choice(unreachable, "unreachable", UNREACHABLE_POLICIES)  # raises
+    stretch = as_float(max_stretch, "max_stretch", minimum=1.0)
+    lo, hi = _k.REFERENCE_OFFSETS if reference_offsets is None else reference_offsets
+    lo = as_float(lo, "reference_offsets", minimum=0.0)
+    hi = as_float(hi, "reference_offsets", minimum=0.0)
+    if hi < lo:
+        raise InvalidInputError(f"reference_offsets must be (low, high) with low <= high, "
+                                f"got {reference_offsets!r}", argument="reference_offsets")
+    root_a = _array(root, "root", 1)
+    target_a = _array(target, "target", 1)
+    upper_a = _array(upper, "upper", 0)
+    lower_a = _array(lower, "lower", 0)
+    axis_a = _array(bend_axis, "bend_axis", 1)
+    pairs = [("root", root_a.shape[:-1]), ("target", target_a.shape[:-1]),
+             ("upper", upper_a.shape), ("lower", lower_a.shape),
+             ("bend_axis", axis_a.shape[:-1]), ("softness", soft.shape)]
+    ref_a = _NO_POINT
+    if reference is not None:
+        ref_a = _array(reference, "reference", 1)
+        pairs.append(("reference", ref_a.shape[:-1]))
+    shape = broadcast_shapes(*pairs)
+    count = math.prod(shape)
+    positions = np.empty((count, 3, 3))
+    error = np.empty(count)
+    reached = np.empty(count, dtype=np.bool_)
+    check = _k.solve_batch_hinge(
+        _rows(root_a, shape, 3), _rows(target_a, shape, 3), _rows(axis_a, shape, 3),
+        _rows(ref_a, shape, 3), _rows(upper_a, shape, 0), _rows(lower_a, shape, 0),
+        reference is not None, lo, hi, _rows(np.ascontiguousarray(soft, dtype=np.float64),
+                                             shape, 0),
+        _POLICY[unreachable], stretch, ANALYTIC_REACH_RTOL, positions, error, reached)
+    if check != 0.0:
+        _raise_for_bad_input(root_a, target_a, upper_a, lower_a, ref_a,
+                             "reference" if reference is not None else "")
+        check_finite(axis_a, "bend_axis")
+        raise InvalidInputError("bend_axis must be non-zero vectors, got a zero vector",
+                                argument="bend_axis")
+    return Solution._trusted(positions.reshape(shape + (3, 3)), reached.reshape(shape),
+                             error.reshape(shape), np.zeros(shape, dtype=np.int64))
+
+
+def _remeasure(solved: Solution, root: FloatArray, target: FloatArray, reach: Any
+               ) -> Solution:
+    """``solved`` with ``error``/``reached`` measured from the real ``target``."""
+    end = solved.positions[..., 2, :] - (solved.positions[..., 0, :] - root)
+    error = np.linalg.norm(end - target, axis=-1)
+    reached = error <= ANALYTIC_REACH_RTOL * np.asarray(reach)
+    return Solution._trusted(solved.positions, reached, error, solved.iterations)
