@@ -21,6 +21,7 @@ legs go down (−Y), arms are the highest such pair. Left is +X of the rest pose
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import re
 from typing import Any
 
@@ -250,10 +251,14 @@ def _by_topology(skeleton: Skeleton, left_side: np.ndarray, *, arms: bool
             continue
         lateral_end = (rest[[leaf for _, leaf in members]] - rest[fork]) @ left_side
         plus = [m for m, lat in zip(members, lateral_end, strict=True) if lat > 1e-6 * scale]
-        minus = [m for m, lat in zip(members, lateral_end, strict=True) if lat < -1e-6 * scale]
+        minus: dict[int, list[int]] = {}  # by the fork's child they hang from
+        for (below, leaf), lat in zip(members, lateral_end, strict=True):
+            if lat < -1e-6 * scale:
+                minus.setdefault(below, []).append(leaf)
         for below1, l1 in plus:
-            others = [leaf for below, leaf in minus if below != below1][:_PAIRS_PER_CHAIN]
-            for l2 in others:
+            mirrors = itertools.chain.from_iterable(
+                leaves for below, leaves in minus.items() if below != below1)
+            for l2 in itertools.islice(mirrors, _PAIRS_PER_CHAIN):
                 pair = _mirror_pair(skeleton, rest, scale, left_side, fork, l1, l2)
                 if pair is not None:
                     pairs.append(pair)

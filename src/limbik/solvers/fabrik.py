@@ -17,10 +17,12 @@ import numpy as np
 
 from limbik._validation import (
     FloatArray,
+    as_flag,
     as_float,
     as_float_array,
     as_int,
     as_points,
+    as_real_array,
     broadcast_shapes,
 )
 from limbik.errors import InvalidInputError, NonFiniteInputError
@@ -52,10 +54,7 @@ def root_frame_rows(root_frame: Frame | None) -> tuple[FloatArray, bool]:
 
 def _as_array(value: Any, name: str) -> FloatArray:
     """``value`` as a float64 array, without the finiteness scan (the kernels check that)."""
-    try:
-        return np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        return as_float_array(value, name, ())  # raises the standard message
+    return as_real_array(value, name)
 
 
 def check_tolerance(tolerance: Any) -> tuple[float, float]:
@@ -151,6 +150,7 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
     tol_abs, tol_rel = check_tolerance(tolerance)
     max_it = as_int(max_iterations, "max_iterations", minimum=0)
     min_imp = check_min_improvement(min_improvement)
+    fixed_root = as_flag(fixed_root, "fixed_root")
     kinds, params, axes = encode_constraints(constraints, n - 1)
     frame0, constrain_root = root_frame_rows(root_frame)
 
@@ -176,7 +176,7 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
         raise NonFiniteInputError("positions and target must be finite")  # pragma: no cover
     solved = p.reshape(shape + (n, 3))
     rotations = None
-    if return_rotations:
+    if as_flag(return_rotations, "return_rotations"):
         from limbik.solvers.rotations import rotations_from_positions
 
         rotations = rotations_from_positions(solved, np.broadcast_to(pos, shape + (n, 3)))

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from limbik._validation import as_float_array, as_int, as_points, broadcast_shapes
+from limbik._validation import as_flag, as_float_array, as_int, as_points, broadcast_shapes
 from limbik.errors import InvalidInputError
 from limbik.geometry.frame import Frame
 from limbik.solvers import _fabrik_kernels as K
@@ -127,6 +127,7 @@ class FabrikTree:
             within tolerance.
         """
         n = self.n_joints
+        fixed_root = as_flag(fixed_root, "fixed_root")
         if not isinstance(targets, Mapping):
             targets = self._leaf_targets(targets)
         if not targets:

@@ -16,6 +16,7 @@ from limbik._validation import (
     as_float,
     as_points,
     as_positive,
+    as_real_array,
     broadcast_shapes,
     check_finite,
     choice,
@@ -190,10 +191,7 @@ def _array(value: Any, name: str, points: int) -> FloatArray:
     if type(value) is np.ndarray and value.dtype is _F64:
         array = value
     else:
-        try:
-            array = np.asarray(value, dtype=np.float64)
-        except (TypeError, ValueError):
-            return as_points(value, name) if points else as_positive(value, name)
+        array = as_real_array(value, name, (3,) if points else ())
     if points and (array.ndim == 0 or array.shape[-1] != 3):
         return as_points(array, name)  # raises the standard shape message
     return array
