@@ -7,7 +7,7 @@ quaternions ``(..., 4)`` (x, y, z, w), broadcasting over leading dimensions.
 from importlib.metadata import PackageNotFoundError, version
 
 from limbik import errors, metrics, roblox
-from limbik.chain import Joint, JointChain, load_urdf
+from limbik.chain import Joint, JointChain, load_urdf, parse_urdf
 from limbik.errors import InvalidInputError, LimbikError
 from limbik.geometry import Frame
 from limbik.placement import Terrain
@@ -77,6 +77,7 @@ __all__ = [
     "load_urdf",
     "metrics",
     "parse_bvh",
+    "parse_urdf",
     "read_bvh",
     "resample",
     "roblox",
