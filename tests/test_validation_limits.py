@@ -75,3 +75,9 @@ def test_public_solvers_use_the_rules():
         limbik.two_bone([0, 0, 0], [1, 0, 0], True, 1.0)
     with pytest.raises(LimbikError):
         limbik.two_bone([0, 0, 0], [1, 0, 0], "1.5", 1.0)
+
+
+def test_negative_terrain_seed_is_a_named_error():
+    with pytest.raises(InvalidInputError, match="seed must be >= 0") as info:
+        limbik.Terrain.hills(seed=-1)
+    assert info.value.argument == "seed"

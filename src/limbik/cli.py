@@ -162,10 +162,19 @@ def _solve_problem(args: argparse.Namespace) -> dict[str, Any]:
     if args.problem is not None:
         path = Path(args.problem)
         try:
-            loaded = json.loads(path.read_text())
+            loaded = json.loads(path.read_bytes().decode("utf-8-sig"))
+        except UnicodeDecodeError as exc:
+            raise InvalidInputError(f"problem file {path} must be UTF-8 text, got byte "
+                                    f"{exc.object[exc.start]:#04x} at offset {exc.start}",
+                                    argument="problem") from None
         except json.JSONDecodeError as exc:
             raise InvalidInputError(f"problem file {path} must be JSON, got an error at line "
                                     f"{exc.lineno}: {exc.msg}", argument="problem") from None
+        except (RecursionError, ValueError) as exc:
+            what = ("values nested too deeply" if isinstance(exc, RecursionError)
+                    else str(exc))
+            raise InvalidInputError(f"problem file {path} must be plain JSON, got {what}",
+                                    argument="problem") from None
         if not isinstance(loaded, dict):
             raise InvalidInputError(f"problem file {path} must hold a JSON object, got "
                                     f"{type(loaded).__name__}", argument="problem")
@@ -187,7 +196,7 @@ def _solve(problem: dict[str, Any]) -> tuple[str, Any, Any]:
     """Solve one problem; returns (method, target, Solution)."""
     import numpy as np
 
-    from limbik._validation import as_float, as_points, as_positive
+    from limbik._validation import as_float, as_float_array, as_points, as_positive
     from limbik.errors import InvalidInputError
 
     if "target" not in problem:
@@ -274,12 +283,12 @@ def _solve(problem: dict[str, Any]) -> tuple[str, Any, Any]:
         if not has_urdf:
             chain = JointChain.from_points(chain)
         if "q0" in options:
-            options["q0"] = np.asarray(options["q0"], dtype=np.float64)
+            options["q0"] = as_float_array(options["q0"], "q0")
         return method, target, jacobian_ik(chain, target, method=method, **options)
     from limbik.solvers.ccd import ccd
 
     if "q0" in options:
-        options["q0"] = np.asarray(options["q0"], dtype=np.float64)
+        options["q0"] = as_float_array(options["q0"], "q0")
     return method, target, ccd(chain, target, **options)
 
 
@@ -422,18 +431,19 @@ Examples:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the process exit code."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    handler: Handler | None = getattr(args, "handler", None)
-    if handler is None:
-        parser.print_help()
-        return 2
+    """Run the command line; returns the process exit code (130 after Ctrl-C)."""
     try:
-        return handler(args)
-    except (LimbikError, OSError) as exc:
-        print(f"limbik: error: {exc}", file=sys.stderr)
-        return 1
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        handler: Handler | None = getattr(args, "handler", None)
+        if handler is None:
+            parser.print_help()
+            return 2
+        try:
+            return handler(args)
+        except (LimbikError, OSError) as exc:
+            print(f"limbik: error: {exc}", file=sys.stderr)
+            return 1
     except KeyboardInterrupt:
         print("limbik: interrupted", file=sys.stderr)
         return 130
