@@ -80,7 +80,9 @@ def solve_element(rx: float, ry: float, rz: float, tx: float, ty: float, tz: flo
     dz = tz - rz
     reach = l1 + l2
     reach0 = reach
-    dist = math.sqrt(dx * dx + dy * dy + dz * dz)
+    big = max(abs(dx), abs(dy), abs(dz))  # scaled norm: no overflow or underflow
+    dist = big * math.sqrt((dx / big) ** 2 + (dy / big) ** 2 + (dz / big) ** 2) \
+        if big > 0.0 else 0.0
     if policy == POLICY_STRETCH and dist > reach:
         scale = min(dist / reach, max_stretch)
         l1 *= scale
@@ -119,6 +121,11 @@ def solve_element(rx: float, ry: float, rz: float, tx: float, ty: float, tz: flo
         px = hx - rx
         py = hy - ry
         pz = hz - rz
+        big = max(abs(px), abs(py), abs(pz))  # only its direction matters
+        if big > 0.0:
+            px /= big
+            py /= big
+            pz /= big
         t = px * ux + py * uy + pz * uz
         nx = px - t * ux
         ny = py - t * uy

@@ -28,6 +28,7 @@ from limbik._validation import (
 from limbik.errors import InvalidInputError, NonFiniteInputError
 from limbik.geometry.frame import Frame
 from limbik.solvers import _fabrik_kernels as K
+from limbik.solvers._scale import length_scale
 from limbik.solvers.constraints import Constraint, encode_constraints
 from limbik.solvers.solution import Solution
 from limbik.tolerances import EPS_DIRECTION, ITERATIVE_RTOL, MAX_ITERATIONS
@@ -168,12 +169,20 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
     reached = np.empty(size, dtype=np.bool_)
     error = np.empty(size)
     iterations = np.empty(size, dtype=np.int64)
+    unit = length_scale(p, t)  # solve in units of the problem's size (exact, 2^k)
+    if unit != 1.0:
+        p, t = p / unit, t / unit
+        tol_abs = tol_abs / unit if tol_abs >= 0 else tol_abs
+        min_imp = min_imp / unit
     ok = K.solve_chains(p, t, d, has_dir, tol_abs, tol_rel, max_it, min_imp, bool(fixed_root),
                         kinds, params, axes, frame0, constrain_root, reached, error, iterations)
     if not ok:  # the kernel found NaN or inf: raise the error that names it
         as_float_array(positions, "positions", ())
         as_points(target, "target")
         raise NonFiniteInputError("positions and target must be finite")  # pragma: no cover
+    if unit != 1.0:
+        p *= unit
+        error *= unit
     solved = p.reshape(shape + (n, 3))
     rotations = None
     if as_flag(return_rotations, "return_rotations"):

@@ -19,6 +19,7 @@ from limbik._validation import as_flag, as_float_array, as_int, as_points, broad
 from limbik.errors import InvalidInputError
 from limbik.geometry.frame import Frame
 from limbik.solvers import _fabrik_kernels as K
+from limbik.solvers._scale import length_scale
 from limbik.solvers.constraints import Constraint, encode_constraints
 from limbik.solvers.fabrik import check_min_improvement, check_tolerance, root_frame_rows
 from limbik.solvers.solution import Solution
@@ -186,10 +187,17 @@ class FabrikTree:
         reached = np.empty(size, dtype=np.bool_)
         error = np.empty(size)
         iterations = np.empty(size, dtype=np.int64)
+        unit = length_scale(p, tg)  # solve in units of the problem's size (exact, 2^k)
+        if unit != 1.0:
+            p, tg = p / unit, tg / unit
+            tol_abs = tol_abs / unit if tol_abs >= 0 else tol_abs
+            min_imp = min_imp / unit
         K.solve_trees(p, self.parents, tg, np.array(effectors, dtype=np.int64), wt, tol_abs,
                       tol_rel, max_it, min_imp, bool(fixed_root), self._kinds, self._params,
                       self._axes, self._frame0, self._constrain_root, reached, error,
                       iterations)
+        p *= unit
+        error *= unit
         return Solution(positions=p.reshape(shape + (n, 3)), reached=reached.reshape(shape),
                         error=error.reshape(shape), iterations=iterations.reshape(shape))
 

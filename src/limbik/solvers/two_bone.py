@@ -24,6 +24,9 @@ from limbik._validation import (
 from limbik.errors import InvalidInputError
 from limbik.geometry.frame import Frame
 from limbik.solvers import _two_bone_kernels as _k
+from limbik.solvers._scale import COMFORT_HIGH as _COMFORT_HIGH
+from limbik.solvers._scale import COMFORT_LOW as _COMFORT_LOW
+from limbik.solvers._scale import length_scale
 from limbik.solvers.solution import Solution
 from limbik.tolerances import ANALYTIC_REACH_RTOL
 
@@ -119,7 +122,8 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
             and (point is None or (type(point) is _NDARRAY and point.shape == _SHAPE3
                                    and point.dtype is _F64))
             and type(upper) in _FLOAT_TYPES and type(lower) in _FLOAT_TYPES
-            and type(max_stretch) in _FLOAT_TYPES and type(unreachable) is str):
+            and type(max_stretch) in _FLOAT_TYPES and type(unreachable) is str
+            and _COMFORT_LOW <= upper + lower <= _COMFORT_HIGH):
         # lean path for one limb given as float64 (3,) arrays and float lengths; anything
         # unusual (bad policy, non-finite input, bad lengths) falls through to the
         # batched path, which reports it
@@ -170,6 +174,12 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
     shape = max((pair[1] for pair in pairs), key=len)
     if any(pair[1] != shape and pair[1] != () for pair in pairs):
         shape = broadcast_shapes(*pairs)
+    # bones far from unit size: solve in units of the reach (exact, 2^k)
+    unit = length_scale(upper_a + lower_a) if upper_a.size and lower_a.size else 1.0
+    if unit != 1.0:
+        root_a, target_a, upper_a, lower_a = (root_a / unit, target_a / unit,
+                                              upper_a / unit, lower_a / unit)
+        hint = hint / unit if point is not None else hint
     count = math.prod(shape)
 
     positions = np.empty((count, 3, 3))
@@ -181,6 +191,9 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
         mode, policy, stretch, ANALYTIC_REACH_RTOL, positions, error, reached)
     if check != 0.0:
         _raise_for_bad_input(root_a, target_a, upper_a, lower_a, hint, point_name)
+    if unit != 1.0:
+        positions *= unit
+        error *= unit
     return Solution._trusted(positions.reshape(shape + (3, 3)), reached.reshape(shape),
                      error.reshape(shape), np.zeros(shape, dtype=np.int64))
 
