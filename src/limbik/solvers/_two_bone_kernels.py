@@ -108,7 +108,7 @@ def solve_element(rx: float, ry: float, rz: float, tx: float, ty: float, tz: flo
         inv = 1.0 / (2.0 * l1 * dc)
         cos_a = min(max(((l1 - l2) * (l1 + l2) + dc * dc) * inv, -1.0), 1.0)
         sin_a = min(math.sqrt((reach + dc) * (reach - dc))
-                    * math.sqrt((dc + fold) * (dc - fold)) * inv, 1.0)
+                    * (math.sqrt(dc + fold) * math.sqrt(dc - fold)) * inv, 1.0)
     else:
         cos_a = 0.0
         sin_a = 1.0
