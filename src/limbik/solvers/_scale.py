@@ -18,7 +18,7 @@ COMFORT_LOW, COMFORT_HIGH = 2.0**-100, 2.0**100
 
 
 def length_scale(*arrays: np.ndarray | float) -> float:
-    """A power of two near the largest finite absolute value in ``arrays`` when that lies
+    """A power of two at most the largest finite absolute value in ``arrays`` when that lies
     outside [2^-100, 2^100], else 1.0 (also for all-zero or non-finite input)."""
     largest = 0.0
     for a in arrays:
@@ -29,4 +29,15 @@ def length_scale(*arrays: np.ndarray | float) -> float:
                 largest = max(largest, float(finite.max()))
     if largest == 0.0 or COMFORT_LOW <= largest <= COMFORT_HIGH:
         return 1.0
-    return math.ldexp(1.0, math.frexp(largest)[1])
+    return math.ldexp(1.0, math.frexp(largest)[1] - 1)
+
+
+def problem_units(*lengths: np.ndarray) -> np.ndarray:
+    """Per element, a power of two near the largest of ``lengths`` (broadcast) where that
+    lies outside [2^-100, 2^100], else 1.0: divide by it to solve in units of the problem."""
+    largest = np.asarray(lengths[0], dtype=np.float64)
+    for a in lengths[1:]:
+        largest = np.maximum(largest, a)
+    comfortable = ((largest >= COMFORT_LOW) & (largest <= COMFORT_HIGH)) | (largest == 0.0) \
+        | ~np.isfinite(largest)
+    return np.where(comfortable, 1.0, np.ldexp(1.0, np.frexp(largest)[1] - 1))
