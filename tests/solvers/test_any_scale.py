@@ -145,3 +145,34 @@ def test_constrained_chain_keeps_bone_lengths_with_target_on_its_line(target):
     solution = limbik.fabrik(chain, target, constraints=cones)
     assert np.all(np.isfinite(solution.positions))
     assert_lengths(solution.positions, np.ones(4), 1e-12)
+
+
+ARM_URDF = (
+    '<robot name="r"><link name="a"/><link name="b"/><link name="c"/><link name="d"/>'
+    '<joint name="j1" type="revolute"><parent link="a"/><child link="b"/>'
+    '<origin xyz="0 0 0.3"/><axis xyz="0 0 1"/><limit lower="-2.9" upper="2.9"/></joint>'
+    '<joint name="j2" type="revolute"><parent link="b"/><child link="c"/>'
+    '<origin xyz="0 0 0.3"/><axis xyz="0 1 0"/><limit lower="-3.0" upper="-0.07"/></joint>'
+    '<joint name="j3" type="revolute"><parent link="c"/><child link="d"/>'
+    '<origin xyz="0.3 0 0"/><axis xyz="0 1 0"/><limit lower="-1" upper="1"/></joint>'
+    "</robot>")
+
+
+@pytest.mark.parametrize("target", [[1e155, 0, 0], [1e300, 1e300, 0], [-1e200, 5, 3],
+                                    [1e20, 0, 0]])
+@pytest.mark.parametrize("method", ["transpose", "pinv", "dls", "svd-dls", "ccd"])
+def test_joint_space_solvers_on_huge_targets_respect_limits_and_report_honestly(target,
+                                                                                method):
+    """q = 0 (outside joint 2's limits) with error 0.0 was returned for 1e155."""
+    chain = limbik.parse_urdf(ARM_URDF, "a", "d")
+    if method == "ccd":
+        solution = limbik.ccd(chain, target)
+    else:
+        solution = limbik.jacobian_ik(chain, target, method=method)
+    q = np.asarray(solution.q)
+    assert np.all(q >= chain.lower - 1e-12) and np.all(q <= chain.upper + 1e-12)
+    distance = robust_norm(np.asarray(target, dtype=float))
+    assert float(solution.error) == pytest.approx(
+        float(robust_norm(np.asarray(solution.end_effector) - np.asarray(target))), rel=1e-9)
+    assert float(solution.error) >= distance - chain.reach
+    assert not bool(solution.reached)

@@ -17,9 +17,11 @@ import numpy as np
 COMFORT_LOW, COMFORT_HIGH = 2.0**-100, 2.0**100
 
 
-def length_scale(*arrays: np.ndarray | float) -> float:
+def length_scale(*arrays: np.ndarray | float, always: bool = False) -> float:
     """A power of two at most the largest finite absolute value in ``arrays`` when that lies
-    outside [2^-100, 2^100], else 1.0 (also for all-zero or non-finite input)."""
+    outside [2^-100, 2^100] (or ``always``), else 1.0 (also for all-zero or non-finite
+    input). With ``always`` the solve is exactly scale-equivariant, absolute epsilons
+    in a kernel included."""
     largest = 0.0
     for a in arrays:
         values = np.abs(np.asarray(a, dtype=np.float64))
@@ -27,7 +29,7 @@ def length_scale(*arrays: np.ndarray | float) -> float:
             finite = values[np.isfinite(values)]
             if finite.size:
                 largest = max(largest, float(finite.max()))
-    if largest == 0.0 or COMFORT_LOW <= largest <= COMFORT_HIGH:
+    if largest == 0.0 or (not always and COMFORT_LOW <= largest <= COMFORT_HIGH):
         return 1.0
     return math.ldexp(1.0, math.frexp(largest)[1] - 1)
 

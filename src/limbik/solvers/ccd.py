@@ -101,7 +101,7 @@ def _ccd_points(positions: Any, target: Any, tolerance: float | None, max_iterat
     count = int(np.prod(shape, dtype=np.int64))
     flat = np.ascontiguousarray(np.broadcast_to(pts, shape + (n, 3)).reshape(count, n, 3))
     goal = np.ascontiguousarray(np.broadcast_to(goal, shape + (3,)).reshape(count, 3))
-    unit = length_scale(flat, goal)  # solve in units of the problem's size (exact, 2^k)
+    unit = length_scale(flat, goal, always=True)  # problem-sized units (exact, 2^k)
     flat, goal = flat / unit, goal / unit
     length = np.sum(np.linalg.norm(np.diff(flat, axis=1), axis=-1), axis=-1)
     if tolerance is None:

@@ -169,7 +169,7 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
     reached = np.empty(size, dtype=np.bool_)
     error = np.empty(size)
     iterations = np.empty(size, dtype=np.int64)
-    unit = length_scale(p, t)  # solve in units of the problem's size (exact, 2^k)
+    unit = length_scale(p, t, always=True)  # solve in units of the problem's size (exact, 2^k)
     if unit != 1.0:
         p, t = p / unit, t / unit
         tol_abs = tol_abs / unit if tol_abs >= 0 else tol_abs

@@ -187,7 +187,7 @@ class FabrikTree:
         reached = np.empty(size, dtype=np.bool_)
         error = np.empty(size)
         iterations = np.empty(size, dtype=np.int64)
-        unit = length_scale(p, tg)  # solve in units of the problem's size (exact, 2^k)
+        unit = length_scale(p, tg, always=True)  # solve in units of the problem's size (exact, 2^k)
         if unit != 1.0:
             p, tg = p / unit, tg / unit
             tol_abs = tol_abs / unit if tol_abs >= 0 else tol_abs
