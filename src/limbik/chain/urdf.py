@@ -7,7 +7,7 @@ The URDF spec requires ``<limit>`` on revolute and prismatic joints; hand-writte
 files often leave it out, so a missing ``<limit>`` loads as an unlimited joint.
 
 Every problem raises :class:`limbik.errors.URDFError` with the file and line.
-Numbers must be finite and, for origins and limits, within ±``MAX_MAGNITUDE``
+Numbers must be finite and, for origins, axes and limits, within ±``MAX_MAGNITUDE``
 (1e100), so every distance and reach computed from them stays finite.
 """
 
@@ -27,7 +27,7 @@ from limbik.errors import InvalidInputError, URDFError
 __all__ = ["MAX_MAGNITUDE", "load_urdf", "parse_urdf"]
 
 MAX_MAGNITUDE = 1e100
-"""Largest absolute origin coordinate or joint limit a URDF may give."""
+"""Largest absolute origin coordinate, axis component or joint limit a URDF may give."""
 
 
 @dataclasses.dataclass
@@ -125,7 +125,7 @@ def _read_joint(spec: _JointSpec, path: str) -> Joint:
     axis: tuple[float, ...] = (1.0, 0.0, 0.0)
     axis_el = el.find("axis")
     if axis_el is not None:
-        axis = _floats(axis_el, "xyz", 3, None, path, what, math.inf)
+        axis = _floats(axis_el, "xyz", 3, None, path, what, MAX_MAGNITUDE)
         if spec.type != "fixed" and math.hypot(*axis) < 1e-12:
             raise URDFError(path, axis_el.line, f"a non-zero axis for {what}", "0 0 0")
     lower, upper = -np.inf, np.inf
