@@ -81,3 +81,13 @@ def test_negative_terrain_seed_is_a_named_error():
     with pytest.raises(InvalidInputError, match="seed must be >= 0") as info:
         limbik.Terrain.hills(seed=-1)
     assert info.value.argument == "seed"
+
+
+@pytest.mark.parametrize("value", [2**63, -(2**63) - 1, 10**400,
+                                   pytest.param(10**5000, id="10**5000")])
+def test_ints_beyond_int64_are_rejected(value):
+    """The long JSON fuzz run found max_iterations = 2**63 reaching a kernel."""
+    with pytest.raises(InvalidInputError, match="64-bit"):
+        as_int(value, "max_iterations")
+    with pytest.raises(InvalidInputError, match="max_iterations"):
+        limbik.fabrik([[0, 0, 0], [1, 0, 0], [2, 0, 0]], [1, 1, 0], max_iterations=value)

@@ -155,13 +155,17 @@ def choice(value: Any, name: str, options: tuple[str, ...]) -> str:
 
 
 def as_int(value: Any, name: str, *, minimum: int | None = None) -> int:
-    """A Python int (bools rejected), optionally bounded below."""
+    """A Python int within the int64 range (bools rejected), optionally bounded below."""
     if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
         raise InvalidInputError(
             f"{name} must be an int, got {type(value).__name__} {value!r:.40}", argument=name
         )
     if minimum is not None and value < minimum:
         raise InvalidInputError(f"{name} must be >= {minimum}, got {value}", argument=name)
+    if not -(2**63) <= value < 2**63:
+        shown = f"an integer of {int(value).bit_length()} bits"
+        raise InvalidInputError(f"{name} must fit a 64-bit integer, got {shown}",
+                                argument=name)
     return int(value)
 
 
