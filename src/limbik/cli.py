@@ -8,7 +8,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from limbik import __version__
 from limbik.errors import LimbikError
 
 Handler = Callable[[argparse.Namespace], int]
@@ -321,6 +320,8 @@ def _cmd_solve(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
+    from limbik import __version__
+
     parser = argparse.ArgumentParser(
         prog="limbik", description="Inverse kinematics for limbs, chains and skeletons.")
     parser.add_argument("--version", action="version", version=f"limbik {__version__}")

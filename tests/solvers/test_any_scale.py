@@ -75,6 +75,8 @@ def test_two_bone_is_scale_equivariant(scale, shape, policy):
     (([0, 0, 0], [1.0, 0, 0], 1.0, 1.0), {"pole": [0, 3e-162, 0]}),
     (([0, 0, 0], [1e-300, 0, 0], 1e-300, 1e-300), {"pole": [0, 1e-310, 0]}),
     (([0, 0, 0], [0, 0, 1e-255], 1.0, 1.0), {}),
+    (([0, 0, 0], [0, 0, 2.225073858507e-311], 1.0, 1.0), {}),
+    (([0, 0, 0], [0, 0, 5e-324], 1.0, 1.0), {"pole": [5e-324, 0, 0]}),
 ])
 def test_two_bone_reproductions_are_finite_and_keep_lengths(args, kwargs):
     solution = limbik.two_bone(*args, **kwargs)
