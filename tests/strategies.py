@@ -20,3 +20,20 @@ quaternions = (
     .filter(lambda q: np.linalg.norm(q) > 1e-2)
     .map(lambda q: q / np.linalg.norm(q))
 )
+
+# ---------------------------------------------------------------- the full float range
+# A problem at any finite scale: a unit-size shape times 2^k (k from -1000 to 1000), and
+# shapes whose parts differ in scale by up to 1e150 (tiny poles, far targets).
+scales = st.integers(-1000, 1000).map(lambda k: float(np.ldexp(1.0, k)))
+any_finite = st.floats(allow_nan=False, allow_infinity=False)
+any_vectors = st.tuples(any_finite, any_finite, any_finite).map(
+    lambda t: np.array(t, dtype=np.float64))
+unit_shapes = st.tuples(st.floats(-1, 1), st.floats(-1, 1), st.floats(-1, 1)).map(np.array)
+lengths_any_scale = st.floats(1e-300, 1e300)
+
+
+def robust_norm(v: np.ndarray) -> np.ndarray:
+    """``|v|`` along the last axis without overflow or underflow."""
+    big = np.max(np.abs(v), axis=-1, keepdims=True)
+    safe = np.where(big > 0, big, 1.0)
+    return big[..., 0] * np.linalg.norm(v / safe, axis=-1)

@@ -113,3 +113,17 @@ def test_view_without_display_says_so(tmp_path, shared_data, monkeypatch, capsys
     assert main(["view", str(shared_data / "bvh" / "dme_demo_3d_1_raw_footskate.bvh")]) == 1
     err = capsys.readouterr().err.strip()
     assert err.startswith("limbik: error: no display") and "\n" not in err
+
+
+
+def test_the_command_module_imports_without_the_heavy_libraries():
+    """``limbik`` handles Ctrl-C from its first line; what runs before that (importing
+    ``limbik.cli``) must not pull in numpy, scipy or numba."""
+    import subprocess
+    import sys
+
+    code = ("import sys, limbik.cli; heavy = [m for m in ('numpy', 'scipy', 'numba') "
+            "if m in sys.modules]; print(heavy)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "[]"

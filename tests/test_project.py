@@ -37,7 +37,7 @@ def test_ci_runs_the_readme_test_command_verbatim():
 def test_lint_and_types_are_clean(tool):
     if importlib.util.find_spec(tool) is None:
         pytest.skip(f"{tool} is not installed (it comes with the test extra)")
-    args = {"ruff": ["-m", "ruff", "check", "src", "tests", "benchmarks"],
+    args = {"ruff": ["-m", "ruff", "check", "src", "tests", "benchmarks", "tools"],
             "mypy": ["-m", "mypy"]}[tool]
     done = subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True,
                           check=False)

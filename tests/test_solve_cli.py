@@ -162,3 +162,51 @@ def test_help_documents_the_format(capsys):
         main(["solve", "--help"])
     text = capsys.readouterr().out
     assert "problem file" in text and "--lengths" in text and "svd-dls" in text
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (b'{"lengths": [1, 1], "target": [1, 1, 0], "pole": "\xff"}', "must be UTF-8"),
+    (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+    (b'{"lengths": [1, 1], "target": [1, 1, 0], "max_iterations": 1' + b"0" * 5000 + b"}",
+     "must be plain JSON"),
+])
+def test_problem_files_that_are_not_plain_json(tmp_path, capsys, content, message):
+    problem = tmp_path / "p.json"
+    problem.write_bytes(content)
+    assert main(["solve", str(problem)]) == 1
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(("q0", "message"), [
+    ([[1], [1, 2]], "q0 must be a numeric array"),
+    ("abc", "q0 must be a numeric array"),
+    ([True, False], "q0 must be a numeric array"),
+    ([1.0, 2.0, 3.0], "q0 must have shape"),
+])
+def test_bad_q0_in_a_problem_file(tmp_path, capsys, q0, message):
+    urdf = tmp_path / "arm.urdf"
+    urdf.write_text(
+        '<robot name="r"><link name="a"/><link name="b"/><link name="c"/>'
+        '<joint name="j1" type="revolute"><parent link="a"/><child link="b"/>'
+        '<origin xyz="0 0 1"/><axis xyz="0 0 1"/><limit lower="-1" upper="1"/></joint>'
+        '<joint name="j2" type="revolute"><parent link="b"/><child link="c"/>'
+        '<origin xyz="1 0 0"/><axis xyz="0 1 0"/><limit lower="-1" upper="1"/></joint>'
+        "</robot>")
+    problem = tmp_path / "p.json"
+    problem.write_text(json.dumps({"urdf": "arm.urdf", "base": "a", "tip": "c",
+                                   "target": [1, 0, 1], "method": "ccd", "q0": q0}))
+    assert main(["solve", str(problem)]) == 1
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_ctrl_c_anywhere_in_main_exits_130_quietly(monkeypatch, capsys):
+    import limbik.cli as cli
+
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "build_parser", interrupted)
+    assert main(["solve"]) == 130
+    assert "Traceback" not in capsys.readouterr().err

@@ -4,59 +4,144 @@ Arrays first: every function takes array-likes with points ``(..., 3)`` and
 quaternions ``(..., 4)`` (x, y, z, w), broadcasting over leading dimensions.
 """
 
-from importlib.metadata import PackageNotFoundError as _PackageNotFoundError
-from importlib.metadata import version as _version
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from limbik import errors, metrics, roblox
-from limbik.chain import Joint, JointChain, load_urdf
-from limbik.errors import InvalidInputError, LimbikError
-from limbik.geometry import Frame
-from limbik.placement import Terrain
-from limbik.placement.footplant import FootplantReport, footplant
-from limbik.skeleton import (
-    Arm,
-    Leg,
-    Motion,
-    Skeleton,
-    apply_chain,
-    apply_ik,
-    find_arms,
-    find_legs,
-    format_bvh,
-    full_body_ik,
-    look_at,
-    parse_bvh,
-    read_bvh,
-    read_gltf,
-    read_motion,
-    resample,
-    trim,
-    write_bvh,
-    write_gltf,
-    write_motion,
-)
-from limbik.solvers import (
-    Cone,
-    EllipticalCone,
-    FabrikTree,
-    Hinge,
-    Solution,
-    SwingTwistLimit,
-    TwistLimit,
-    aim,
-    aim_chain,
-    ccd,
-    fabrik,
-    jacobian_ik,
-    joint_rotations,
-    rotations_from_positions,
-    two_bone,
-)
+if TYPE_CHECKING:
+    __version__: str
+    from limbik import errors, metrics, roblox
+    from limbik.chain import Joint, JointChain, load_urdf, parse_urdf
+    from limbik.errors import InvalidInputError, LimbikError
+    from limbik.geometry import Frame
+    from limbik.placement import Terrain
+    from limbik.placement.footplant import FootplantReport, footplant
+    from limbik.skeleton import (
+        Arm,
+        Leg,
+        Motion,
+        Skeleton,
+        apply_chain,
+        apply_ik,
+        find_arms,
+        find_legs,
+        format_bvh,
+        full_body_ik,
+        look_at,
+        parse_bvh,
+        read_bvh,
+        read_gltf,
+        read_motion,
+        resample,
+        trim,
+        write_bvh,
+        write_gltf,
+        write_motion,
+    )
+    from limbik.solvers import (
+        Cone,
+        EllipticalCone,
+        FabrikTree,
+        Hinge,
+        Solution,
+        SwingTwistLimit,
+        TwistLimit,
+        aim,
+        aim_chain,
+        ccd,
+        fabrik,
+        jacobian_ik,
+        joint_rotations,
+        rotations_from_positions,
+        two_bone,
+    )
 
-try:
-    __version__ = _version("limbik")
-except _PackageNotFoundError:  # pragma: no cover - running from a source tree
-    __version__ = "0.0.0"
+# Names load on first use, so ``import limbik`` (and the ``limbik`` command, which
+# handles Ctrl-C from its first line) starts without numpy, scipy or numba.
+_LAZY = {
+    "Arm": "limbik.skeleton",
+    "Cone": "limbik.solvers",
+    "EllipticalCone": "limbik.solvers",
+    "FabrikTree": "limbik.solvers",
+    "FootplantReport": "limbik.placement.footplant",
+    "Frame": "limbik.geometry",
+    "Hinge": "limbik.solvers",
+    "InvalidInputError": "limbik.errors",
+    "Joint": "limbik.chain",
+    "JointChain": "limbik.chain",
+    "Leg": "limbik.skeleton",
+    "LimbikError": "limbik.errors",
+    "Motion": "limbik.skeleton",
+    "Skeleton": "limbik.skeleton",
+    "Solution": "limbik.solvers",
+    "SwingTwistLimit": "limbik.solvers",
+    "Terrain": "limbik.placement",
+    "TwistLimit": "limbik.solvers",
+    "aim": "limbik.solvers",
+    "aim_chain": "limbik.solvers",
+    "apply_chain": "limbik.skeleton",
+    "apply_ik": "limbik.skeleton",
+    "ccd": "limbik.solvers",
+    "errors": "limbik.errors",
+    "fabrik": "limbik.solvers",
+    "find_arms": "limbik.skeleton",
+    "find_legs": "limbik.skeleton",
+    "footplant": "limbik.placement.footplant",
+    "format_bvh": "limbik.skeleton",
+    "full_body_ik": "limbik.skeleton",
+    "jacobian_ik": "limbik.solvers",
+    "joint_rotations": "limbik.solvers",
+    "load_urdf": "limbik.chain",
+    "look_at": "limbik.skeleton",
+    "metrics": "limbik.metrics",
+    "parse_bvh": "limbik.skeleton",
+    "parse_urdf": "limbik.chain",
+    "read_bvh": "limbik.skeleton",
+    "read_gltf": "limbik.skeleton",
+    "read_motion": "limbik.skeleton",
+    "resample": "limbik.skeleton",
+    "roblox": "limbik.roblox",
+    "rotations_from_positions": "limbik.solvers",
+    "trim": "limbik.skeleton",
+    "two_bone": "limbik.solvers",
+    "write_bvh": "limbik.skeleton",
+    "write_gltf": "limbik.skeleton",
+    "write_motion": "limbik.skeleton",
+}
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("limbik")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0.0.0"
+
+
+def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        globals()[name] = _version()
+        return globals()[name]
+    module = _LAZY.get(name)
+    if module is None:  # a subpackage used as an attribute, e.g. limbik.skeleton
+        if not name.startswith("__"):
+            try:
+                return importlib.import_module(f"limbik.{name}")
+            except ModuleNotFoundError as exc:
+                if exc.name != f"limbik.{name}":
+                    raise
+        raise AttributeError(f"module 'limbik' has no attribute {name!r}")
+    value = importlib.import_module(module)
+    if module != f"limbik.{name}":
+        value = getattr(value, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
 
 __all__ = [
     "Arm",
@@ -96,6 +181,7 @@ __all__ = [
     "look_at",
     "metrics",
     "parse_bvh",
+    "parse_urdf",
     "read_bvh",
     "read_gltf",
     "read_motion",

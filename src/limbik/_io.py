@@ -1,45 +1,196 @@
-"""Atomic file output: write to a temporary file beside the target, then rename."""
+"""Atomic file output: write to a temporary file beside the target, then rename.
+
+Promises (tested in tests/test_atomic_write.py):
+
+- the destination holds either its old content or the complete new content, never
+  a part, whatever happens during the write (an exception, SIGINT, SIGTERM);
+- no temporary file is left behind after an exception, SIGINT or SIGTERM (on the
+  main thread, where Python can handle signals; SIGKILL cannot be handled);
+- an existing destination keeps its permission bits; a new file gets the mode a
+  plain ``open`` would give it (0666 less the umask). The process umask is never
+  changed, so other threads are not affected;
+- a symlink at the destination stays a symlink: the file it points to is replaced;
+- errors name the caller's path, not the temporary file.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import secrets
+import signal
 import stat
-import tempfile
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import FrameType
 from typing import IO, Any
+
+_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+_Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
+
+
+class _Interrupted(BaseException):
+    """Raised inside a write by SIGINT/SIGTERM so the temporary file is removed first."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+class _Guard:
+    """The writer's signal handler: raises :class:`_Interrupted`, or defers it to the end
+    of a critical section (between creating the temporary file and knowing its name)."""
+
+    def __init__(self) -> None:
+        self.critical = False
+        self.pending: int | None = None
+
+    def __call__(self, signum: int, frame: FrameType | None) -> None:
+        if self.critical:
+            self.pending = signum
+            return
+        raise _Interrupted(signum)
+
+    @contextlib.contextmanager
+    def deferring(self) -> Iterator[None]:
+        self.critical = True
+        try:
+            yield
+        finally:
+            self.critical = False
+        if self.pending is not None:
+            raise _Interrupted(self.pending)
+
+
+def _install_handlers(guard: _Guard) -> dict[int, _Handler]:
+    """Route SIGINT/SIGTERM to :class:`_Interrupted` (main thread only); old handlers."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    previous: dict[int, _Handler] = {}
+    for signum in _SIGNALS:
+        handler = signal.getsignal(signum)
+        if handler is signal.SIG_IGN or handler is None:
+            continue  # ignored (or set from C): leave it so
+        previous[signum] = handler
+        signal.signal(signum, guard)
+    return previous
+
+
+def _redeliver(signum: int, previous: _Handler) -> None:
+    """Do what the signal would have done without the writer's handler."""
+    if callable(previous):
+        previous(signum, None)  # e.g. the default SIGINT handler raises KeyboardInterrupt
+        raise InterruptedError(f"write interrupted by signal {signum}")
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)  # default action: the process ends with this signal
+    raise InterruptedError(f"write interrupted by signal {signum}")  # pragma: no cover
+
+
+def _destination(path: str | Path) -> Path:
+    """The file to replace: ``path``, or the file its symlink chain points to."""
+    target = Path(path)
+    if target.is_symlink():
+        target = Path(os.path.realpath(target))
+    return target
+
+
+def _create_temporary(path: str | Path, target: Path, suffix: str) -> tuple[int, str]:
+    """A new file beside ``target`` (fd, path) with the mode the result should get;
+    errors name the caller's ``path``."""
+    directory = target.parent if str(target.parent) else Path(".")
+    try:
+        keep = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        keep = None
+    stem = target.stem if suffix else target.name
+    for _ in range(100):
+        tmp = str(directory / f".{stem}.{secrets.token_hex(4)}{suffix or '.tmp'}")
+        try:
+            # a new file gets 0666 less the umask from the kernel; an existing one's
+            # private mode is applied before any byte is written
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL,
+                         0o600 if keep is not None else 0o666)
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise _renamed(exc, tmp, path) from None
+        if keep is not None:
+            os.chmod(tmp, keep)
+        return fd, tmp
+    raise FileExistsError(f"no free temporary name beside {target}")  # pragma: no cover
+
+
+def _renamed(exc: OSError, tmp: str | None, path: str | Path) -> OSError:
+    """``exc`` naming the caller's ``path`` where it named the temporary file (or none)."""
+    if exc.filename not in (None, tmp) and exc.filename2 is None:
+        return exc
+    if exc.errno is None:
+        return OSError(f"{exc} (writing {path})")
+    return type(exc)(exc.errno, exc.strerror, str(path))
+
+
+@contextlib.contextmanager
+def _replacing(path: str | Path, suffix: str) -> Iterator[tuple[int, str]]:
+    """Yield ``(fd, tmp_path)``; on success rename ``tmp_path`` over ``path``'s file."""
+    target = _destination(path)
+    guard = _Guard()
+    previous = _install_handlers(guard)
+    previous_handlers = dict(previous)
+    tmp: str | None = None
+    try:
+        with guard.deferring():
+            fd, tmp = _create_temporary(path, target, suffix)
+        yield fd, tmp
+        os.replace(tmp, target)
+        tmp = None
+    except BaseException as exc:
+        signum = exc.signum if isinstance(exc, _Interrupted) else None
+        while True:  # a second signal during the clean-up restarts it
+            try:
+                _remove(tmp)
+                _restore(previous)
+                break
+            except _Interrupted as again:
+                signum = again.signum
+        if signum is not None:
+            _redeliver(signum, previous_handlers.get(signum, signal.SIG_DFL))
+        if isinstance(exc, OSError):
+            raise _renamed(exc, tmp, path) from exc
+        raise
+    finally:
+        _restore(previous)
+
+
+def _remove(tmp: str | None) -> None:
+    if tmp is not None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
+def _restore(previous: dict[int, _Handler]) -> None:
+    for signum, handler in previous.items():
+        signal.signal(signum, handler)
+    previous.clear()
 
 
 @contextlib.contextmanager
 def atomic_write(path: str | Path, mode: str = "w", **kwargs: Any) -> Iterator[IO[Any]]:
     """Open a temporary file for writing; on success rename it to ``path``.
 
-    If the body raises, the temporary file is removed and ``path`` is untouched,
-    so a failure never leaves a half-written file.
+    If the body raises (or SIGINT/SIGTERM arrives), the temporary file is removed
+    and ``path`` is untouched, so a failure never leaves a half-written file.
     """
-    target = Path(path)
-    directory = target.parent if str(target.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, mode, **kwargs) as handle:
+    with _replacing(path, "") as (fd, _tmp):
+        try:
+            handle = os.fdopen(fd, mode, **kwargs)
+        except BaseException:
+            os.close(fd)
+            raise
+        with handle:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
-        _usual_mode(tmp)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-
-
-def _usual_mode(path: str) -> None:
-    """Give a temporary file the mode a plain ``open`` would (0666 less the umask)."""
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(path, (stat.S_IRUSR | stat.S_IWUSR | stat.S_IRGRP | stat.S_IWGRP | stat.S_IROTH
-                    | stat.S_IWOTH) & ~umask)
 
 
 def atomic_save(path: str | Path, writer: Any) -> None:
@@ -47,15 +198,7 @@ def atomic_save(path: str | Path, writer: Any) -> None:
 
     The temporary name keeps the target's suffix so format detection still works.
     """
-    target = Path(path)
-    directory = target.parent if str(target.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=target.suffix, dir=directory)
-    os.close(fd)
-    try:
+    suffix = Path(path).suffix or ".tmp"
+    with _replacing(path, suffix) as (fd, tmp):
+        os.close(fd)
         writer(tmp)
-        _usual_mode(tmp)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise

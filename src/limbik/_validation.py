@@ -22,24 +22,33 @@ def _shape_text(trailing: tuple[int, ...]) -> str:
     return "(..., " + ", ".join(str(n) for n in trailing) + ")"
 
 
+_NUMERIC_KINDS = "iuf"  # signed, unsigned, floating (not bool, complex, text, bytes)
+
+
+def _not_numeric(value: Any, name: str, trailing: tuple[int, ...], what: str
+                 ) -> InvalidInputError:
+    return InvalidInputError(
+        f"{name} must be a numeric array of shape {_shape_text(trailing)} (real numbers), "
+        f"got {what}",
+        argument=name,
+    )
+
+
 def as_float_array(value: Any, name: str, trailing: tuple[int, ...] = ()) -> FloatArray:
     """Return ``value`` as a finite float64 array whose shape ends with ``trailing``.
+
+    Only real numbers are accepted: booleans, complex numbers, strings and bytes
+    are rejected rather than converted; integers too large for a float are
+    reported as non-finite.
 
     Raises
     ------
     InvalidInputError
         If the value is not numeric or its trailing shape differs.
     NonFiniteInputError
-        If it holds NaN or infinity.
+        If it holds NaN or infinity (or an integer beyond the float range).
     """
-    try:
-        array = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInputError(
-            f"{name} must be a numeric array of shape {_shape_text(trailing)}, "
-            f"got {type(value).__name__}",
-            argument=name,
-        ) from exc
+    array = as_real_array(value, name, trailing)
     k = len(trailing)
     if array.ndim < k or (k and array.shape[-k:] != trailing):
         raise InvalidInputError(
@@ -48,6 +57,47 @@ def as_float_array(value: Any, name: str, trailing: tuple[int, ...] = ()) -> Flo
         )
     check_finite(array, name)
     return array
+
+
+def as_real_array(value: Any, name: str, trailing: tuple[int, ...] = ()) -> FloatArray:
+    """``value`` as a float64 array under the rules of :func:`as_float_array`, without
+    the shape and finiteness checks (for callers whose kernels scan for NaN)."""
+    if isinstance(value, np.ndarray) and value.dtype == np.float64:
+        return value
+    try:
+        raw = np.asarray(value)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise _not_numeric(value, name, trailing,
+                           f"{type(value).__name__} (ragged or not numbers)") from exc
+    if raw.dtype.kind == "O":
+        raw = _object_array(raw, value, name, trailing)
+    if raw.dtype.kind not in _NUMERIC_KINDS:
+        what = {"b": "booleans", "c": "complex numbers", "U": "text", "S": "bytes",
+                "M": "datetimes", "m": "timedeltas"}.get(raw.dtype.kind, str(raw.dtype))
+        raise _not_numeric(value, name, trailing, what)
+    return raw.astype(np.float64)
+
+
+def _object_array(raw: np.ndarray, value: Any, name: str, trailing: tuple[int, ...]
+                  ) -> np.ndarray:
+    """An object array (ragged, mixed or huge Python ints) as float64, or an error."""
+    items = raw.ravel().tolist()
+    for item in items:
+        if isinstance(item, bool | np.bool_ | str | bytes | complex | np.complexfloating):
+            raise _not_numeric(value, name, trailing, f"{type(item).__name__} {item!r:.40}")
+    out = np.empty(len(items))
+    for i, item in enumerate(items):
+        try:
+            out[i] = float(item)
+        except OverflowError:
+            index = tuple(int(k) for k in np.unravel_index(i, raw.shape))
+            raise NonFiniteInputError(
+                f"{name} must be finite, got an integer beyond the float range at index "
+                f"{index}", argument=name) from None
+        except (TypeError, ValueError) as exc:
+            raise _not_numeric(value, name, trailing,
+                               f"{type(item).__name__} {item!r:.40}") from exc
+    return out.reshape(raw.shape)
 
 
 def check_finite(array: FloatArray, name: str) -> None:
@@ -132,26 +182,41 @@ def choice(value: Any, name: str, options: tuple[str, ...]) -> str:
 
 
 def as_int(value: Any, name: str, *, minimum: int | None = None) -> int:
-    """A Python int (bools rejected), optionally bounded below."""
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+    """A Python int within the int64 range (bools rejected), optionally bounded below."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
         raise InvalidInputError(
-            f"{name} must be an int, got {type(value).__name__} {value!r}", argument=name
+            f"{name} must be an int, got {type(value).__name__} {value!r:.40}", argument=name
         )
     if minimum is not None and value < minimum:
         raise InvalidInputError(f"{name} must be >= {minimum}, got {value}", argument=name)
+    if not -(2**63) <= value < 2**63:
+        shown = f"an integer of {int(value).bit_length()} bits"
+        raise InvalidInputError(f"{name} must fit a 64-bit integer, got {shown}",
+                                argument=name)
     return int(value)
 
 
 def as_float(value: Any, name: str, *, minimum: float | None = None,
              exclusive: bool = False) -> float:
-    """A finite Python float, optionally bounded below."""
-    if isinstance(value, bool):
-        raise InvalidInputError(f"{name} must be a number, got {value!r}", argument=name)
+    """A finite Python float, optionally bounded below.
+
+    Accepts ints and floats (Python or NumPy) and 0-d real arrays; rejects booleans,
+    strings, bytes and complex numbers. An int beyond the float range is non-finite.
+    """
+    if isinstance(value, bool | np.bool_ | str | bytes | complex | np.complexfloating):
+        raise InvalidInputError(f"{name} must be a number, got {type(value).__name__} "
+                                f"{value!r:.40}", argument=name)
+    if isinstance(value, np.ndarray) and (value.ndim or value.dtype.kind not in _NUMERIC_KINDS):
+        raise InvalidInputError(f"{name} must be a number, got an array of shape "
+                                f"{value.shape} ({value.dtype})", argument=name)
     try:
         out = float(value)
+    except OverflowError:
+        raise NonFiniteInputError(f"{name} must be finite, got an integer beyond the float "
+                                  "range", argument=name) from None
     except (TypeError, ValueError) as exc:
         raise InvalidInputError(
-            f"{name} must be a number, got {type(value).__name__} {value!r}", argument=name
+            f"{name} must be a number, got {type(value).__name__} {value!r:.40}", argument=name
         ) from exc
     if not np.isfinite(out):
         raise NonFiniteInputError(f"{name} must be finite, got {out}", argument=name)
@@ -159,6 +224,15 @@ def as_float(value: Any, name: str, *, minimum: float | None = None,
         relation = ">" if exclusive else ">="
         raise InvalidInputError(f"{name} must be {relation} {minimum}, got {out}", argument=name)
     return out
+
+
+def as_flag(value: Any, name: str) -> bool:
+    """A boolean flag: ``True``/``False`` (Python or NumPy), nothing else."""
+    if not isinstance(value, bool | np.bool_):
+        raise InvalidInputError(
+            f"{name} must be True or False, got {type(value).__name__} {value!r:.40}",
+            argument=name)
+    return bool(value)
 
 
 def broadcast_shapes(*pairs: tuple[str, tuple[int, ...]]) -> tuple[int, ...]:

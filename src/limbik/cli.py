@@ -8,7 +8,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from limbik import __version__
 from limbik.errors import LimbikError
 
 Handler = Callable[[argparse.Namespace], int]
@@ -410,10 +409,19 @@ def _solve_problem(args: argparse.Namespace) -> dict[str, Any]:
     if args.problem is not None:
         path = Path(args.problem)
         try:
-            loaded = json.loads(path.read_text())
+            loaded = json.loads(path.read_bytes().decode("utf-8-sig"))
+        except UnicodeDecodeError as exc:
+            raise InvalidInputError(f"problem file {path} must be UTF-8 text, got byte "
+                                    f"{exc.object[exc.start]:#04x} at offset {exc.start}",
+                                    argument="problem") from None
         except json.JSONDecodeError as exc:
             raise InvalidInputError(f"problem file {path} must be JSON, got an error at line "
                                     f"{exc.lineno}: {exc.msg}", argument="problem") from None
+        except (RecursionError, ValueError) as exc:
+            what = ("values nested too deeply" if isinstance(exc, RecursionError)
+                    else str(exc))
+            raise InvalidInputError(f"problem file {path} must be plain JSON, got {what}",
+                                    argument="problem") from None
         if not isinstance(loaded, dict):
             raise InvalidInputError(f"problem file {path} must hold a JSON object, got "
                                     f"{type(loaded).__name__}", argument="problem")
@@ -435,7 +443,7 @@ def _solve(problem: dict[str, Any]) -> tuple[str, Any, Any, tuple[str, ...]]:
     """Solve one problem; returns (method, target, Solution, names of the q values)."""
     import numpy as np
 
-    from limbik._validation import as_float, as_points, as_positive
+    from limbik._validation import as_float, as_float_array, as_points, as_positive
     from limbik.errors import InvalidInputError
 
     if "target" not in problem:
@@ -546,13 +554,13 @@ def _solve(problem: dict[str, Any]) -> tuple[str, Any, Any, tuple[str, ...]]:
         if not has_urdf:
             chain = JointChain.from_points(chain)
         if "q0" in options:
-            options["q0"] = np.asarray(options["q0"], dtype=np.float64)
+            options["q0"] = as_float_array(options["q0"], "q0")
         return (method, target, jacobian_ik(chain, goal, method=method, **options),
                 chain.joint_names)
     from limbik.solvers.ccd import ccd
 
     if "q0" in options:
-        options["q0"] = np.asarray(options["q0"], dtype=np.float64)
+        options["q0"] = as_float_array(options["q0"], "q0")
     names = chain.joint_names if has_urdf else ()
     return method, target, ccd(chain, goal, **options), names
 
@@ -629,6 +637,7 @@ def _add_file_frame_options(parser: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
+    from limbik import __version__
     from limbik.tolerances import JACOBIAN_RESTARTS
 
     parser = _Parser(
@@ -795,8 +804,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     2; bad input or a failed file operation exits 1. A closed standard output (``limbik
     solve | head -1``) ends the program quietly with 141.
     """
-    parser = build_parser()
     try:
+        parser = build_parser()
         try:
             args, unknown = parser.parse_known_args(argv)
             if unknown:  # name the subcommand whose options were wrong

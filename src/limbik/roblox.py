@@ -32,6 +32,7 @@ from limbik.errors import InvalidInputError
 from limbik.geometry.frame import Frame
 from limbik.geometry.quaternion import quaternion_from_axis_angle
 from limbik.solvers import _fabrik_kernels
+from limbik.solvers._scale import problem_units
 
 __all__ = [
     "DEGENERATE_AXIS_TOL",
@@ -169,6 +170,9 @@ def solve_ik(origin: Frame, target: Any, l1: Any, l2: Any
     broadcast_shapes(("origin", origin.shape), ("target", target.shape[:-1]),
                      ("l1", l1.shape), ("l2", l2.shape))
     localized = origin.to_local(target)
+    # lengths far from unit size are solved in units of the problem (exact, 2^k)
+    k = problem_units(np.max(np.abs(localized), axis=-1), l1, l2)
+    localized, l1, l2 = localized / k[..., None], l1 / k, l2 / k
     l3 = np.sqrt(np.sum(localized * localized, axis=-1))
     at_origin = (l3 == 0.0)[..., None]
     unit = np.where(at_origin, np.array([0.0, 0.0, -1.0]),
@@ -193,7 +197,13 @@ def solve_ik(origin: Frame, target: Any, l1: Any, l2: Any
     close = l3 < longest - shortest
     far = ~close & (l3 > l1 + l2)
     push = np.where(close, longest - shortest - l3, np.where(far, l1 + l2 - l3, 0.0))
-    plane = plane.translated(_offset(0.0, 0.0, push))
+    with np.errstate(over="ignore", invalid="ignore"):
+        shift = push * k
+    if not np.all(np.isfinite(shift)):
+        raise InvalidInputError("target must lie within the float range of the origin "
+                                "once the arm is pushed to it, got one too far away",
+                                argument="target")
+    plane = plane.translated(_offset(0.0, 0.0, shift))
 
     a1 = -np.arccos(_safe_ratio(-(l2 * l2) + (l1 * l1) + (l3 * l3), 2 * l1 * l3))
     a2 = np.arccos(_safe_ratio((l2 * l2) - (l1 * l1) + (l3 * l3), 2 * l2 * l3))
@@ -260,6 +270,8 @@ def solve_ik_planar(origin_position: Any, target_position: Any, a: Any, b: Any,
     plane = Frame.look_at(origin_position, target_position) @ Frame.from_euler_xyz(
         0.0, 0.0, roll * (np.pi / 180.0))
     diff = origin_position - target_position
+    k = problem_units(np.max(np.abs(diff), axis=-1), a, b)  # exact, 2^k
+    diff, a, b = diff / k[..., None], a / k, b / k
     c = np.sqrt(np.sum(diff * diff, axis=-1))
     close = c < np.maximum(a, b) - np.minimum(a, b)
     far = ~close & (c > a + b)

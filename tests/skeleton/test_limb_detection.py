@@ -198,3 +198,50 @@ def test_left_side_convention_can_be_flipped():
     left, right = limbik.find_legs(sk, left_side=(-1, 0, 0))
     default_left, default_right = limbik.find_legs(sk)
     assert left.hip == default_right.hip and right.hip == default_left.hip
+
+
+def test_many_sibling_leaves_and_many_named_candidates_stay_cheap():
+    """4,000 sibling leaves (56 s when every pair of leaves was compared) and 300
+    joints per role name (a 27-million-combination product) are searched without
+    enumerating pairs: the mirror test runs a bounded number of times per leaf."""
+    from limbik.skeleton import limbs
+
+    rng = np.random.default_rng(0)
+    n = 4000
+    names = ["root"] + [f"n{i}" for i in range(n)]
+    crowd = limbik.Skeleton(names, [-1] + [0] * n,
+                            np.vstack([[0, 0, 0], rng.normal(size=(n, 3))]),
+                            [["Xrotation"]] + [[]] * n, [])
+    calls = 0
+    original = limbs._mirror_pair
+
+    def counting(*args):
+        nonlocal calls
+        calls += 1
+        return original(*args)
+
+    limbs._mirror_pair = counting
+    try:
+        with pytest.raises(DetectionError):
+            limbik.find_legs(crowd)
+    finally:
+        limbs._mirror_pair = original
+    assert calls == 0  # sibling leaves have one-bone chains: nothing to compare
+
+    # a real pair of legs below a crowd of same-named decoys
+    names, parents, offsets = ["Hips"], [-1], [[0.0, 1.0, 0.0]]
+    for side, x in (("Left", 0.1), ("Right", -0.1)):
+        top = len(names)
+        names += [f"{side}UpLeg", f"{side}Leg", f"{side}Foot"]
+        parents += [0, top, top + 1]
+        offsets += [[x, 0, 0], [0, -0.45, 0], [0, -0.45, 0]]
+    for k in range(300):
+        for role in ("UpLeg", "Leg", "Foot"):
+            names.append(f"Left{role}{k}")
+            parents.append(0)
+            offsets.append([0.3, 0.1, 0.0])
+    skeleton = limbik.Skeleton(names, parents, np.array(offsets),
+                               [["Xrotation"]] * len(names), [])
+    left, right = limbik.find_legs(skeleton)
+    assert (left.hip, left.knee, left.ankle) == (1, 2, 3)
+    assert (right.hip, right.knee, right.ankle) == (4, 5, 6)

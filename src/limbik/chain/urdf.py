@@ -7,6 +7,8 @@ The URDF spec requires ``<limit>`` on revolute and prismatic joints; hand-writte
 files often leave it out, so a missing ``<limit>`` loads as an unlimited joint.
 
 Every problem raises :class:`limbik.errors.URDFError` with the file and line.
+Numbers must be finite and, for origins, axes and limits, within ±``MAX_MAGNITUDE``
+(1e100), so every distance and reach computed from them stays finite.
 """
 
 from __future__ import annotations
@@ -22,7 +24,10 @@ import numpy as np
 from limbik.chain.joint_chain import JOINT_TYPES, Joint, JointChain, frame_from_xyz_rpy
 from limbik.errors import InvalidInputError, URDFError
 
-__all__ = ["URDFTree", "load_urdf", "parse_urdf", "read_urdf_tree"]
+__all__ = ["MAX_MAGNITUDE", "URDFTree", "load_urdf", "parse_urdf", "read_urdf_tree"]
+
+MAX_MAGNITUDE = 1e100
+"""Largest absolute origin coordinate, axis component or joint limit a URDF may give."""
 
 
 @dataclasses.dataclass
@@ -66,15 +71,16 @@ def _parse_xml(data: str | bytes, path: str) -> _Element:
     except expat.ExpatError as exc:
         raise URDFError(path, exc.lineno, "well-formed XML",
                         expat.ErrorString(exc.code)) from None
-    except (ValueError, UnicodeError) as exc:  # e.g. undecodable bytes
-        raise URDFError(path, parser.CurrentLineNumber, "well-formed XML", str(exc)) from None
+    except (ValueError, UnicodeError, LookupError) as exc:  # undecodable, unknown encoding
+        raise URDFError(path, parser.CurrentLineNumber, "well-formed XML",
+                        f"{type(exc).__name__}: {exc}") from None
     if not roots:  # pragma: no cover - expat reports "no element found" first
         raise URDFError(path, 1, "a <robot> element", "an empty document")
     return roots[0]
 
 
 def _floats(element: _Element, attribute: str, count: int, default: tuple[float, ...] | None,
-            path: str, what: str) -> tuple[float, ...]:
+            path: str, what: str, bound: float = math.inf) -> tuple[float, ...]:
     text = element.attrib.get(attribute)
     if text is None:
         if default is None:
@@ -86,9 +92,11 @@ def _floats(element: _Element, attribute: str, count: int, default: tuple[float,
         values = tuple(float(v) for v in parts)
     except ValueError:
         values = ()
-    if len(values) != count or not all(math.isfinite(v) for v in values):
+    if len(values) != count or not all(math.isfinite(v) and abs(v) <= bound for v in values):
         expected = f"{count} finite number{'s' if count > 1 else ''} in {attribute!r} of {what}"
-        raise URDFError(path, element.line, expected, repr(text))
+        if len(values) == count and all(math.isfinite(v) for v in values):
+            expected += f", each within ±{bound:g}"
+        raise URDFError(path, element.line, expected, repr(text[:80]))
     return values
 
 
@@ -112,20 +120,20 @@ def _read_joint(spec: _JointSpec, path: str) -> Joint:
     rpy: tuple[float, ...] = (0.0, 0.0, 0.0)
     origin = el.find("origin")
     if origin is not None:
-        xyz = _floats(origin, "xyz", 3, (0.0, 0.0, 0.0), path, what)
-        rpy = _floats(origin, "rpy", 3, (0.0, 0.0, 0.0), path, what)
+        xyz = _floats(origin, "xyz", 3, (0.0, 0.0, 0.0), path, what, MAX_MAGNITUDE)
+        rpy = _floats(origin, "rpy", 3, (0.0, 0.0, 0.0), path, what, MAX_MAGNITUDE)
     axis: tuple[float, ...] = (1.0, 0.0, 0.0)
     axis_el = el.find("axis")
     if axis_el is not None:
-        axis = _floats(axis_el, "xyz", 3, None, path, what)
+        axis = _floats(axis_el, "xyz", 3, None, path, what, MAX_MAGNITUDE)
         if spec.type != "fixed" and math.hypot(*axis) < 1e-12:
             raise URDFError(path, axis_el.line, f"a non-zero axis for {what}", "0 0 0")
     lower, upper = -np.inf, np.inf
     limit = el.find("limit") if spec.type in ("revolute", "prismatic") else None
     if limit is not None:
         # URDF: lower and upper default to 0
-        (lower,) = _floats(limit, "lower", 1, (0.0,), path, what)
-        (upper,) = _floats(limit, "upper", 1, (0.0,), path, what)
+        (lower,) = _floats(limit, "lower", 1, (0.0,), path, what, MAX_MAGNITUDE)
+        (upper,) = _floats(limit, "upper", 1, (0.0,), path, what, MAX_MAGNITUDE)
         if lower > upper:
             raise URDFError(path, limit.line, f"lower <= upper in the limits of {what}",
                             f"{lower} > {upper}")
@@ -218,6 +226,9 @@ def _links_and_joints(root: _Element, path: str) -> tuple[list[str], dict[str, _
 def parse_urdf(text: str | bytes, base_link: str, tip_link: str, *,
                path: str = "<string>") -> JointChain:
     """Like :func:`load_urdf`, from the URDF text itself (``path`` names it in errors)."""
+    if not isinstance(text, str | bytes | bytearray):
+        raise InvalidInputError(f"text must be URDF text (str or bytes), got "
+                                f"{type(text).__name__}", argument="text")
     links, by_child = _links_and_joints(_robot(text, path), path)
     known = set(links)
     for label, link_name in (("base_link", base_link), ("tip_link", tip_link)):

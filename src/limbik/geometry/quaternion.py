@@ -173,7 +173,9 @@ def quaternion_from_two_vectors(a: FloatArray, b: FloatArray) -> FloatArray:
     a, b = np.broadcast_arrays(a, b)
     w = 1.0 + dot(a, b)
     xyz = np.cross(a, b)
-    opposite = w < 1e-12
+    # only truly opposite directions need the perpendicular: nearly opposite ones still
+    # have a well-defined cross product (w then carries only rounding)
+    opposite = (w < 1e-12) & (dot(xyz, xyz) < 1e-24)
     zero = (dot(a, a) < 0.5) | (dot(b, b) < 0.5)
     perpendicular = any_perpendicular(a)
     xyz = np.where(opposite[..., None], perpendicular, xyz)

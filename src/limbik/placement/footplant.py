@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from limbik import metrics
-from limbik._validation import as_float
+from limbik._validation import as_flag, as_float
 from limbik.errors import InvalidInputError
 from limbik.geometry.quaternion import (
     quaternion_conjugate,
@@ -617,10 +617,13 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
     softness : soft reach of the legs near full extension, a fraction of the leg
         (``two_bone(..., softness=)``); 0 is off.
     progress : called as ``progress(done, total, stage)``.
+
+    The clip needs at least one frame and a frame time from ``MIN_FRAME_TIME`` to
+    ``MAX_FRAME_TIME`` seconds; anything else raises
+    :class:`~limbik.errors.InvalidInputError` naming the argument.
     """
-    if not isinstance(motion, Motion):
-        raise InvalidInputError(f"motion must be a Motion, got {type(motion).__name__}",
-                                argument="motion")
+    _check_arguments(motion, terrain, legs, contacts, lock_feet, adjust_pelvis,
+                     contact_height, weights, progress)
     steps = 6
 
     def tick(done: int, stage: str) -> None:
@@ -850,6 +853,69 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
     )
     tick(6, "done")
     return planted, report
+
+
+MIN_FRAME_TIME = 1e-6
+"""Shortest frame time :func:`footplant` accepts, seconds (1 MHz)."""
+MAX_FRAME_TIME = 3600.0
+"""Longest frame time :func:`footplant` accepts, seconds (one frame an hour)."""
+
+
+def _check_arguments(motion: Any, terrain: Any, legs: Any, contacts: Any, lock_feet: Any,
+                     adjust_pelvis: Any, contact_height: Any, weights: Any,
+                     progress: Any) -> None:
+    """Reject bad :func:`footplant` arguments with errors that name them."""
+    if not isinstance(motion, Motion):
+        raise InvalidInputError(f"motion must be a Motion, got {type(motion).__name__}",
+                                argument="motion")
+    if motion.num_frames < 1:
+        raise InvalidInputError("motion must have at least one frame, got 0",
+                                argument="motion")
+    if not MIN_FRAME_TIME <= motion.frame_time <= MAX_FRAME_TIME:
+        raise InvalidInputError(
+            f"motion.frame_time must be within [{MIN_FRAME_TIME:g}, {MAX_FRAME_TIME:g}] "
+            f"seconds, got {motion.frame_time!r}", argument="motion")
+    if terrain is not None and not isinstance(terrain, Terrain):
+        raise InvalidInputError(f"terrain must be a Terrain or None, got "
+                                f"{type(terrain).__name__} {terrain!r:.40}", argument="terrain")
+    if legs is not None and (isinstance(legs, str | bytes) or not isinstance(legs, Sequence)
+                             or not all(isinstance(leg, Leg) for leg in legs)):
+        raise InvalidInputError(f"legs must be a sequence of Leg, got {legs!r:.60}",
+                                argument="legs")
+    as_flag(lock_feet, "lock_feet")
+    as_flag(adjust_pelvis, "adjust_pelvis")
+    as_float(contact_height, "contact_height", minimum=0.0)
+    if progress is not None and not callable(progress):
+        raise InvalidInputError(f"progress must be callable or None, got "
+                                f"{type(progress).__name__}", argument="progress")
+    if isinstance(weights, Mapping):
+        for side, w in weights.items():
+            if side not in ("left", "right"):
+                raise InvalidInputError(f"weights keys must be 'left' or 'right', got {side!r}",
+                                        argument="weights")
+            as_float(w, f"weights[{side!r}]")
+    else:
+        as_float(weights, "weights")
+    if contacts is None:
+        return
+    if not isinstance(contacts, Mapping):
+        raise InvalidInputError(f"contacts must be a mapping of leg side to a mask or ranges, "
+                                f"got {type(contacts).__name__}", argument="contacts")
+    for side, given in contacts.items():
+        if side not in ("left", "right"):
+            raise InvalidInputError(f"contacts keys must be 'left' or 'right', got {side!r}",
+                                    argument="contacts")
+        if given is None:
+            continue
+        try:
+            if np.asarray(given).dtype != bool:
+                contacts_from_ranges(given, motion.num_frames)
+        except InvalidInputError:
+            raise
+        except (TypeError, ValueError) as exc:
+            raise InvalidInputError(
+                f"contacts[{side!r}] must be a bool mask ({motion.num_frames},) or "
+                f"(first, last) frame ranges, got {given!r:.60}", argument="contacts") from exc
 
 
 def _weights(weights: float | Mapping[str, float], legs: Sequence[Leg]) -> dict[str, float]:

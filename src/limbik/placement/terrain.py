@@ -107,7 +107,7 @@ class Terrain:
 
         ``extent`` is ``(x_min, x_max, z_min, z_max)``; ``wavelength`` the typical hill size.
         """
-        rng = np.random.default_rng(as_int(seed, "seed"))
+        rng = np.random.default_rng(as_int(seed, "seed", minimum=0))
         xs, zs, x0, z0, cell = _grid(extent, cell_size, wavelength)
         X, Z = np.meshgrid(xs, zs)
         h = np.zeros_like(X)

@@ -11,7 +11,20 @@ Conventions, as in Blender's BVH importer (the reference client):
 Reading accepts any rotation order, position channels on any joint, CRLF or CR
 line endings, tabs and spaces, and scientific notation. Anything malformed raises
 :class:`~limbik.errors.BVHParseError` with the file, the line and what was expected;
-non-finite numbers (``nan``, ``inf``, overflowing exponents) are malformed.
+non-finite numbers (``nan``, ``inf``, overflowing exponents) are malformed, and
+numbers are ASCII only (``0-9``; other scripts' digits are malformed everywhere).
+
+Limits, so that a small hostile file cannot cost much (reading is linear in the
+file's size, its memory a small multiple of it):
+
+- joints nest at most :data:`MAX_DEPTH` levels deep;
+- the ``Frames:`` count must be backed by the data: one row per frame, and with no
+  channels at all one (empty) line per frame;
+- the decoded motion (``frames × joints`` rotations) may take at most 8 bytes per
+  byte of file plus 64 MiB.
+
+Writing indents one tab per level up to :data:`MAX_INDENT` levels; deeper joints
+keep that indent, so the output stays linear in the number of joints.
 """
 
 from __future__ import annotations
@@ -33,11 +46,19 @@ from limbik.skeleton.motion import Motion
 from limbik.skeleton.skeleton import CHANNEL_NAMES, Skeleton
 from limbik.skeleton.units import export_axes, import_axes
 
-__all__ = ["format_bvh", "parse_bvh", "read_bvh", "write_bvh"]
+__all__ = ["MAX_DEPTH", "MAX_INDENT", "format_bvh", "parse_bvh", "read_bvh", "write_bvh"]
 
-_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+MAX_DEPTH = 1000
+"""Deepest joint nesting a BVH file may have (the root is level 1)."""
+MAX_INDENT = 32
+"""Tabs of indentation :func:`format_bvh` writes at most."""
+
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _NOT_NUMERIC = re.compile(r"[^0-9eE+\-.\s]")
-_INT = re.compile(r"[+]?\d+")
+_INT = re.compile(r"[+]?[0-9]{1,18}")
+_TOKEN = re.compile(r"\S+")
+_BYTES_PER_FILE_BYTE = 8
+_MEMORY_FLOOR = 64 << 20
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _CHANNELS = {name.lower(): name for name in CHANNEL_NAMES}
 _AXES = {"X": np.array([1.0, 0.0, 0.0]), "Y": np.array([0.0, 1.0, 0.0]),
@@ -120,11 +141,13 @@ def _joint_name(tokens: _Tokens, keyword: str, line: int) -> str:
     if not parts or "{" in parts or "}" in parts:
         raise BVHParseError(tokens.source, line, f"a joint name after {keyword}",
                             repr(" ".join(parts)) if parts else "end of line")
-    # the same words, with the spacing they have in the file
+    # the same words, with the spacing they have in the file: the name's tokens are
+    # the last ones on its line (before a separate "{")
     raw = tokens.lines[line - 1]
-    pattern = r"\s+".join(re.escape(p) for p in parts)
-    found = re.search(rf"(?<!\S){pattern}(?=\s*(?:\{{\s*)?$)", raw)
-    return found.group(0) if found else " ".join(parts)
+    spans = [m.span() for m in _TOKEN.finditer(raw)]
+    if spans and raw[slice(*spans[-1])] == "{" and tokens.buffer == ["{"]:
+        spans.pop()
+    return raw[spans[-len(parts)][0]:spans[-1][1]]
 
 
 def _parse_offset(tokens: _Tokens) -> list[float]:
@@ -173,6 +196,8 @@ def _parse_hierarchy(tokens: _Tokens) -> tuple[list[_Node], list[tuple[int, list
                 raise tokens.error(f"a unique joint name (first used on line {seen[name]})",
                                    name, line)
             seen[name] = line
+            if len(stack) >= MAX_DEPTH:
+                raise tokens.error(f"joints nested at most {MAX_DEPTH} levels deep", name, line)
             nodes.append(_Node(name, stack[-1], line))
             stack.append(len(nodes) - 1)
             tokens.keyword("{")
@@ -203,8 +228,10 @@ def _quaternions_from_channels(order: str, degrees: FloatArray) -> FloatArray:
     return q
 
 
-def _parse_motion_header(source: str, lines: list[str], start: int) -> tuple[int, float, int]:
-    """Frame count, frame time and the index of the first data line after ``MOTION``."""
+def _parse_motion_header(source: str, lines: list[str],
+                         start: int) -> tuple[int, int, float, int]:
+    """Frame count, its line, frame time and the index of the first data line after
+    ``MOTION``."""
     # tokens of the lines after MOTION, read lazily, with their line numbers
     stream: list[tuple[str, int]] = []
     index = start
@@ -226,8 +253,9 @@ def _parse_motion_header(source: str, lines: list[str], start: int) -> tuple[int
     else:
         raise BVHParseError(source, line, "Frames:", repr(tok))
     if not _INT.fullmatch(tok):
-        raise BVHParseError(source, line, "a non-negative integer frame count", repr(tok))
-    frames = int(tok)
+        raise BVHParseError(source, line, "a non-negative integer frame count",
+                            repr(tok[:40]))
+    frames, frames_line = int(tok), line
     tok, line = take("Frame Time:")
     if tok.lower() != "frame":
         raise BVHParseError(source, line, "Frame Time:", repr(tok))
@@ -244,10 +272,10 @@ def _parse_motion_header(source: str, lines: list[str], start: int) -> tuple[int
     if stream:
         raise BVHParseError(source, stream[0][1], "end of line after the frame time",
                             repr(stream[0][0]))
-    return frames, frame_time, index
+    return frames, frames_line, frame_time, index
 
 
-def _parse_data(source: str, lines: list[str], first: int, frames: int,
+def _parse_data(source: str, lines: list[str], first: int, frames: int, frames_line: int,
                 channels: int) -> FloatArray:
     """The ``(frames, channels)`` motion table from ``lines[first:]``."""
     if channels == 0:
@@ -255,6 +283,10 @@ def _parse_data(source: str, lines: list[str], first: int, frames: int,
             if lines[i].strip():
                 raise BVHParseError(source, i + 1, "no motion values (no joint has channels)",
                                     repr(lines[i].strip()[:40]))
+        if frames > len(lines) - first:
+            raise BVHParseError(source, frames_line,
+                                "a frame count backed by the data (one line per frame; "
+                                f"{len(lines) - first} lines follow)", str(frames))
         return np.zeros((frames, 0))
     rows: list[str] = []
     row_lines: list[int] = []
@@ -337,7 +369,12 @@ def parse_bvh(text: str, *, source: str = "<string>") -> Motion:
     ------
     BVHParseError
         For any malformed input, with ``path``, ``line`` (1-based) and ``expected``.
+    InvalidInputError
+        If ``text`` is not a ``str``.
     """
+    if not isinstance(text, str):
+        raise InvalidInputError(f"text must be a str of BVH text, got {type(text).__name__}",
+                                argument="text")
     lines = _LINE_BREAK.split(text.removeprefix("\ufeff"))
     tokens = _Tokens(source, lines)
     try:
@@ -345,9 +382,16 @@ def parse_bvh(text: str, *, source: str = "<string>") -> Motion:
         motion_line = tokens.keyword("MOTION")
         if tokens.rest_of_line():
             raise BVHParseError(source, motion_line, "end of line after MOTION")
-        frames, frame_time, first = _parse_motion_header(source, lines, motion_line)
+        frames, frames_line, frame_time, first = _parse_motion_header(source, lines,
+                                                                      motion_line)
         width = sum(len(n.channels or []) for n in nodes)
-        data = _parse_data(source, lines, first, frames, width)
+        data = _parse_data(source, lines, first, frames, frames_line, width)
+        budget = _BYTES_PER_FILE_BYTE * len(text) + _MEMORY_FLOOR
+        if frames * len(nodes) * 32 > budget:
+            raise BVHParseError(
+                source, frames_line,
+                f"at most {budget // (32 * len(nodes))} frames for {len(nodes)} joints "
+                "in a file of this size", str(frames))
         return _build(source, nodes, end_sites, frames, frame_time, data)
     except BVHParseError:
         raise
@@ -462,6 +506,9 @@ def _children(parents: np.ndarray) -> list[list[int]]:
 def format_bvh(motion: Motion) -> str:
     """BVH text for ``motion`` (LF line endings, tab indents, shortest exact numbers).
 
+    Indentation is one tab per level up to :data:`MAX_INDENT` tabs, so the text
+    stays linear in the number of joints however deep they nest.
+
     Joints are written depth first (the file order of a skeleton read from BVH).
     A joint gets all three rotation channels (in its own order, completed with the
     missing axes) unless it had none and never rotates; position channels are
@@ -487,7 +534,7 @@ def format_bvh(motion: Motion) -> str:
     stack: list[tuple[str, int, int]] = [("open", 0, 0)]
     while stack:
         action, j, depth = stack.pop()
-        indent = "\t" * depth
+        indent = "\t" * min(depth, MAX_INDENT - 1)
         if action == "close":
             for off in ends[j]:
                 out += [f"{indent}\tEnd Site", f"{indent}\t{{",

@@ -154,23 +154,38 @@ def _hops(skeleton: Skeleton, ancestor: int, joint: int) -> int:
 
 
 def _best_chain(skeleton: Skeleton, options: list[list[tuple[int, int]]]) -> list[int] | None:
-    best: tuple[int, int, list[int]] | None = None
-    for combo in itertools.product(*options):
-        joints = [j for _, j in combo]
-        hops = [_hops(skeleton, a, b) for a, b in itertools.pairwise(joints)]
-        if not all(hops):
-            continue
-        key = (sum(hops), sum(rank for rank, _ in combo), joints)
-        if best is None or key[:2] < best[:2]:
-            best = key
-    return None if best is None else best[2]
+    """One joint per role (``options``: (rank, joint) per role), each an ancestor of the
+    next, with the fewest hops, then the best ranks; None if no chain connects.
+
+    Dynamic programming over the roles: each candidate walks up its ancestors once,
+    so the cost is candidates times depth, never the product of the candidate lists.
+    """
+    parents = skeleton.parents
+    # best (hops, rank sum, joints) ending at each candidate of the current role
+    best: dict[int, tuple[int, int, list[int]]] = {}
+    for rank, j in options[0]:
+        if j not in best or (0, rank) < best[j][:2]:
+            best[j] = (0, rank, [j])
+    for role_options in options[1:]:
+        step: dict[int, tuple[int, int, list[int]]] = {}
+        for rank, j in role_options:
+            a, hops = int(parents[j]), 1
+            while a >= 0:
+                if a in best:
+                    h, r, joints = best[a]
+                    key = (h + hops, r + rank, [*joints, j])
+                    if j not in step or key[:2] < step[j][:2]:
+                        step[j] = key
+                a, hops = int(parents[a]), hops + 1
+        best = step
+        if not best:
+            return None
+    if not best:
+        return None
+    return min(best.values(), key=lambda item: item[:2])[2]
 
 
 # ---------------------------------------------------------------------- topology
-def _root_path(skeleton: Skeleton, joint: int) -> list[int]:
-    return [*skeleton.ancestors(joint)[::-1], joint]
-
-
 def _effective(start: int, chain: list[int], rest: np.ndarray, scale: float) -> list[int]:
     """``chain`` without joints that sit on their predecessor (zero-length bones)."""
     out: list[int] = []
@@ -190,41 +205,63 @@ def _longest_pair(chain: list[int], rest: np.ndarray) -> int:
     return int(np.argmax(scores))
 
 
+_PAIRS_PER_CHAIN = 32
+"""Mirror candidates compared per chain in the topology fallback (keeps it linear)."""
+
+
+def _fork_chains(skeleton: Skeleton, rest: np.ndarray, scale: float
+                 ) -> dict[tuple[int, int], list[tuple[int, int]]]:
+    """Leaf chains by (fork, effective length >= 3): lists of (fork's child, leaf).
+
+    A fork is an ancestor with at least two children; two leaves can only be a mirror
+    pair below their lowest common ancestor, so each leaf is listed under each fork on
+    its root path. Effective lengths count the joints that do not sit on their parent.
+    """
+    parents = skeleton.parents
+    moved = np.ones(skeleton.num_joints, dtype=np.int64)
+    moved[1:] = np.linalg.norm(rest[1:] - rest[parents[1:]], axis=1) >= 1e-6 * scale
+    depth = np.zeros(skeleton.num_joints, dtype=np.int64)
+    for j in range(1, skeleton.num_joints):
+        depth[j] = depth[parents[j]] + moved[j]
+    children = np.bincount(parents[1:], minlength=skeleton.num_joints)
+    buckets: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    for leaf in skeleton.leaves():
+        below, j = leaf, int(parents[leaf])
+        while j >= 0:
+            length = int(depth[leaf] - depth[j])
+            if children[j] >= 2 and length >= 3:
+                buckets.setdefault((j, length), []).append((below, leaf))
+            below, j = j, int(parents[j])
+    return buckets
+
+
 def _by_topology(skeleton: Skeleton, left_side: np.ndarray, *, arms: bool
                  ) -> dict[str, list[int]] | None:
-    """Left and right chains from mirror-image pairs of leaf paths, or None."""
+    """Left and right chains from mirror-image pairs of leaf paths, or None.
+
+    Linear in the number of leaves times the depth: leaves are grouped by fork and
+    chain length, and each chain is compared with at most ``_PAIRS_PER_CHAIN`` chains
+    on the other side of its fork.
+    """
     rest = skeleton.rest_positions()
     scale = float(np.ptp(rest, axis=0).max()) or 1.0
-    leaves = skeleton.leaves()
-    paths = {leaf: _root_path(skeleton, leaf) for leaf in leaves}
     pairs = []
-    for l1, l2 in itertools.combinations(leaves, 2):
-        p1, p2 = paths[l1], paths[l2]
-        k = 0
-        while k < min(len(p1), len(p2)) and p1[k] == p2[k]:
-            k += 1
-        if k == 0:
+    for (fork, _), members in _fork_chains(skeleton, rest, scale).items():
+        if len(members) < 2:
             continue
-        fork = p1[k - 1]
-        c1 = _effective(fork, p1[k:], rest, scale)
-        c2 = _effective(fork, p2[k:], rest, scale)
-        if len(c1) != len(c2) or len(c1) < 3:
-            continue
-        d1 = rest[c1] - rest[fork]
-        d2 = rest[c2] - rest[fork]
-        lateral1, lateral2 = d1 @ left_side, d2 @ left_side
-        other1 = d1 - lateral1[:, None] * left_side
-        other2 = d2 - lateral2[:, None] * left_side
-        mirrored = (np.abs(other1 - other2).max() < 0.05 * scale
-                    and np.abs(lateral1 + lateral2).max() < 0.05 * scale)
-        opposite = min(abs(lateral1[-1]), abs(lateral2[-1])) > 1e-6 * scale and (
-            np.sign(lateral1[-1]) != np.sign(lateral2[-1]))
-        if not (mirrored and opposite):
-            continue
-        drop = float(rest[fork, 1] - max(rest[c1[-1], 1], rest[c2[-1], 1]))
-        reach = float(np.abs(lateral1).max() + np.abs(lateral2).max())
-        left, right = (c1, c2) if lateral1[-1] > lateral2[-1] else (c2, c1)
-        pairs.append((drop, float(rest[fork, 1]), reach, left, right))
+        lateral_end = (rest[[leaf for _, leaf in members]] - rest[fork]) @ left_side
+        plus = [m for m, lat in zip(members, lateral_end, strict=True) if lat > 1e-6 * scale]
+        minus: dict[int, list[int]] = {}  # by the fork's child they hang from
+        for (below, leaf), lat in zip(members, lateral_end, strict=True):
+            if lat < -1e-6 * scale:
+                minus.setdefault(below, []).append(leaf)
+        for below1, l1 in plus:
+            mirrors = itertools.chain.from_iterable(
+                leaves for below, leaves in minus.items() if below != below1)
+            for l2 in itertools.islice(mirrors, _PAIRS_PER_CHAIN):
+                pair = _mirror_pair(skeleton, rest, scale, left_side, fork, l1, l2)
+                if pair is not None:
+                    pairs.append(pair)
     legs = [p for p in pairs if p[0] > 0.1 * scale]
     if not arms:
         if not legs:
@@ -237,6 +274,39 @@ def _by_topology(skeleton: Skeleton, left_side: np.ndarray, *, arms: bool
             return None
         chosen = max(others, key=lambda p: p[2])
     return {"L": chosen[3], "R": chosen[4]}
+
+
+def _mirror_pair(skeleton: Skeleton, rest: np.ndarray, scale: float, left_side: np.ndarray,
+                 fork: int, l1: int, l2: int
+                 ) -> tuple[float, float, float, list[int], list[int]] | None:
+    """(drop, fork height, reach, left chain, right chain) if the two leaf chains below
+    ``fork`` are mirror images across ``left_side``, else None."""
+    parents = skeleton.parents
+    paths = []
+    for leaf in (l1, l2):
+        path = [leaf]
+        while int(parents[path[-1]]) != fork:
+            path.append(int(parents[path[-1]]))
+        paths.append(path[::-1])
+    c1 = _effective(fork, paths[0], rest, scale)
+    c2 = _effective(fork, paths[1], rest, scale)
+    if len(c1) != len(c2) or len(c1) < 3:
+        return None
+    d1 = rest[c1] - rest[fork]
+    d2 = rest[c2] - rest[fork]
+    lateral1, lateral2 = d1 @ left_side, d2 @ left_side
+    other1 = d1 - lateral1[:, None] * left_side
+    other2 = d2 - lateral2[:, None] * left_side
+    mirrored = (np.abs(other1 - other2).max() < 0.05 * scale
+                and np.abs(lateral1 + lateral2).max() < 0.05 * scale)
+    opposite = min(abs(lateral1[-1]), abs(lateral2[-1])) > 1e-6 * scale and (
+        np.sign(lateral1[-1]) != np.sign(lateral2[-1]))
+    if not (mirrored and opposite):
+        return None
+    drop = float(rest[fork, 1] - max(rest[c1[-1], 1], rest[c2[-1], 1]))
+    reach = float(np.abs(lateral1).max() + np.abs(lateral2).max())
+    left, right = (c1, c2) if lateral1[-1] > lateral2[-1] else (c2, c1)
+    return drop, float(rest[fork, 1]), reach, left, right
 
 
 # ---------------------------------------------------------------------- public API

@@ -254,6 +254,11 @@ def _constrain_cone(angle, dx, dy, dz, lx, ly, lz, rx, ry, rz):
         px, py, pz = rx, ry, rz
     else:
         px, py, pz = px / s, py / s, pz / s
+        # second Gram-Schmidt pass: with d folded back onto -l, p is mostly rounding
+        t = px * lx + py * ly + pz * lz
+        px, py, pz = px - t * lx, py - t * ly, pz - t * lz
+        s = math.sqrt(px * px + py * py + pz * pz)
+        px, py, pz = px / s, py / s, pz / s
     c = math.cos(angle)
     sn = math.sin(angle)
     return c * lx + sn * px, c * ly + sn * py, c * lz + sn * pz

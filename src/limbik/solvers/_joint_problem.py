@@ -24,6 +24,10 @@ from limbik.solvers import _joint_kernels as _k
 from limbik.solvers.solution import Solution
 from limbik.tolerances import ITERATIVE_RTOL
 
+FAR_TARGET = 1e100
+"""Targets farther than this from the base are solved toward the same direction at this
+distance (the chain then points at them); error and reached are measured to the true one."""
+
 
 def check_chain(chain: Any) -> JointChain:
     """``chain`` if it is a JointChain with at least one movable joint."""
@@ -105,6 +109,7 @@ class JointProblem:
     max_iterations: int
     max_step: float
     patience: int
+    far_targets: FloatArray | None = None  # (B, 3) true targets where target_p was pulled in
 
     def solve(self, method: int, lam: float = 0.0, cutoff: float = 0.0) -> Solution:
         """Run the compiled driver with step rule ``method`` (a ``_joint_kernels`` code).
@@ -128,6 +133,12 @@ class JointProblem:
         rot, trans, jaxis, jkind = chain.joint_arrays
         positions = np.empty((count, chain.n_joints + 1, 3))
         _jk.all_joint_positions(rot, trans, jaxis, jkind, q, positions)
+        if self.far_targets is not None:  # honest error and reached for far targets
+            far = np.isfinite(self.far_targets[:, 0])
+            miss = positions[far, -1] - self.far_targets[far]
+            big = np.max(np.abs(miss), axis=-1)
+            err[far] = big * np.linalg.norm(miss / np.where(big > 0, big, 1.0)[:, None], axis=-1)
+            reached[far] &= err[far] <= self.tolerance
         shape = self.shape
         return Solution(positions=positions.reshape(shape + positions.shape[1:]),
                         reached=reached.reshape(shape), error=err.reshape(shape),
@@ -166,6 +177,17 @@ def joint_problem(chain: Any, target: Any, *, tolerance: float | None,
     first, seeds, shape = start_configurations(chain, q0, batch, rng)
     count = first.shape[0]
     tp = np.ascontiguousarray(np.broadcast_to(tp, shape + (3,)).reshape(count, 3))
+    # targets so far that squared distances overflow: solve toward the same direction
+    # at FAR_TARGET, then measure the true error
+    big = np.max(np.abs(tp), axis=-1)
+    far = big > FAR_TARGET
+    far_targets = None
+    if np.any(far):
+        far_targets = np.full((count, 3), np.nan)
+        far_targets[far] = tp[far]
+        unit = tp[far] / big[far, None]
+        tp = tp.copy()
+        tp[far] = unit / np.linalg.norm(unit, axis=-1, keepdims=True) * FAR_TARGET
     if tr is None:
         tr_arr = np.zeros((count, 3, 3))
     else:
@@ -173,4 +195,5 @@ def joint_problem(chain: Any, target: Any, *, tolerance: float | None,
     return JointProblem(chain=chain, shape=shape, target_p=tp, target_r=tr_arr,
                         use_rot=use_rot, w_pos=w_pos, w_rot=w_rot, first=first, seeds=seeds,
                         restarts=restarts, tolerance=tol, angle_tolerance=angle_tol,
-                        max_iterations=max_iterations, max_step=step, patience=patience)
+                        max_iterations=max_iterations, max_step=step, patience=patience,
+                        far_targets=far_targets)

@@ -63,6 +63,20 @@ def _rotate(qx: float, qy: float, qz: float, qw: float, vx: float, vy: float, vz
             vz + qw * tz + (qx * ty - qy * tx))
 
 
+_NORM_LOW, _NORM_HIGH = 2.0**-500, 2.0**500
+_UP, _DOWN = 2.0**600, 2.0**-600
+
+
+@njit(cache=True, fastmath=_FASTMATH, inline="always")
+def _norm3(x: float, y: float, z: float) -> float:
+    """``|(x, y, z)|`` without overflow or underflow (exact power-of-two rescaling)."""
+    big = max(abs(x), abs(y), abs(z))
+    if big > _NORM_HIGH or big < _NORM_LOW:
+        k = _DOWN if big > _NORM_HIGH else _UP
+        return math.sqrt((x * k) ** 2 + (y * k) ** 2 + (z * k) ** 2) / k
+    return math.sqrt(x * x + y * y + z * z)
+
+
 @njit(cache=True, fastmath=_FASTMATH, error_model="numpy", inline="always")
 def solve_element(rx: float, ry: float, rz: float, tx: float, ty: float, tz: float,
                   hx: float, hy: float, hz: float, qx: float, qy: float, qz: float,
@@ -81,7 +95,7 @@ def solve_element(rx: float, ry: float, rz: float, tx: float, ty: float, tz: flo
     dz = tz - rz
     reach = l1 + l2
     reach0 = reach
-    dist = math.sqrt(dx * dx + dy * dy + dz * dz)
+    dist = _norm3(dx, dy, dz)
     if policy == POLICY_STRETCH and dist > reach:
         scale = min(dist / reach, max_stretch)
         l1 *= scale
@@ -103,11 +117,11 @@ def solve_element(rx: float, ry: float, rz: float, tx: float, ty: float, tz: flo
     # law of cosines on the clamped distance (the "extend" fold when out of reach)
     dc = min(max(dist, fold), reach)
     # sin from Heron's area: exactly 0 at both clamps, accurate near them
-    if dc > 0.0:
+    if dc > _NORM_LOW * reach:  # below: the 0 limit (and 1/(l1 dc) cannot overflow)
         inv = 1.0 / (2.0 * l1 * dc)
         cos_a = min(max(((l1 - l2) * (l1 + l2) + dc * dc) * inv, -1.0), 1.0)
         sin_a = min(math.sqrt((reach + dc) * (reach - dc))
-                    * math.sqrt((dc + fold) * (dc - fold)) * inv, 1.0)
+                    * (math.sqrt(dc + fold) * math.sqrt(dc - fold)) * inv, 1.0)
     else:
         cos_a = 0.0
         sin_a = 1.0
@@ -120,6 +134,12 @@ def solve_element(rx: float, ry: float, rz: float, tx: float, ty: float, tz: flo
         px = hx - rx
         py = hy - ry
         pz = hz - rz
+        big = max(abs(px), abs(py), abs(pz))  # only its direction matters
+        if big > _NORM_HIGH or big < _NORM_LOW:
+            k = _DOWN if big > _NORM_HIGH else _UP
+            px *= k
+            py *= k
+            pz *= k
         t = px * ux + py * uy + pz * uz
         nx = px - t * ux
         ny = py - t * uy

@@ -26,6 +26,7 @@ from limbik.errors import InvalidInputError
 from limbik.solvers import _ccd_kernels as _k
 from limbik.solvers._joint_kernels import METHOD_CCD
 from limbik.solvers._joint_problem import joint_problem
+from limbik.solvers._scale import length_scale
 from limbik.solvers.constraints import SwingTwistLimit, encode_limits
 from limbik.solvers.rotations import joint_rotations
 from limbik.solvers.solution import Solution
@@ -127,15 +128,18 @@ def _ccd_points(positions: Any, target: Any, tolerance: float | None, max_iterat
     count = int(np.prod(shape, dtype=np.int64))
     flat = np.ascontiguousarray(np.broadcast_to(pts, shape + (n, 3)).reshape(count, n, 3))
     goal = np.ascontiguousarray(np.broadcast_to(goal, shape + (3,)).reshape(count, 3))
+    unit = length_scale(flat, goal, always=True)  # problem-sized units (exact, 2^k)
+    flat, goal = flat / unit, goal / unit
     length = np.sum(np.linalg.norm(np.diff(flat, axis=1), axis=-1), axis=-1)
     if tolerance is None:
         tol = ITERATIVE_RTOL * np.where(length > 0, length, 1.0)
     else:
-        tol = np.full(count, as_float(tolerance, "tolerance", minimum=0.0))
+        tol = np.full(count, as_float(tolerance, "tolerance", minimum=0.0) / unit)
     if min_improvement is None:
         improve = tol * 1e-3
     else:
-        improve = np.full(count, as_float(min_improvement, "min_improvement", minimum=0.0))
+        improve = np.full(count, as_float(min_improvement, "min_improvement",
+                                          minimum=0.0) / unit)
     out = np.empty_like(flat)
     err = np.zeros(count)
     reached = np.zeros(count, dtype=np.bool_)
@@ -153,6 +157,8 @@ def _ccd_points(positions: Any, target: Any, tolerance: float | None, max_iterat
         if return_rotations:
             turned = joint_rotations(out, flat, input_rotations=_start_rotations(
                 rotations, shape, n, count)).reshape(shape + (n, 4))
+    out *= unit
+    err *= unit
     return Solution(positions=out.reshape(shape + (n, 3)), reached=reached.reshape(shape),
                     error=err.reshape(shape), iterations=iters.reshape(shape),
                     rotations=turned)

@@ -17,16 +17,19 @@ import numpy as np
 
 from limbik._validation import (
     FloatArray,
+    as_flag,
     as_float,
     as_float_array,
     as_int,
     as_points,
+    as_real_array,
     broadcast_shapes,
     choice,
 )
 from limbik.errors import InvalidInputError, NonFiniteInputError
 from limbik.geometry.frame import Frame
 from limbik.solvers import _fabrik_kernels as K
+from limbik.solvers._scale import length_scale
 from limbik.solvers.constraints import Constraint, encode_constraints
 from limbik.solvers.solution import Solution
 from limbik.tolerances import EPS_DIRECTION, ITERATIVE_RTOL, MAX_ITERATIONS
@@ -53,10 +56,7 @@ def root_frame_rows(root_frame: Frame | None) -> tuple[FloatArray, bool]:
 
 def _as_array(value: Any, name: str) -> FloatArray:
     """``value`` as a float64 array, without the finiteness scan (the kernels check that)."""
-    try:
-        return np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        return as_float_array(value, name, ())  # raises the standard message
+    return as_real_array(value, name)
 
 
 def check_tolerance(tolerance: Any) -> tuple[float, float]:
@@ -164,6 +164,7 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
     tol_abs, tol_rel = check_tolerance(tolerance)
     max_it = as_int(max_iterations, "max_iterations", minimum=0)
     min_imp = check_min_improvement(min_improvement)
+    fixed_root = as_flag(fixed_root, "fixed_root")
     kinds, params, axes = encode_constraints(constraints, n - 1)
     frame0, constrain_root = root_frame_rows(root_frame)
     seed_frames = check_cone_frames(cone_frames)
@@ -182,6 +183,11 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
     reached = np.empty(size, dtype=np.bool_)
     error = np.empty(size)
     iterations = np.empty(size, dtype=np.int64)
+    unit = length_scale(p, t, always=True)  # solve in units of the problem's size (exact, 2^k)
+    if unit != 1.0:
+        p, t = p / unit, t / unit
+        tol_abs = tol_abs / unit if tol_abs >= 0 else tol_abs
+        min_imp = min_imp / unit
     ok = K.solve_chains(p, t, d, has_dir, tol_abs, tol_rel, max_it, min_imp, bool(fixed_root),
                         kinds, params, axes, frame0, constrain_root, seed_frames, reached, error,
                         iterations)
@@ -189,9 +195,12 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
         as_float_array(positions, "positions", ())
         as_points(target, "target")
         raise NonFiniteInputError("positions and target must be finite")  # pragma: no cover
+    if unit != 1.0:
+        p *= unit
+        error *= unit
     solved = p.reshape(shape + (n, 3))
     rotations = None
-    if return_rotations:
+    if as_flag(return_rotations, "return_rotations"):
         from limbik.solvers.rotations import rotations_from_positions
 
         rotations = rotations_from_positions(solved, np.broadcast_to(pos, shape + (n, 3)))

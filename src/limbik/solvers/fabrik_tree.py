@@ -15,10 +15,18 @@ from typing import Any
 
 import numpy as np
 
-from limbik._validation import FloatArray, as_float_array, as_int, as_points, broadcast_shapes
+from limbik._validation import (
+    FloatArray,
+    as_flag,
+    as_float_array,
+    as_int,
+    as_points,
+    broadcast_shapes,
+)
 from limbik.errors import InvalidInputError
 from limbik.geometry.frame import Frame
 from limbik.solvers import _fabrik_kernels as K
+from limbik.solvers._scale import length_scale
 from limbik.solvers.constraints import Constraint, encode_constraints
 from limbik.solvers.fabrik import (
     check_cone_frames,
@@ -139,6 +147,7 @@ class FabrikTree:
             an effector from its target, so ``reached`` means every effector is
             within tolerance.
         """
+        fixed_root = as_flag(fixed_root, "fixed_root")
         shape, size, effectors, tg, wt, p = self._prepare(targets, weights, start)
         tol_abs, tol_rel = check_tolerance(tolerance)
         max_it = as_int(max_iterations, "max_iterations", minimum=0)
@@ -148,10 +157,17 @@ class FabrikTree:
         reached = np.empty(size, dtype=np.bool_)
         error = np.empty(size)
         iterations = np.empty(size, dtype=np.int64)
+        unit = length_scale(p, tg, always=True)  # solve in units of the problem's size (exact, 2^k)
+        if unit != 1.0:
+            p, tg = p / unit, tg / unit
+            tol_abs = tol_abs / unit if tol_abs >= 0 else tol_abs
+            min_imp = min_imp / unit
         K.solve_trees(p, self.parents, tg, np.array(effectors, dtype=np.int64), wt, tol_abs,
-                      tol_rel, max_it, min_imp, bool(fixed_root), self._kinds, self._params,
+                      tol_rel, max_it, min_imp, fixed_root, self._kinds, self._params,
                       self._axes, self._frame0, self._constrain_root, self._seed_frames,
                       reached, error, iterations)
+        p *= unit
+        error *= unit
         return Solution(positions=p.reshape(shape + (n, 3)), reached=reached.reshape(shape),
                         error=error.reshape(shape), iterations=iterations.reshape(shape))
 

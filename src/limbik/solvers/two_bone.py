@@ -19,6 +19,7 @@ from limbik._validation import (
     as_points,
     as_positive,
     as_quaternions,
+    as_real_array,
     broadcast_shapes,
     check_finite,
     choice,
@@ -27,6 +28,9 @@ from limbik.errors import InvalidInputError
 from limbik.geometry.frame import Frame
 from limbik.solvers import _two_bone_kernels as _k
 from limbik.solvers import _two_bone_pose as _pose
+from limbik.solvers._scale import COMFORT_HIGH as _COMFORT_HIGH
+from limbik.solvers._scale import COMFORT_LOW as _COMFORT_LOW
+from limbik.solvers._scale import length_scale
 from limbik.solvers.solution import Solution
 from limbik.tolerances import ANALYTIC_REACH_RTOL
 
@@ -206,7 +210,8 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
             and (point is None or (type(point) is _NDARRAY and point.shape == _SHAPE3
                                    and point.dtype is _F64))
             and type(upper) in _FLOAT_TYPES and type(lower) in _FLOAT_TYPES
-            and type(max_stretch) in _FLOAT_TYPES and type(unreachable) is str):
+            and type(max_stretch) in _FLOAT_TYPES and type(unreachable) is str
+            and _COMFORT_LOW <= upper + lower <= _COMFORT_HIGH):
         # lean path for one limb given as float64 (3,) arrays and float lengths; anything
         # unusual (bad policy, non-finite input, bad lengths) falls through to the
         # batched path, which reports it
@@ -259,6 +264,12 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
     shape = max((pair[1] for pair in pairs), key=len)
     if any(pair[1] != shape and pair[1] != () for pair in pairs):
         shape = broadcast_shapes(*pairs)
+    # bones far from unit size: solve in units of the reach (exact, 2^k)
+    unit = length_scale(upper_a + lower_a) if upper_a.size and lower_a.size else 1.0
+    if unit != 1.0:
+        root_a, target_a, upper_a, lower_a = (root_a / unit, target_a / unit,
+                                              upper_a / unit, lower_a / unit)
+        hint = hint / unit if point is not None else hint
     count = math.prod(shape)
 
     positions = np.empty((count, 3, 3))
@@ -270,6 +281,10 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
         mode, policy, stretch, ANALYTIC_REACH_RTOL, positions, error, reached)
     if check != 0.0:
         _raise_for_bad_input(root_a, target_a, upper_a, lower_a, hint, point_name)
+    if unit != 1.0:
+        positions *= unit
+        error *= unit
+        root_a, target_a = root_a * unit, target_a * unit
     if policy == _k.POLICY_PUSH_ROOT:
         return _pushed(positions.reshape(shape + (3, 3)), root_a, target_a)
     # a single limb gets NumPy scalars, as on the fast path
@@ -294,10 +309,7 @@ def _array(value: Any, name: str, points: int) -> FloatArray:
     if type(value) is np.ndarray and value.dtype is _F64:
         array = value
     else:
-        try:
-            array = np.asarray(value, dtype=np.float64)
-        except (TypeError, ValueError):
-            return as_points(value, name) if points else as_positive(value, name)
+        array = as_real_array(value, name, (3,) if points else ())
     if points and (array.ndim == 0 or array.shape[-1] != 3):
         return as_points(array, name)  # raises the standard shape message
     return array

@@ -1,0 +1,45 @@
+"""Solving in units scaled to the problem.
+
+The kernels square and cross lengths, which overflows beyond about 1e154 and
+underflows below about 1e-154. The Python wrappers divide every length of a
+problem by a power of two near its largest coordinate before calling a kernel
+and multiply the results back afterwards; a power of two makes both steps exact,
+so results inside the comfortable range are bit-for-bit what they were.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+# problems whose largest coordinate lies in this range are solved as given
+COMFORT_LOW, COMFORT_HIGH = 2.0**-100, 2.0**100
+
+
+def length_scale(*arrays: np.ndarray | float, always: bool = False) -> float:
+    """A power of two at most the largest finite absolute value in ``arrays`` when that lies
+    outside [2^-100, 2^100] (or ``always``), else 1.0 (also for all-zero or non-finite
+    input). With ``always`` the solve is exactly scale-equivariant, absolute epsilons
+    in a kernel included."""
+    largest = 0.0
+    for a in arrays:
+        values = np.abs(np.asarray(a, dtype=np.float64))
+        if values.size:
+            finite = values[np.isfinite(values)]
+            if finite.size:
+                largest = max(largest, float(finite.max()))
+    if largest == 0.0 or (not always and COMFORT_LOW <= largest <= COMFORT_HIGH):
+        return 1.0
+    return math.ldexp(1.0, math.frexp(largest)[1] - 1)
+
+
+def problem_units(*lengths: np.ndarray) -> np.ndarray:
+    """Per element, a power of two near the largest of ``lengths`` (broadcast) where that
+    lies outside [2^-100, 2^100], else 1.0: divide by it to solve in units of the problem."""
+    largest = np.asarray(lengths[0], dtype=np.float64)
+    for a in lengths[1:]:
+        largest = np.maximum(largest, a)
+    comfortable = ((largest >= COMFORT_LOW) & (largest <= COMFORT_HIGH)) | (largest == 0.0) \
+        | ~np.isfinite(largest)
+    return np.where(comfortable, 1.0, np.ldexp(1.0, np.frexp(largest)[1] - 1))

@@ -1,0 +1,261 @@
+"""Seeded fuzzers for the file and problem inputs: BVH, URDF and ``limbik solve`` JSON.
+
+Each ``fuzz_*`` function runs ``count`` seeded cases and returns the failures as
+strings (empty when every promise held). The promises:
+
+- BVH: ``parse_bvh`` returns a Motion with finite arrays, or raises ``BVHParseError``
+  with a line inside the file; a parsed Motion writes and reads back.
+- URDF: ``parse_urdf`` returns a JointChain with a finite reach, or raises
+  ``URDFError``; a chain solves to finite output with q inside its limits.
+- problem JSON: ``limbik solve FILE`` exits 0 or 1 and never prints a traceback.
+
+``hostile_bvh_files`` builds small files (< 1 MB) meant to exhaust time or memory;
+``tools/fuzz.py`` runs everything for longer, with a 1 GiB memory cap.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import random
+import re
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+import limbik
+from limbik.errors import BVHParseError, LimbikError, URDFError
+from limbik.placement.walk import walk_cycle
+
+HOSTILE_NUMBERS = ["1e400", "-1e400", "nan", "inf", "-inf", "1e-400", "1e308", "-0",
+                   "0x10", "1_000", "\u0661", "\uff11", "", "1e", ".", "-", "+.5e-3",
+                   "9" * 400, "1" * 30, "NaN", "1,5", "١٢"]
+HOSTILE_WORDS = ["{", "}", "JOINT", "ROOT", "End Site", "OFFSET", "CHANNELS", "MOTION",
+                 "Frames:", "Frame Time:", "\x00", "\ufeff", "\u2028", "\r", "\t", "é",
+                 "CHANNELS 7", "CHANNELS -1", "Frames: 1000000000", "Frame Time: 0"]
+
+
+def _seed_bvh_texts() -> list[str]:
+    walk = walk_cycle(cycles=0.25)
+    small = ("HIERARCHY\nROOT Hips\n{\n  OFFSET 0 1 0\n  CHANNELS 6 Xposition Yposition "
+             "Zposition Zrotation Xrotation Yrotation\n  JOINT Left Leg\n  {\n    OFFSET 0.1 "
+             "-0.5 0\n    CHANNELS 3 Zrotation Xrotation Yrotation\n    End Site\n    {\n"
+             "      OFFSET 0 -0.4 0\n    }\n  }\n}\nMOTION\nFrames: 2\nFrame Time: 0.033\n"
+             "0 1 0 0 0 0 10 20 30\n0 1.1 0 1 2 3 11 21 31\n")
+    return [limbik.format_bvh(walk), small, small.replace("\n", "\r\n")]
+
+
+def mutate_text(text: str, rng: random.Random) -> str:
+    """One to four random edits: tokens swapped for hostile ones, lines dropped,
+    duplicated or cut, characters inserted, the file truncated."""
+    lines = text.splitlines(keepends=True) or [""]
+    for _ in range(rng.choice([1, 1, 1, 2, 3, 4])):
+        kind = rng.choice([0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 7, 7])
+        if kind == 7:  # a plausible number anywhere in the float range
+            i = rng.randrange(len(lines))
+            words = lines[i].split(" ")
+            j = rng.randrange(len(words))
+            if any(c.isdigit() for c in words[j]):
+                words[j] = repr(rng.uniform(-2, 2) * 10.0 ** rng.randint(-320, 308))
+                lines[i] = " ".join(words)
+            continue
+        i = rng.randrange(len(lines))
+        words = lines[i].split(" ")
+        if kind == 0:
+            words[rng.randrange(len(words))] = rng.choice(HOSTILE_NUMBERS)
+            lines[i] = " ".join(words)
+        elif kind == 1:
+            words[rng.randrange(len(words))] = rng.choice(HOSTILE_WORDS)
+            lines[i] = " ".join(words)
+        elif kind == 2 and len(lines) > 1:
+            del lines[i]
+        elif kind == 3:
+            lines.insert(i, lines[i] * rng.randint(1, 3))
+        elif kind == 4:
+            cut = rng.randrange(len(lines[i]) + 1)
+            lines[i] = lines[i][:cut]
+        elif kind == 5:
+            pos = rng.randrange(len(lines[i]) + 1)
+            lines[i] = lines[i][:pos] + chr(rng.choice([0, 9, 10, 13, 32, 0x85, 0x661, 0x2028,
+                                                        0xFEFF, rng.randrange(32, 0x3000)])) \
+                + lines[i][pos:]
+        else:
+            lines = lines[: rng.randrange(len(lines)) + 1]
+    return "".join(lines)
+
+
+def _check_motion(motion: limbik.Motion) -> str | None:
+    for name in ("root_positions", "rotations"):
+        if not np.all(np.isfinite(getattr(motion, name))):
+            return f"non-finite {name}"
+    again = limbik.parse_bvh(limbik.format_bvh(motion))
+    if again.num_frames != motion.num_frames or again.names != motion.names:
+        return "format_bvh output does not read back the same"
+    return None
+
+
+def check_bvh_text(text: str) -> str | None:
+    """None when ``parse_bvh`` keeps its promise on ``text``, else what went wrong."""
+    try:
+        motion = limbik.parse_bvh(text)
+    except BVHParseError as exc:
+        lines = len(text.splitlines()) + 1
+        return None if 0 < exc.line <= lines else f"line {exc.line} outside 1..{lines}"
+    except Exception as exc:  # the promise is broken: report, do not stop
+        return f"{type(exc).__name__}: {exc}"[:200]
+    try:
+        return _check_motion(motion)
+    except Exception as exc:
+        return f"after parsing, {type(exc).__name__}: {exc}"[:200]
+
+
+def fuzz_bvh(seed: int, count: int) -> list[str]:
+    rng = random.Random(seed)
+    seeds = _seed_bvh_texts()
+    failures = []
+    for case in range(count):
+        text = mutate_text(rng.choice(seeds), rng)
+        problem = check_bvh_text(text)
+        if problem is not None:
+            failures.append(f"bvh seed={seed} case={case}: {problem}")
+    return failures
+
+
+URDF_SEED = (
+    '<?xml version="1.0"?>\n<robot name="r">\n<link name="a"/>\n<link name="b"/>\n'
+    '<link name="c"/>\n<link name="d"/>\n'
+    '<joint name="j1" type="revolute">\n<parent link="a"/>\n<child link="b"/>\n'
+    '<origin xyz="0 0 0.3" rpy="0 0 0"/>\n<axis xyz="0 0 1"/>\n'
+    '<limit lower="-2.9" upper="2.9"/>\n</joint>\n'
+    '<joint name="j2" type="prismatic">\n<parent link="b"/>\n<child link="c"/>\n'
+    '<origin xyz="0 0 0.3" rpy="0.1 0.2 0.3"/>\n<axis xyz="0 1 0"/>\n'
+    '<limit lower="-0.5" upper="0.5"/>\n</joint>\n'
+    '<joint name="j3" type="continuous">\n<parent link="c"/>\n<child link="d"/>\n'
+    '<origin xyz="0.3 0 0"/>\n<axis xyz="1 0 0"/>\n</joint>\n</robot>\n')
+URDF_HOSTILE = ['encoding="klingon"', "&lol;", "<!DOCTYPE r [<!ENTITY lol 'lol'>]>",
+                'type="floating"', 'type="revolute"', "xyz=\"1e160 0 0\"", 'lower="1e400"',
+                "<joint>", "</robot>", "<robot>", "<![CDATA[x]]>", "<?pi x?>"]
+
+
+def check_urdf_text(text: str | bytes) -> str | None:
+    try:
+        chain = limbik.parse_urdf(text, "a", "d")
+    except URDFError:
+        return None
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"[:200]
+    try:
+        if not np.isfinite(chain.reach):
+            return "infinite reach"
+        solution = limbik.jacobian_ik(chain, [0.2, 0.1, 0.4], max_iterations=30, restarts=0)
+        q = np.asarray(solution.q)
+        if not (np.all(np.isfinite(solution.positions)) and np.isfinite(float(solution.error))):
+            return "non-finite solution"
+        if np.any(q < chain.lower - 1e-9) or np.any(q > chain.upper + 1e-9):
+            return "q outside the joint limits"
+    except LimbikError:
+        return None
+    except Exception as exc:
+        return f"after parsing, {type(exc).__name__}: {exc}"[:200]
+    return None
+
+
+def fuzz_urdf(seed: int, count: int) -> list[str]:
+    rng = random.Random(seed)
+    failures = []
+    for case in range(count):
+        text = URDF_SEED
+        for _ in range(rng.randint(1, 3)):
+            numbers = list(re.finditer(r"-?[0-9.]+", text))
+            if numbers and rng.random() < 0.6:  # one value, anywhere in the float range
+                m = rng.choice(numbers)
+                value = (repr(rng.uniform(-2, 2) * 10.0 ** rng.randint(-320, 308))
+                         if rng.random() < 0.7 else rng.choice(HOSTILE_NUMBERS))
+                text = text[:m.start()] + value + text[m.end():]
+            elif rng.random() < 0.5:
+                text = mutate_text(text, rng)
+            else:
+                pos = rng.randrange(len(text) + 1)
+                text = text[:pos] + rng.choice(URDF_HOSTILE) + text[pos:]
+        data: str | bytes = text
+        if rng.random() < 0.3:
+            data = text.encode(rng.choice(["utf-8", "utf-16", "latin-1"]), errors="replace")
+        problem = check_urdf_text(data)
+        if problem is not None:
+            failures.append(f"urdf seed={seed} case={case}: {problem}")
+    return failures
+
+
+def _hostile_value(rng: random.Random) -> object:
+    return rng.choice([1e308, -1e308, 1e-320, 0, -1, 10**400, "1.5", True, None, [], {},
+                       [1, 2], [[1], [1, 2]], [1e308] * 3, [0, 0, 0], "abc", 3.5, [1, "a", 2],
+                       [float(rng.uniform(-2, 2)) for _ in range(3)], 2**63, -(2**63)])
+
+
+def problem_json(rng: random.Random) -> str:
+    problem: dict[str, object] = {"target": [rng.uniform(-2, 2) for _ in range(3)]}
+    if rng.random() < 0.9:
+        problem["lengths"] = [rng.uniform(0.1, 1.0) for _ in range(rng.randint(2, 5))]
+    keys = ["target", "lengths", "method", "root", "direction", "pole", "reference",
+            "unreachable", "max_stretch", "tolerance", "max_iterations", "damping", "q0",
+            "urdf", "base", "tip", "bogus"]
+    for _ in range(rng.randint(0, 3)):
+        key = rng.choice(keys)
+        problem[key] = (rng.choice(["two_bone", "fabrik", "ccd", "dls", "svd-dls", "nope"])
+                        if key == "method" and rng.random() < 0.7 else _hostile_value(rng))
+    text = json.dumps(problem)
+    if rng.random() < 0.1:
+        text = "[" * rng.randint(1000, 100_000)
+    return text
+
+
+def fuzz_problem_json(seed: int, count: int) -> list[str]:
+    from limbik.cli import main
+
+    rng = random.Random(seed)
+    failures = []
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "problem.json"
+        for case in range(count):
+            text = problem_json(rng)
+            data = text.encode()
+            if rng.random() < 0.1:
+                data = data[: rng.randrange(len(data) + 1)] + bytes([rng.randrange(128, 256)])
+            path.write_bytes(data)
+            err = io.StringIO()
+            try:
+                with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+                    code = main(["solve", str(path)])
+            except Exception as exc:
+                failures.append(f"json seed={seed} case={case}: {type(exc).__name__}: {exc}"
+                                f" for {text[:120]}")
+                continue
+            if code not in (0, 1) or "Traceback" in err.getvalue():
+                failures.append(f"json seed={seed} case={case}: exit {code} for {text[:120]}")
+    return failures
+
+
+def hostile_bvh_files() -> dict[str, str]:
+    """Small files (< 1 MB) that once cost gigabytes or minutes."""
+    root = "HIERARCHY\nROOT r\n{\nOFFSET 0 0 0\nCHANNELS 1 Xrotation\n"
+    many = "".join(f"JOINT j{i}\n{{\nOFFSET 0 1 0\nCHANNELS 0\n}}\n" for i in range(20_000))
+    deep = "".join(f"JOINT d{i}\n{{\nOFFSET 0 1 0\nCHANNELS 0\n" for i in range(20_000))
+    return {
+        "frames 1e7, no channels": "HIERARCHY\nROOT a\n{\nOFFSET 0 0 0\nCHANNELS 0\n}\n"
+                                   "MOTION\nFrames: 10000000\nFrame Time: 0.1\n",
+        "frames 1e9": "HIERARCHY\nROOT a\n{\nOFFSET 0 0 0\nCHANNELS 1 Xrotation\n}\n"
+                      "MOTION\nFrames: 1000000000\nFrame Time: 0.1\n0\n",
+        "joint name of 900 kB": "HIERARCHY\nROOT " + "a " * 450_000 + "\n{\nOFFSET 0 0 0\n"
+                                "CHANNELS 1 Xrotation\n}\nMOTION\nFrames: 1\nFrame Time: 1\n0\n",
+        "20000 joints x 100000 frames": root + many[:600_000].rsplit("JOINT", 1)[0]
+        + "}\nMOTION\nFrames: 100000\nFrame Time: 0.1\n" + "0\n" * 100_000,
+        "20000 nested joints": root + deep + "}" * 20_001 + "\nMOTION\nFrames: 1\n"
+                               "Frame Time: 1\n0\n",
+    }
+
+
+FUZZERS: dict[str, Callable[[int, int], list[str]]] = {
+    "bvh": fuzz_bvh, "urdf": fuzz_urdf, "json": fuzz_problem_json}
