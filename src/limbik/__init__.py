@@ -4,10 +4,11 @@ Arrays first: every function takes array-likes with points ``(..., 3)`` and
 quaternions ``(..., 4)`` (x, y, z, w), broadcasting over leading dimensions.
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+import importlib as _importlib
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import Any as _Any
 
-if TYPE_CHECKING:
+if _TYPE_CHECKING:
     __version__: str
     from limbik import errors, metrics, roblox
     from limbik.chain import Joint, JointChain, load_urdf, parse_urdf
@@ -118,7 +119,7 @@ def _version() -> str:
         return "0.0.0"
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _Any:
     if name == "__version__":
         globals()[name] = _version()
         return globals()[name]
@@ -126,12 +127,12 @@ def __getattr__(name: str) -> Any:
     if module is None:  # a subpackage used as an attribute, e.g. limbik.skeleton
         if not name.startswith("__"):
             try:
-                return importlib.import_module(f"limbik.{name}")
+                return _importlib.import_module(f"limbik.{name}")
             except ModuleNotFoundError as exc:
                 if exc.name != f"limbik.{name}":
                     raise
         raise AttributeError(f"module 'limbik' has no attribute {name!r}")
-    value = importlib.import_module(module)
+    value = _importlib.import_module(module)
     if module != f"limbik.{name}":
         value = getattr(value, name)
     globals()[name] = value
