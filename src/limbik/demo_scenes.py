@@ -731,17 +731,18 @@ def foot_planter_run(terrain_kind: str = "hills") -> dict[str, Any]:
 
 
 def foot_planter_picture(run: dict[str, Any], path: Path, title: str) -> None:
-    """Side views: the seed loop's legs (left) and offline ``footplant`` (right)."""
+    """Side views: the per-frame loop's legs (left) and offline ``footplant`` (right)."""
     plt = _plt()
     terrain, legs = run["terrain"], run["legs"]
-    planted, joints = run["footplant"], run["planter"]
+    planted, joints, hits = run["footplant"], run["planter"], run["hits"]
     frames = planted.shape[0]
     z = np.linspace(planted[:, 0, 2].min() - 0.6, planted[:, 0, 2].max() + 0.6, 300)
-    fig, axes = plt.subplots(1, 2, figsize=(10.0, 3.6), dpi=DPI, sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(11.0, 4.2), dpi=DPI, sharey=True)
     picks = np.linspace(0, frames - 1, 9).round().astype(int)
+    seconds = (picks[1] - picks[0]) * run["frame_time"]
     colors = {"left": "C0", "right": "C3"}
-    for ax, label in zip(axes, ("seed 000 loop: rigs.FootPlanter, 60 Hz",
-                                "offline footplant (whole clip)"), strict=True):
+    for ax, label in zip(axes, ("rigs.FootPlanter: raycast, two_bone, tween, every frame",
+                                "footplant: the whole clip at once, offline"), strict=True):
         ax.fill_between(z, terrain.height(np.zeros_like(z), z), -1, color="0.88", zorder=0)
         ax.plot(z, terrain.height(np.zeros_like(z), z), color="0.45", lw=1)
         for f in picks:
@@ -750,16 +751,29 @@ def foot_planter_picture(run: dict[str, Any], path: Path, title: str) -> None:
                 chain = joints[f, k] if ax is axes[0] else planted[f, list(leg.chain)]
                 ax.plot(chain[:, 2], chain[:, 1], "-o", color=colors[leg.side], lw=2, ms=2.5,
                         alpha=0.85)
+                if ax is axes[0] and not np.isnan(hits[f, k, 0]):
+                    ax.plot(hits[f, k, 2], hits[f, k, 1], "x", color=colors[leg.side], ms=7,
+                            mew=1.5)
         for k, leg in enumerate(legs):
             trace = joints[:, k, 2] if ax is axes[0] else planted[:, leg.ankle]
             ax.plot(trace[:, 2], trace[:, 1], ":", color=colors[leg.side], lw=1)
-        ax.set_title(label, fontsize=9)
+        ax.set_title(label, fontsize=10)
         ax.set_xlabel("z, along the walk (m)")
         ax.set_aspect("equal")
         ax.set_ylim(-0.35, 1.25)
-    axes[0].set_ylabel("y (up)")
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("y, up (m)")
+    fig.legend(handles=[
+        _handle(color="C0", ls="-", lw=2, marker="o", ms=3, label="left leg (hip, knee, ankle)"),
+        _handle(color="C3", ls="-", lw=2, marker="o", ms=3, label="right leg"),
+        _handle(color="k", marker="s", ms=4, label="pelvis"),
+        _handle(color="0.3", ls=":", lw=1, label="ankle path, every frame"),
+        _handle(color="0.3", marker="x", ms=7, mew=1.5,
+                label="ray hit + ankle height (the loop's target)"),
+        _handle(color="0.88", marker="s", ms=10, mec="0.45", label="ground (hills)")],
+        loc="lower center", ncol=3, fontsize=9, frameon=False)
+    fig.suptitle(f"{title} (9 frames, {seconds:.2f} s apart)", fontsize=11)
+    fig.tight_layout(rect=(0, 0.13, 1, 1))
     from limbik.viz.plots import save_figure
 
     save_figure(fig, path, dpi=DPI)
@@ -781,8 +795,8 @@ def foot_planter_scene(folder: Path | None) -> list[SceneResult]:
     if folder is None:
         return rows
     foot_planter_picture(run, folder / "foot_planter_hills.png",
-                         "The walk's legs planted frame by frame with seed 000's loop, "
-                         "beside the offline footplant")
+                         "The built-in walk on hills: feet planted frame by frame in a game "
+                         "loop, beside offline footplant")
     return _attach(rows, ["foot_planter_hills.png"])
 
 
@@ -843,7 +857,8 @@ def rotations_scene(folder: Path | None) -> list[SceneResult]:
     if folder is None:
         return rows
     plt = _plt()
-    fig, axes = plt.subplots(1, 3, figsize=(12, 4.6), dpi=DPI)
+    fig, axes = plt.subplots(1, 3, figsize=(12, 5.2), dpi=DPI, sharey=True,
+                             layout="constrained")
     parents = sk.parents
     for ax, f in zip(axes, (0, frames // 3, 2 * frames // 3), strict=True):
         for p, color, lw in ((pos[f], "0.75", 2.0), (after[f], "tab:blue", 2.5)):
@@ -853,17 +868,25 @@ def rotations_scene(folder: Path | None) -> list[SceneResult]:
         head = after[f, neck[-1]]
         gaze = rotate_vectors(body.world_rotations()[f, neck[-1]], np.array([0.0, 0.0, 1.0]))
         ax.plot([head[2], head[2] + 0.4 * gaze[2]], [head[1], head[1] + 0.4 * gaze[1]], "--",
-                color="tab:green", lw=1.5, label="gaze (look_at)")
+                color="tab:green", lw=1.5)
         for g in goals.values():
             ax.plot(g[f, 2], g[f, 1], "*", color="tab:purple", ms=13)
         ax.axhline(0.0, color="k", lw=0.8)
         ax.set_aspect("equal")
         ax.set_xlim(after[f, 0, 2] - 0.7, after[f, 0, 2] + 0.8)
         ax.set_ylim(-0.05, 1.75)
-        ax.set_xlabel("z (walk direction)")
-        ax.set_title(f"frame {f}", fontsize=9)
-    axes[0].legend(fontsize=8, loc="lower left")
-    fig.suptitle("full_body_ik on the built-in walk (grey: walk, blue: hands on the star, "
-                 "feet planted) and a look-at", fontsize=10)
-    fig.tight_layout()
+        ax.set_xlabel("z, walk direction (m)")
+        ax.set_title(f"frame {f} ({f * motion.frame_time:.2f} s), side view", fontsize=10)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("y, up (m)")
+    fig.legend(handles=[
+        _handle(color="0.75", ls="-", lw=2, label="built-in walk (input)"),
+        _handle(color="tab:blue", ls="-", lw=2.5, label="full_body_ik result (feet planted)"),
+        _handle(marker="*", color="tab:purple", ms=12, label="hand targets (both hands)"),
+        _handle(color="tab:green", ls="--", lw=1.5,
+                label="head's forward after look_at (at the hands)"),
+        _handle(color="k", ls="-", lw=0.8, label="ground")],
+        loc="outside lower center", ncol=3, fontsize=9, frameon=False)
+    fig.suptitle("full_body_ik and look_at on the built-in walk: the hands hold a target "
+                 "circling in front of the chest, the head follows it", fontsize=11)
     return _attach(rows, [_save(fig, folder, "rotations_full_body.png")])
