@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PANDA = ROOT.parent / "shared" / "data" / "urdf" / "panda_example-robot-data.urdf"
+PANDA = Path(os.environ.get("LIMBIK_SHARED_DATA", ROOT.parent / "shared" / "data")) / "urdf" / "panda_example-robot-data.urdf"
 
 #: family → (setup code, call code); the call is timed twice in the process.
 FAMILIES = {

@@ -47,7 +47,7 @@ def test_unreachable_policies(capsys, policy, reached):
         assert pos[0, 0] > 0
 
 
-@pytest.mark.parametrize("method", ["fabrik", "ccd", "transpose", "pinv", "dls", "svd-dls"])
+@pytest.mark.parametrize("method", ["fabrik", "ccd", "lm", "transpose", "pinv", "dls", "svd-dls"])
 def test_point_chain_methods_reach(capsys, method):
     target = [0.3, 0.4, 0.1]
     out = solve_json(capsys, "--lengths", "0.2", "0.2", "0.2", "0.2", "--target",

@@ -134,8 +134,8 @@ def _cmd_view(args: argparse.Namespace) -> int:
     return 0
 
 
-SOLVE_METHODS = ("two_bone", "fabrik", "ccd", "transpose", "pinv", "dls", "svd-dls")
-_JACOBIAN = ("transpose", "pinv", "dls", "svd-dls")
+SOLVE_METHODS = ("two_bone", "fabrik", "ccd", "lm", "transpose", "pinv", "dls", "svd-dls")
+_JACOBIAN = ("lm", "transpose", "pinv", "dls", "svd-dls")
 #: problem-file keys (the long options with ``_`` for ``-``)
 _SOLVE_KEYS = ("lengths", "urdf", "base", "tip", "target", "method", "root", "direction",
                "pole", "reference", "unreachable", "max_stretch", "tolerance",
@@ -210,7 +210,7 @@ def _solve(problem: dict[str, Any]) -> tuple[str, Any, Any]:
             raise InvalidInputError(f"lengths must be two or more bone lengths, got "
                                     f"{lengths.size if lengths.ndim == 1 else lengths.shape}",
                                     argument="lengths")
-    default = "dls" if has_urdf else ("two_bone" if lengths is not None and lengths.size == 2
+    default = "lm" if has_urdf else ("two_bone" if lengths is not None and lengths.size == 2
                                       else "fabrik")
     method = problem.get("method") or default
     if method not in SOLVE_METHODS:
@@ -365,9 +365,9 @@ def build_parser() -> argparse.ArgumentParser:
 The chain is either bone lengths (--lengths, root first) or a URDF (--urdf FILE
 --base LINK --tip LINK). Two lengths default to the analytic two_bone solver; more
 lengths make a straight point chain from --root along --direction (default +X),
-solved by FABRIK by default; a URDF defaults to dls. Methods: two_bone, fabrik,
-ccd, transpose, pinv, dls, svd-dls (Jacobian methods and ccd on lengths use ball
-joints through the straight chain's points).
+solved by FABRIK by default; a URDF defaults to lm (Levenberg-Marquardt).
+Methods: two_bone, fabrik, ccd, lm, transpose, pinv, dls, svd-dls (Jacobian
+methods and ccd on lengths use ball joints through the straight chain's points).
 
 Options by method:
   two_bone          --root --pole | --reference --unreachable --max-stretch
@@ -395,8 +395,8 @@ Examples:
     solve.add_argument("--tip", help="the URDF chain's tip link")
     solve.add_argument("--target", type=float, nargs=3, metavar=("X", "Y", "Z"),
                        help="where the end effector should go")
-    solve.add_argument("--method", help="two_bone, fabrik, ccd, transpose, pinv, dls, svd-dls "
-                       "(default: two_bone for 2 lengths, fabrik for more, dls for a URDF)")
+    solve.add_argument("--method", help="two_bone, fabrik, ccd, lm, transpose, pinv, dls, svd-dls "
+                       "(default: two_bone for 2 lengths, fabrik for more, lm for a URDF)")
     solve.add_argument("--root", type=float, nargs=3, metavar=("X", "Y", "Z"),
                        help="root position of a --lengths chain (default origin)")
     solve.add_argument("--direction", type=float, nargs=3, metavar=("X", "Y", "Z"),

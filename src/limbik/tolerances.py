@@ -47,3 +47,5 @@ JACOBIAN_PATIENCE = 20
 
 #: Default random restarts of the joint-space solvers (tried only while unreached).
 JACOBIAN_RESTARTS = 10
+#: Levenberg–Marquardt steps without halving the squared error before a restart.
+LM_PATIENCE = 6

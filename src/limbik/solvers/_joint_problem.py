@@ -24,6 +24,9 @@ from limbik.solvers import _joint_kernels as _k
 from limbik.solvers.solution import Solution
 from limbik.tolerances import ITERATIVE_RTOL
 
+#: Smaller batches run on the calling thread (no parallel kernel to compile or start).
+PARALLEL_MIN_BATCH = 16
+
 
 def check_chain(chain: Any) -> JointChain:
     """``chain`` if it is a JointChain with at least one movable joint."""
@@ -110,7 +113,7 @@ class JointProblem:
         """Run the compiled driver with step rule ``method`` (a ``_joint_kernels`` code).
 
         ``lam`` and ``cutoff`` are the Jacobian step's damping and pseudo-inverse
-        cutoff (unused by CCD).
+        cutoff (unused by CCD); for ``METHOD_LM`` ``lam`` is the damping floor.
         """
         chain = self.chain
         count = self.first.shape[0]
@@ -119,12 +122,23 @@ class JointProblem:
         err = np.zeros(count)
         reached = np.zeros(count, dtype=np.bool_)
         iters = np.zeros(count, dtype=np.int64)
-        _k.joint_solve(pre_rot, pre_trans, axis, kind, lower, upper, self.target_p,
-                       self.target_r, self.use_rot, self.w_pos, self.w_rot, self.first,
-                       self.restarts, self.seeds, *chain.sampling_bounds(), method,
-                       float(lam), float(cutoff), self.max_step, self.tolerance,
-                       self.angle_tolerance, self.max_iterations, self.patience,
-                       q, err, reached, iters)
+        args = (pre_rot, pre_trans, axis, kind, lower, upper, self.target_p, self.target_r,
+                self.use_rot, self.w_pos, self.w_rot, self.first, self.restarts, self.seeds,
+                *chain.sampling_bounds())
+        limits = (self.tolerance, self.angle_tolerance, self.max_iterations, self.patience)
+        outs = (q, err, reached, iters)
+        parallel = count >= PARALLEL_MIN_BATCH
+        if method == _jk.METHOD_LM:
+            if parallel:
+                _jk.lm_solve(*args, float(lam), self.max_step, *limits, *outs)
+            else:
+                _jk.lm_solve_range(0, count, *args, float(lam), self.max_step, *limits, *outs)
+        elif parallel:
+            _k.joint_solve(*args, method, float(lam), float(cutoff), self.max_step, *limits,
+                           *outs)
+        else:
+            _k.joint_solve_range(0, count, *args, method, float(lam), float(cutoff),
+                                 self.max_step, *limits, *outs)
         rot, trans, jaxis, jkind = chain.joint_arrays
         positions = np.empty((count, chain.n_joints + 1, 3))
         _jk.all_joint_positions(rot, trans, jaxis, jkind, q, positions)
