@@ -32,7 +32,9 @@ def joint_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                 q_first, restarts, seeds, sample_lo, sample_hi, method, lam, cutoff, max_step,
                 tolerance, angle_tolerance, max_iterations, patience,
                 q_out, err_out, reached_out, iters_out):  # pragma: no cover - compiled
-    """Joint-space IK of batch elements ``start .. stop - 1`` on the chain of :attr:`JointChain.kernel_arrays`.
+    """Joint-space IK of batch elements ``start .. stop - 1``.
+
+    The chain comes as :attr:`JointChain.kernel_arrays`.
 
     ``target_p (B, 3)``, ``target_r (B, 3, 3)`` (ignored unless ``use_rot``),
     ``q_first (B, m)``: first starts; then up to ``restarts`` starts uniform in
