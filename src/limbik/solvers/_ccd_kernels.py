@@ -8,7 +8,7 @@ On joint chains this module holds the sweep only: the batch loop with restarts i
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 
 @njit(cache=True)
@@ -126,7 +126,7 @@ def ccd_sweep(q, wr, wp, wa, kind, lower, upper, target_p, target_r, use_rot, w_
                 tip_r[2, col] = vz
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def ccd_points_solve(positions, target, tolerance, max_iterations, min_improvement,
                      out, err_out, reached_out, iters_out):  # pragma: no cover - compiled
     """Batched CCD on point chains ``positions (B, n, 3)`` toward ``target (B, 3)``.
@@ -139,7 +139,7 @@ def ccd_points_solve(positions, target, tolerance, max_iterations, min_improveme
     """
     batch = positions.shape[0]
     n = positions.shape[1]
-    for b in range(batch):
+    for b in prange(batch):
         for i in range(n):
             for c in range(3):
                 out[b, i, c] = positions[b, i, c]

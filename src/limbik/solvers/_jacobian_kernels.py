@@ -399,7 +399,7 @@ def _clip_q(q, lower, upper, kind):  # pragma: no cover - compiled
                 q[k] = q[k] - 2.0 * np.pi * np.floor((q[k] + np.pi) / (2.0 * np.pi))
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def all_joint_positions(rot, trans, axis, kind, q, out):  # pragma: no cover - compiled
     """Positions ``out (B, n + 1, 3)`` of the base and every joint frame (fixed ones too).
 
@@ -407,9 +407,9 @@ def all_joint_positions(rot, trans, axis, kind, q, out):  # pragma: no cover - c
     1 translation, 2 fixed) are the unmerged joints; ``q (B, dof)``.
     """
     n = kind.shape[0]
-    r = np.empty((3, 3))
-    t = np.empty((3, 3))
-    for b in range(q.shape[0]):
+    for b in prange(q.shape[0]):
+        r = np.empty((3, 3))
+        t = np.empty((3, 3))
         for i in range(3):
             for j in range(3):
                 r[i, j] = 1.0 if i == j else 0.0

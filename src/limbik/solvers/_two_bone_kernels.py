@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from numba import njit, types
+from numba import njit, prange, types
 
 #: Bend-direction modes.
 MODE_ROLLED = 0  # the seed's rolled plane of the world axes (the default)
@@ -152,7 +152,7 @@ def solve_element(rx: float, ry: float, rz: float, tx: float, ty: float, tz: flo
             ox + dc * ux, oy + dc * uy, oz + dc * uz, abs(dist - dc), reach0)
 
 
-@njit(cache=True, fastmath=_FASTMATH, error_model="numpy")
+@njit(cache=True, fastmath=_FASTMATH, error_model="numpy", parallel=True)
 def solve_batch(root: np.ndarray, target: np.ndarray, hint: np.ndarray, quat: np.ndarray,
                 upper: np.ndarray, lower: np.ndarray, mode: int, policy: int,
                 max_stretch: float, reach_rtol: float,
@@ -185,7 +185,7 @@ def solve_batch(root: np.ndarray, target: np.ndarray, hint: np.ndarray, quat: np
     use_hint = mode == MODE_POINT
     use_quat = mode == MODE_FRAME
     check = 0.0
-    for i in range(n):
+    for i in prange(n):
         jr = i * sr
         jt = i * st
         rx = root[jr, 0]

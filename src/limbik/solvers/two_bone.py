@@ -23,7 +23,7 @@ from limbik._validation import (
 from limbik.errors import InvalidInputError
 from limbik.geometry.frame import Frame
 from limbik.solvers import _two_bone_kernels as _k
-from limbik.solvers.solution import Solution
+from limbik.solvers.solution import Solution, out_arrays
 from limbik.tolerances import ANALYTIC_REACH_RTOL
 
 __all__ = ["UNREACHABLE_POLICIES", "two_bone"]
@@ -51,7 +51,8 @@ def _single_entry() -> Any:
 
 def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None,
              reference: Any = None, root_frame: Frame | None = None,
-             unreachable: str = "extend", max_stretch: float = 1.0) -> Solution:
+             unreachable: str = "extend", max_stretch: float = 1.0,
+             out: Solution | None = None) -> Solution:
     """Place a two-bone limb (root → mid → end) so its end reaches ``target``.
 
     Parameters
@@ -75,6 +76,11 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
         What to do with targets out of reach (see Notes).
     max_stretch : float, >= 1
         Largest bone scale for ``"stretch"``.
+    out : Solution, optional
+        A Solution of an earlier call with the same batch shape (e.g. the previous
+        frame's) whose ``positions``, ``error`` and ``reached`` arrays are overwritten
+        in place, so a per-frame loop allocates nothing. The returned Solution shares
+        them; its ``iterations`` is a read-only zero view.
 
     At most one of ``pole``, ``reference`` and ``root_frame`` may be given. With none,
     the bend follows the rolled plane of the world axes (``root_frame`` = identity):
@@ -111,7 +117,7 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
     ``root_frame`` (world −Z without one). Every result is finite for finite input.
     """
     point = reference if pole is None else pole
-    if (root_frame is None and (pole is None or reference is None)
+    if (out is None and root_frame is None and (pole is None or reference is None)
             and type(root) is _NDARRAY and type(target) is _NDARRAY
             and root.shape == _SHAPE3 and target.shape == _SHAPE3
             and root.dtype is _F64 and target.dtype is _F64
@@ -171,15 +177,21 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
         shape = broadcast_shapes(*pairs)
     count = math.prod(shape)
 
-    positions = np.empty((count, 3, 3))
-    error = np.empty(count)
-    reached = np.empty(count, dtype=np.bool_)
+    if out is None:
+        positions = np.empty((count, 3, 3))
+        error = np.empty(count)
+        reached = np.empty(count, dtype=np.bool_)
+    else:
+        positions, error, reached = out_arrays(out, shape, 3)
     check = _k.solve_batch(
         _rows(root_a, shape, 3), _rows(target_a, shape, 3), _rows(hint, shape, 3),
         _rows(quat, shape, 4), _rows(upper_a, shape, 0), _rows(lower_a, shape, 0),
         mode, policy, stretch, ANALYTIC_REACH_RTOL, positions, error, reached)
     if check != 0.0:
         _raise_for_bad_input(root_a, target_a, upper_a, lower_a, hint, point_name)
+    if out is not None:  # no allocation: the caller's arrays, iterations a zero view
+        return Solution._trusted(out.positions, out.reached, out.error,
+                                 np.broadcast_to(_ITER0, shape))
     return Solution._trusted(positions.reshape(shape + (3, 3)), reached.reshape(shape),
                      error.reshape(shape), np.zeros(shape, dtype=np.int64))
 
