@@ -110,5 +110,5 @@ def test_two_bone_out_of_the_wrong_shape_or_kind_is_rejected(rng):
         limbik.two_bone(np.zeros((5, 3)), np.ones((5, 3)), 1.0, 1.0, out=np.empty((5, 3, 3)))
     frozen = limbik.two_bone(np.zeros((5, 3)), np.ones((5, 3)), 1.0, 1.0)
     frozen.positions.flags.writeable = False
-    with pytest.raises(InvalidInputError, match="out.positions must be a writable"):
+    with pytest.raises(InvalidInputError, match=r"out\.positions must be a writable"):
         limbik.two_bone(np.zeros((5, 3)), np.ones((5, 3)), 1.0, 1.0, out=frozen)
