@@ -44,3 +44,21 @@ def test_every_public_name_resolves():
 def test_unknown_attribute_raises_attribute_error():
     with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
         _ = limbik.no_such_name  # type: ignore[attr-defined]
+
+
+def test_cli_says_once_when_kernels_compile(tmp_path):
+    """With an empty Numba cache the first solve says it compiles; the next run is silent."""
+    import os
+
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    argv = [sys.executable, "-m", "limbik.cli", "solve", "--lengths", "0.3", "0.25",
+            "--target", "0.2", "0.3", "0.1", "--pole", "0", "0", "1"]
+    cold = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
+    warm = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
+    assert cold.stderr.count("compiling kernels, once") == 1
+    assert "compiling" not in warm.stderr
+    assert cold.stdout == warm.stdout and "two_bone: reached" in cold.stdout
+    check = ("from limbik._compile_notice import cache_is_cold; print(cache_is_cold())")
+    fresh = dict(env, NUMBA_CACHE_DIR=str(tmp_path / "empty"))
+    assert subprocess.run([sys.executable, "-c", check], env=fresh, capture_output=True,
+                          text=True, check=True).stdout.strip() == "True"

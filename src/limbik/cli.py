@@ -15,7 +15,13 @@ Handler = Callable[[argparse.Namespace], int]
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
+    from limbik._compile_notice import MESSAGE, announce_compilation, cache_is_cold
     from limbik.demo import run_demo
+
+    if cache_is_cold():  # the scenes may compile in worker processes: say it here
+        print(MESSAGE, file=sys.stderr, flush=True)
+    else:
+        announce_compilation()
 
     return run_demo(out=args.out, json_output=args.json, pictures=not args.no_pictures,
                     scenes=args.scene, jobs=args.jobs)
@@ -41,6 +47,10 @@ class _ProgressBar:
 
 def _cmd_footplant(args: argparse.Namespace) -> int:
     import json
+
+    from limbik._compile_notice import announce_compilation
+
+    announce_compilation()
 
     from limbik._io import atomic_write
     from limbik.placement.footplant import footplant, terrain_for_clip
@@ -101,6 +111,10 @@ def _footplant_picture(path: Path, motion: Any, result: Any, terrain: Any, legs:
 
 def _cmd_view(args: argparse.Namespace) -> int:
     import os
+
+    from limbik._compile_notice import announce_compilation
+
+    announce_compilation()
 
     from limbik.skeleton.bvh import read_bvh
     from limbik.viz.plots import animate_motion
@@ -291,6 +305,10 @@ def _fmt(values: Any) -> str:
 
 def _cmd_solve(args: argparse.Namespace) -> int:
     import json
+
+    from limbik._compile_notice import announce_compilation
+
+    announce_compilation()
 
     method, target, solution = _solve(_solve_problem(args))
     if args.json:
