@@ -399,17 +399,19 @@ def _clip_q(q, lower, upper, kind):  # pragma: no cover - compiled
                 q[k] = q[k] - 2.0 * np.pi * np.floor((q[k] + np.pi) / (2.0 * np.pi))
 
 
-@njit(cache=True, parallel=True)
-def all_joint_positions(rot, trans, axis, kind, q, out):  # pragma: no cover - compiled
-    """Positions ``out (B, n + 1, 3)`` of the base and every joint frame (fixed ones too).
+@njit(cache=True)
+def all_joint_positions_range(start, stop, rot, trans, axis, kind, q,
+                              out):  # pragma: no cover - compiled
+    """Positions ``out[b] (n + 1, 3)`` of the base and every joint frame (fixed ones too),
+    for ``b`` in ``start .. stop - 1``.
 
     ``rot (n, 3, 3)``, ``trans (n, 3)``, ``axis (n, 3)``, ``kind (n,)`` (0 rotation,
     1 translation, 2 fixed) are the unmerged joints; ``q (B, dof)``.
     """
     n = kind.shape[0]
-    for b in prange(q.shape[0]):
-        r = np.empty((3, 3))
-        t = np.empty((3, 3))
+    r = np.empty((3, 3))
+    t = np.empty((3, 3))
+    for b in range(start, stop):
         for i in range(3):
             for j in range(3):
                 r[i, j] = 1.0 if i == j else 0.0
@@ -458,6 +460,15 @@ def all_joint_positions(rot, trans, axis, kind, q, out):  # pragma: no cover - c
             out[b, jn + 1, 0] = px
             out[b, jn + 1, 1] = py
             out[b, jn + 1, 2] = pz
+
+
+@njit(cache=True, parallel=True)
+def all_joint_positions(rot, trans, axis, kind, q, out):  # pragma: no cover - compiled
+    """:func:`all_joint_positions_range` over the whole batch ``q (B, dof)``, every thread."""
+    batch = q.shape[0]
+    for c in prange((batch + CHUNK - 1) // CHUNK):
+        all_joint_positions_range(c * CHUNK, min(batch, (c + 1) * CHUNK), rot, trans, axis,
+                                  kind, q, out)
 
 
 @njit(cache=True)

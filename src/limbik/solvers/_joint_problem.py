@@ -141,7 +141,10 @@ class JointProblem:
                                  self.max_step, *limits, *outs)
         rot, trans, jaxis, jkind = chain.joint_arrays
         positions = np.empty((count, chain.n_joints + 1, 3))
-        _jk.all_joint_positions(rot, trans, jaxis, jkind, q, positions)
+        if parallel:
+            _jk.all_joint_positions(rot, trans, jaxis, jkind, q, positions)
+        else:
+            _jk.all_joint_positions_range(0, count, rot, trans, jaxis, jkind, q, positions)
         shape = self.shape
         return Solution(positions=positions.reshape(shape + positions.shape[1:]),
                         reached=reached.reshape(shape), error=err.reshape(shape),
