@@ -42,6 +42,13 @@ def check_chain(chain: Any) -> JointChain:
 def parse_target(target: Any) -> tuple[FloatArray, FloatArray | None, tuple[int, ...]]:
     """Target positions ``(..., 3)`` and rotation matrices ``(..., 3, 3)`` (None for points)."""
     if isinstance(target, Frame):
+        if target.shape == ():  # one pose: the matrix in scalars, no NumPy round trips
+            x, y, z, w = target.quaternion.tolist()
+            matrix = np.array([
+                1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - z * w), 2.0 * (x * z + y * w),
+                2.0 * (x * y + z * w), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - x * w),
+                2.0 * (x * z - y * w), 2.0 * (y * z + x * w), 1.0 - 2.0 * (x * x + y * y)])
+            return (np.array(target.position, dtype=np.float64), matrix.reshape(3, 3), ())
         return (np.asarray(target.position, dtype=np.float64),
                 np.asarray(target.rotation_matrix, dtype=np.float64), target.shape)
     p = as_points(target, "target")
@@ -70,6 +77,8 @@ def start_configurations(chain: JointChain, q0: Any, batch: tuple[int, ...],
     drawn in the kernel from one seed per batch element: ``rng=None`` uses the seeds
     0, 1, 2, ...; otherwise they come from ``rng``.
     """
+    if q0 is None and rng is None and batch == ():  # one target, default start and seed
+        return chain.middle.reshape(1, chain.dof).copy(), np.zeros(1, dtype=np.uint64), ()
     if q0 is None:
         q_first = chain.middle
     else:
@@ -146,9 +155,9 @@ class JointProblem:
         else:
             _jk.all_joint_positions_range(0, count, rot, trans, jaxis, jkind, q, positions)
         shape = self.shape
-        return Solution(positions=positions.reshape(shape + positions.shape[1:]),
-                        reached=reached.reshape(shape), error=err.reshape(shape),
-                        iterations=iters.reshape(shape), q=q.reshape(shape + (chain.dof,)))
+        return Solution._trusted(positions.reshape(shape + positions.shape[1:]),
+                                 reached.reshape(shape), err.reshape(shape),
+                                 iters.reshape(shape), q=q.reshape(shape + (chain.dof,)))
 
 
 def joint_problem(chain: Any, target: Any, *, tolerance: float | None,
@@ -182,9 +191,14 @@ def joint_problem(chain: Any, target: Any, *, tolerance: float | None,
         tol = np.inf
     first, seeds, shape = start_configurations(chain, q0, batch, rng)
     count = first.shape[0]
-    tp = np.ascontiguousarray(np.broadcast_to(tp, shape + (3,)).reshape(count, 3))
+    if shape == () and tp.shape == (3,):
+        tp = np.array(tp, dtype=np.float64).reshape(1, 3)
+    else:
+        tp = np.ascontiguousarray(np.broadcast_to(tp, shape + (3,)).reshape(count, 3))
     if tr is None:
         tr_arr = np.zeros((count, 3, 3))
+    elif shape == () and tr.shape == (3, 3):
+        tr_arr = np.array(tr, dtype=np.float64).reshape(1, 3, 3)
     else:
         tr_arr = np.ascontiguousarray(np.broadcast_to(tr, shape + (3, 3)).reshape(count, 3, 3))
     return JointProblem(chain=chain, shape=shape, target_p=tp, target_r=tr_arr,
