@@ -126,9 +126,10 @@ def ccd_sweep(q, wr, wp, wa, kind, lower, upper, target_p, target_r, use_rot, w_
                 tip_r[2, col] = vz
 
 
-@njit(cache=True, parallel=True)
-def ccd_points_solve(positions, target, tolerance, max_iterations, min_improvement,
-                     out, err_out, reached_out, iters_out):  # pragma: no cover - compiled
+@njit(cache=True)
+def ccd_points_solve_range(start, stop, positions, target, tolerance, max_iterations,
+                           min_improvement, out, err_out, reached_out,
+                           iters_out):  # pragma: no cover - compiled
     """Batched CCD on point chains ``positions (B, n, 3)`` toward ``target (B, 3)``.
 
     One iteration is one sweep from the joint next to the end effector to the root;
@@ -136,10 +137,10 @@ def ccd_points_solve(positions, target, tolerance, max_iterations, min_improveme
     end effector at the target. Stops when the end effector is within ``tolerance``
     (``(B,)``), after ``max_iterations`` sweeps, or when a sweep reduces the distance
     by less than ``min_improvement`` (``(B,)``). Writes the solved points to ``out``.
+    Solves chains ``start .. stop - 1``.
     """
-    batch = positions.shape[0]
     n = positions.shape[1]
-    for b in prange(batch):
+    for b in range(start, stop):
         for i in range(n):
             for c in range(3):
                 out[b, i, c] = positions[b, i, c]
@@ -209,3 +210,18 @@ def ccd_points_solve(positions, target, tolerance, max_iterations, min_improveme
         err_out[b] = err
         reached_out[b] = done
         iters_out[b] = total
+
+
+#: Chains per parallel work item of :func:`ccd_points_solve`.
+CHUNK = 64
+
+
+@njit(cache=True, parallel=True)
+def ccd_points_solve(positions, target, tolerance, max_iterations, min_improvement,
+                     out, err_out, reached_out, iters_out):  # pragma: no cover - compiled
+    """:func:`ccd_points_solve_range` over the whole batch, chunks on every thread."""
+    batch = positions.shape[0]
+    for c in prange((batch + CHUNK - 1) // CHUNK):
+        ccd_points_solve_range(c * CHUNK, min(batch, (c + 1) * CHUNK), positions, target,
+                               tolerance, max_iterations, min_improvement, out, err_out,
+                               reached_out, iters_out)

@@ -113,6 +113,11 @@ def _ccd_points(positions: Any, target: Any, tolerance: float | None, max_iterat
     err = np.zeros(count)
     reached = np.zeros(count, dtype=np.bool_)
     iters = np.zeros(count, dtype=np.int64)
-    _k.ccd_points_solve(flat, goal, tol, max_iterations, improve, out, err, reached, iters)
+    if count <= _k.CHUNK:  # one chunk stays on the calling thread
+        _k.ccd_points_solve_range(0, count, flat, goal, tol, max_iterations, improve, out, err,
+                                  reached, iters)
+    else:
+        _k.ccd_points_solve(flat, goal, tol, max_iterations, improve, out, err, reached,
+                            iters)
     return Solution(positions=out.reshape(shape + (n, 3)), reached=reached.reshape(shape),
                     error=err.reshape(shape), iterations=iters.reshape(shape))

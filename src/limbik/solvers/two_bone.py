@@ -183,10 +183,11 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
         reached = np.empty(count, dtype=np.bool_)
     else:
         positions, error, reached = out_arrays(out, shape, 3)
-    check = _k.solve_batch(
-        _rows(root_a, shape, 3), _rows(target_a, shape, 3), _rows(hint, shape, 3),
-        _rows(quat, shape, 4), _rows(upper_a, shape, 0), _rows(lower_a, shape, 0),
-        mode, policy, stretch, ANALYTIC_REACH_RTOL, positions, error, reached)
+    rows = (_rows(root_a, shape, 3), _rows(target_a, shape, 3), _rows(hint, shape, 3),
+            _rows(quat, shape, 4), _rows(upper_a, shape, 0), _rows(lower_a, shape, 0),
+            mode, policy, stretch, ANALYTIC_REACH_RTOL, positions, error, reached)
+    # up to one chunk stays on the calling thread: no parallel kernel to compile or start
+    check = (_k.solve_rows(0, count, *rows) if count <= _k.CHUNK else _k.solve_batch(*rows))
     if check != 0.0:
         _raise_for_bad_input(root_a, target_a, upper_a, lower_a, hint, point_name)
     if out is not None:  # no allocation: the caller's arrays, iterations a zero view
