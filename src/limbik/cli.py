@@ -15,13 +15,10 @@ Handler = Callable[[argparse.Namespace], int]
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from limbik._compile_notice import MESSAGE, announce_compilation, cache_is_cold
+    from limbik._compile_notice import announce_compilation
     from limbik.demo import run_demo
 
-    if cache_is_cold():  # the scenes may compile in worker processes: say it here
-        print(MESSAGE, file=sys.stderr, flush=True)
-    else:
-        announce_compilation()
+    announce_compilation()  # worker processes say it themselves (see demo.run_scenes)
 
     return run_demo(out=args.out, json_output=args.json, pictures=not args.no_pictures,
                     scenes=args.scene, jobs=args.jobs)

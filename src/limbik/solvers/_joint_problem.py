@@ -25,7 +25,7 @@ from limbik.solvers.solution import Solution
 from limbik.tolerances import ITERATIVE_RTOL
 
 #: Smaller batches run on the calling thread (no parallel kernel to compile or start).
-PARALLEL_MIN_BATCH = 16
+PARALLEL_MIN_BATCH = 64
 
 
 def check_chain(chain: Any) -> JointChain:
