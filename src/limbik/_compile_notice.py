@@ -32,8 +32,6 @@ def announce_compilation(stream: IO[str] | None = None, *, once_file: str | None
         return
     from numba.core import event
 
-    out = sys.stderr if stream is None else stream
-
     class _Notice(event.Listener):
         said = False
 
@@ -47,7 +45,12 @@ def announce_compilation(stream: IO[str] | None = None, *, once_file: str | None
                         os.close(os.open(once_file, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
                     except OSError:  # another process said it already
                         return
-                print(MESSAGE, file=out, flush=True)
+                # stderr as it is now (it may have been replaced since installation); a
+                # closed stream must never break a compilation
+                try:
+                    print(MESSAGE, file=sys.stderr if stream is None else stream, flush=True)
+                except (OSError, ValueError):
+                    pass
 
         def on_end(self, ev: Any) -> None:
             pass

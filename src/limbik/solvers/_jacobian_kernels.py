@@ -315,6 +315,18 @@ def _jacobi_eigen(a, n, v):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
+def _gram(jac, nrow, m, out):  # pragma: no cover - compiled
+    """``out (nrow, nrow) = J Jᵀ`` of the first ``nrow`` rows and ``m`` columns of ``jac``."""
+    for i in range(nrow):
+        for j in range(i + 1):
+            s = 0.0
+            for k in range(m):
+                s += jac[i, k] * jac[j, k]
+            out[i, j] = s
+            out[j, i] = s
+
+
+@njit(cache=True)
 def _step(method, jac, e, nrow, m, lam2, cutoff, dq, work):  # pragma: no cover - compiled
     """One joint update ``dq (m,)`` for the weighted Jacobian ``jac`` and error ``e``.
 
@@ -326,13 +338,7 @@ def _step(method, jac, e, nrow, m, lam2, cutoff, dq, work):  # pragma: no cover 
     y2 = work[2, 1]
     for i in range(6):
         y[i] = 0.0
-    for i in range(nrow):
-        for j in range(i + 1):
-            s = 0.0
-            for k in range(m):
-                s += jac[i, k] * jac[j, k]
-            jjt[i, j] = s
-            jjt[j, i] = s
+    _gram(jac, nrow, m, jjt)
     if method == METHOD_TRANSPOSE:
         # Buss's step length: alpha = <e, J Jᵀ e> / |J Jᵀ e|²
         num = 0.0
@@ -569,13 +575,7 @@ def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                         if (q[k] <= lower[k] and g < 0.0) or (q[k] >= upper[k] and g > 0.0):
                             for i in range(nrow):
                                 jac[i, k] = 0.0
-                for i in range(nrow):
-                    for j in range(i + 1):
-                        s = 0.0
-                        for k in range(m):
-                            s += jac[i, k] * jac[j, k]
-                        jjt[i, j] = s
-                        jjt[j, i] = s
+                _gram(jac, nrow, m, jjt)
                 accepted = False
                 for _trial in range(12):
                     lam = mu * 0.5 * err2 + lam_floor
