@@ -50,7 +50,7 @@ def test_unreachable_policies(capsys, policy, reached):
         assert "root_offset" not in out
 
 
-@pytest.mark.parametrize("method", ["fabrik", "ccd", "transpose", "pinv", "dls", "svd-dls"])
+@pytest.mark.parametrize("method", ["fabrik", "ccd", "lm", "transpose", "pinv", "dls", "svd-dls"])
 def test_point_chain_methods_reach(capsys, method):
     target = [0.3, 0.4, 0.1]
     out = solve_json(capsys, "--lengths", "0.2", "0.2", "0.2", "0.2", "--target",

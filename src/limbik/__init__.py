@@ -2,6 +2,9 @@
 
 Arrays first: every function takes array-likes with points ``(..., 3)`` and
 quaternions ``(..., 4)`` (x, y, z, w), broadcasting over leading dimensions.
+
+``import limbik`` is cheap: the names below are loaded on first use (module
+``__getattr__``), so NumPy-only work never imports Numba, SciPy or matplotlib.
 """
 
 import importlib as _importlib
@@ -55,6 +58,7 @@ if _TYPE_CHECKING:
         rotations_from_positions,
         two_bone,
     )
+    from limbik.threads import get_num_threads, set_num_threads
 
 # Names load on first use, so ``import limbik`` (and the ``limbik`` command, which
 # handles Ctrl-C from its first line) starts without numpy, scipy or numba.
@@ -87,6 +91,7 @@ _LAZY = {
     "find_arms": "limbik.skeleton",
     "find_legs": "limbik.skeleton",
     "footplant": "limbik.placement.footplant",
+    "get_num_threads": "limbik.threads",
     "format_bvh": "limbik.skeleton",
     "full_body_ik": "limbik.skeleton",
     "jacobian_ik": "limbik.solvers",
@@ -101,6 +106,7 @@ _LAZY = {
     "read_motion": "limbik.skeleton",
     "resample": "limbik.skeleton",
     "roblox": "limbik.roblox",
+    "set_num_threads": "limbik.threads",
     "rotations_from_positions": "limbik.solvers",
     "trim": "limbik.skeleton",
     "two_bone": "limbik.solvers",
@@ -176,6 +182,7 @@ __all__ = [
     "footplant",
     "format_bvh",
     "full_body_ik",
+    "get_num_threads",
     "jacobian_ik",
     "joint_rotations",
     "load_urdf",
@@ -189,9 +196,11 @@ __all__ = [
     "resample",
     "roblox",
     "rotations_from_positions",
+    "set_num_threads",
     "trim",
     "two_bone",
     "write_bvh",
     "write_gltf",
     "write_motion",
 ]
+

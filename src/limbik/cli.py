@@ -112,7 +112,10 @@ def _animation_path(path: Any, option: str) -> Path:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
+    from limbik._compile_notice import announce_compilation
     from limbik.demo import run_demo
+
+    announce_compilation()  # worker processes say it themselves (see demo.run_scenes)
 
     return run_demo(out=args.out, json_output=args.json, pictures=not args.no_pictures,
                     scenes=args.scene, jobs=args.jobs)
@@ -165,6 +168,10 @@ def _is_library(args: argparse.Namespace) -> bool:
 
 def _cmd_footplant(args: argparse.Namespace) -> int:
     import json
+
+    from limbik._compile_notice import announce_compilation
+
+    announce_compilation()
 
     from limbik._io import atomic_write
     from limbik.batch import plant_clip
@@ -334,6 +341,10 @@ def _footplant_picture(path: Path, motion: Any, result: Any, terrain: Any, legs:
 def _cmd_view(args: argparse.Namespace) -> int:
     import os
 
+    from limbik._compile_notice import announce_compilation
+
+    announce_compilation()
+
     from limbik.skeleton.files import read_motion
     from limbik.viz.plots import animate_motion
 
@@ -379,8 +390,8 @@ def _cmd_blender_addon(args: argparse.Namespace) -> int:
     return 0
 
 
-SOLVE_METHODS = ("two_bone", "fabrik", "ccd", "transpose", "pinv", "dls", "svd-dls")
-_JACOBIAN = ("transpose", "pinv", "dls", "svd-dls")
+SOLVE_METHODS = ("two_bone", "fabrik", "ccd", "lm", "transpose", "pinv", "dls", "svd-dls")
+_JACOBIAN = ("lm", "transpose", "pinv", "dls", "svd-dls")
 #: problem-file keys (the long options with ``_`` for ``-``)
 _SOLVE_KEYS = ("lengths", "urdf", "base", "tip", "target", "method", "root", "direction",
                "pole", "reference", "unreachable", "max_stretch", "tolerance",
@@ -466,7 +477,7 @@ def _solve(problem: dict[str, Any]) -> tuple[str, Any, Any, tuple[str, ...]]:
             raise InvalidInputError(f"lengths must be two or more bone lengths, got "
                                     f"{lengths.size if lengths.ndim == 1 else lengths.shape}",
                                     argument="lengths")
-    default = "dls" if has_urdf else ("two_bone" if lengths is not None and lengths.size == 2
+    default = "lm" if has_urdf else ("two_bone" if lengths is not None and lengths.size == 2
                                       else "fabrik")
     method = problem.get("method") or default
     if method not in SOLVE_METHODS:
@@ -573,6 +584,10 @@ def _fmt(values: Any) -> str:
 
 def _cmd_solve(args: argparse.Namespace) -> int:
     import json
+
+    from limbik._compile_notice import announce_compilation
+
+    announce_compilation()
 
     problem = _solve_problem(args)
     method, target, solution, names = _solve(problem)
@@ -723,9 +738,9 @@ def build_parser() -> argparse.ArgumentParser:
 The chain is either bone lengths (--lengths, root first) or a URDF (--urdf FILE
 --base LINK --tip LINK). Two lengths default to the analytic two_bone solver; more
 lengths make a straight point chain from --root along --direction (default +X),
-solved by FABRIK by default; a URDF defaults to dls. Methods: two_bone, fabrik,
-ccd, transpose, pinv, dls, svd-dls (Jacobian methods and ccd on lengths use ball
-joints through the straight chain's points).
+solved by FABRIK by default; a URDF defaults to lm (Levenberg-Marquardt).
+Methods: two_bone, fabrik, ccd, lm, transpose, pinv, dls, svd-dls (Jacobian
+methods and ccd on lengths use ball joints through the straight chain's points).
 
 Options by method:
   two_bone          --root --pole | --reference --unreachable --max-stretch
@@ -758,8 +773,8 @@ Examples:
     solve.add_argument("--tip", help="the URDF chain's tip link")
     solve.add_argument("--target", type=float, nargs=3, metavar=("X", "Y", "Z"),
                        help="where the end effector should go")
-    solve.add_argument("--method", help="two_bone, fabrik, ccd, transpose, pinv, dls, svd-dls "
-                       "(default: two_bone for 2 lengths, fabrik for more, dls for a URDF)")
+    solve.add_argument("--method", help="two_bone, fabrik, ccd, lm, transpose, pinv, dls, svd-dls "
+                       "(default: two_bone for 2 lengths, fabrik for more, lm for a URDF)")
     solve.add_argument("--root", type=float, nargs=3, metavar=("X", "Y", "Z"),
                        help="root position of a --lengths chain (default origin)")
     solve.add_argument("--direction", type=float, nargs=3, metavar=("X", "Y", "Z"),

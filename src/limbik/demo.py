@@ -146,10 +146,19 @@ def run_scenes(names: Sequence[str] | None = None, folder: Path | None = None, *
 
     # the slowest scenes first, so the two workers finish together
     order = sorted(selected, key=lambda n: -_COST.get(n, 1.0))
+    import tempfile
+    from functools import partial
+
+    from limbik._compile_notice import announce_compilation
+
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        futures = {name: pool.submit(_run_scene, name, folder) for name in order}
-        done = {name: future.result() for name, future in futures.items()}
+    with tempfile.TemporaryDirectory() as scratch:
+        # the workers compile; the first one that does says so, once
+        notice = partial(announce_compilation, once_file=os.path.join(scratch, "said"))
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=context,
+                                 initializer=notice) as pool:
+            futures = {name: pool.submit(_run_scene, name, folder) for name in order}
+            done = {name: future.result() for name, future in futures.items()}
     return [r for name in selected for r in done[name]]
 
 

@@ -54,3 +54,5 @@ JACOBIAN_RESTARTS = 10
 ANIMATED_TRANSLATION_RTOL = 1e-5
 #: Aim: the aim axis counts as on its target when within this angle (rad).
 AIM_ANGLE_TOL = 1e-10
+#: Levenberg–Marquardt steps without halving the squared error before a restart.
+LM_PATIENCE = 6

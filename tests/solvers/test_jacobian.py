@@ -182,7 +182,7 @@ def test_small_target_moves_give_small_joint_moves():
 
 def test_invalid_input_raises():
     chain = planar_arm()
-    with pytest.raises(InvalidInputError, match="method must be one of 'transpose', 'pinv', 'dls', 'svd-dls', got 'newton'"):
+    with pytest.raises(InvalidInputError, match="method must be one of 'transpose', 'pinv', 'dls', 'svd-dls', 'lm', got 'newton'"):
         jacobian_ik(chain, [1, 0, 0], method="newton")
     with pytest.raises(InvalidInputError, match="chain must be a JointChain, got list"):
         jacobian_ik([[0, 0, 0], [1, 0, 0]], [1, 0, 0])

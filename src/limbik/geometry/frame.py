@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy.spatial.transform import Rotation
 
 from limbik._validation import (
     FloatArray,
@@ -27,6 +26,9 @@ from limbik.geometry.quaternion import (
     rotate_vectors,
 )
 from limbik.geometry.vectors import dot, norm, normalize, project_off
+
+if TYPE_CHECKING:
+    from scipy.spatial.transform import Rotation
 
 __all__ = ["Frame"]
 
@@ -174,6 +176,8 @@ class Frame:
     @classmethod
     def from_rotation(cls, rotation: Rotation, position: Any = (0.0, 0.0, 0.0)) -> Frame:
         """From a scipy :class:`~scipy.spatial.transform.Rotation` and positions ``(..., 3)``."""
+        from scipy.spatial.transform import Rotation
+
         if not isinstance(rotation, Rotation):
             raise InvalidInputError(
                 f"rotation must be a scipy Rotation, got {type(rotation).__name__}",
@@ -281,6 +285,8 @@ class Frame:
 
     def as_rotation(self) -> Rotation:
         """The rotations as a scipy :class:`~scipy.spatial.transform.Rotation`."""
+        from scipy.spatial.transform import Rotation
+
         return Rotation.from_quat(self._q)
 
     # ------------------------------------------------------------------ batch handling

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def forward_kinematics_kernel(parents: np.ndarray, q_local: np.ndarray, t_local: np.ndarray,
                               q_world: np.ndarray, p_world: np.ndarray,
                               only: np.ndarray) -> None:
@@ -14,10 +14,11 @@ def forward_kinematics_kernel(parents: np.ndarray, q_local: np.ndarray, t_local:
 
     ``parents (J,)`` come before their children; -1 marks a root. Quaternions are
     (x, y, z, w). Only joints with ``only[j]`` true are (re)computed; the others must
-    already hold their world transforms (pass all true for a full pass).
+    already hold their world transforms (pass all true for a full pass). Frames are
+    independent and spread over every thread.
     """
     n, joints = q_local.shape[0], q_local.shape[1]
-    for f in range(n):
+    for f in prange(n):
         for j in range(joints):
             if not only[j]:
                 continue

@@ -8,7 +8,7 @@ On joint chains this module holds the sweep only: the batch loop with restarts i
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 
 @njit(cache=True)
@@ -165,8 +165,9 @@ def _perpendicular(hx, hy, hz):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def ccd_points_solve(positions, target, tolerance, max_iterations, min_improvement,
-                     out, err_out, reached_out, iters_out):  # pragma: no cover - compiled
+def ccd_points_solve_range(start, stop, positions, target, tolerance, max_iterations,
+                           min_improvement, out, err_out, reached_out,
+                           iters_out):  # pragma: no cover - compiled
     """Batched CCD on point chains ``positions (B, n, 3)`` toward ``target (B, 3)``.
 
     One iteration is one sweep from the joint next to the end effector to the root;
@@ -174,10 +175,10 @@ def ccd_points_solve(positions, target, tolerance, max_iterations, min_improveme
     end effector at the target. Stops when the end effector is within ``tolerance``
     (``(B,)``), after ``max_iterations`` sweeps, or when a sweep reduces the distance
     by less than ``min_improvement`` (``(B,)``). Writes the solved points to ``out``.
+    Solves chains ``start .. stop - 1``.
     """
-    batch = positions.shape[0]
     n = positions.shape[1]
-    for b in range(batch):
+    for b in range(start, stop):
         for i in range(n):
             for c in range(3):
                 out[b, i, c] = positions[b, i, c]
@@ -412,3 +413,18 @@ def swing_twist_project_batch(rotations, axes, limit, out):  # pragma: no cover 
                                 limit[0], limit[1], limit[2])
         for k in range(4):
             out[b, k] = r[k]
+
+
+#: Chains per parallel work item of :func:`ccd_points_solve`.
+CHUNK = 64
+
+
+@njit(cache=True, parallel=True)
+def ccd_points_solve(positions, target, tolerance, max_iterations, min_improvement,
+                     out, err_out, reached_out, iters_out):  # pragma: no cover - compiled
+    """:func:`ccd_points_solve_range` over the whole batch, chunks on every thread."""
+    batch = positions.shape[0]
+    for c in prange((batch + CHUNK - 1) // CHUNK):
+        ccd_points_solve_range(c * CHUNK, min(batch, (c + 1) * CHUNK), positions, target,
+                               tolerance, max_iterations, min_improvement, out, err_out,
+                               reached_out, iters_out)

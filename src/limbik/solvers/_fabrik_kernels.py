@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 FREE = 0
 CONE = 1
@@ -39,6 +39,8 @@ _EPS = 1e-12
 _BISECTION_CAP = 256
 
 _jit = njit(cache=True, error_model="numpy", fastmath=False)
+#: the batch drivers: one chain or tree per iteration, spread over every thread
+_jit_batch = njit(cache=True, error_model="numpy", fastmath=False, parallel=True)
 
 
 # --------------------------------------------------------------------------- small vectors
@@ -566,7 +568,7 @@ def _unbend(p, t, lengths, total):
     return True
 
 
-@_jit
+@_jit_batch
 def solve_chains(pos, target, direction, has_dir, tol_abs, tol_rel, max_iter, min_improvement,
                  fixed_root, kinds, params, haxes, frame0, constrain_root, seed_frames,
                  reached, error, iterations):
@@ -586,10 +588,10 @@ def solve_chains(pos, target, direction, has_dir, tol_abs, tol_rel, max_iter, mi
     for i in range(kinds.shape[0]):
         if kinds[i] != FREE and (i > 0 or constrain_root):
             use_constraints = True
-    lengths = np.empty(n - 1)
-    root = np.empty(3)
-    scratch = np.empty((n, 3))
-    for b in range(B):
+    for b in prange(B):
+        lengths = np.empty(n - 1)
+        root = np.empty(3)
+        scratch = np.empty((n, 3))
         p = pos[b]
         t = target[b]
         total = 0.0
@@ -629,16 +631,18 @@ def solve_chains(pos, target, direction, has_dir, tol_abs, tol_rel, max_iter, mi
                 p[i + 1, 2] = p[i, 2] + lengths[i] * dz
             iterate = False
             if use_constraints:
-                scratch[:, :] = p
-                _forward(p, root, lengths, kinds, params, haxes, frame0, True, constrain_root,
-                         seed_frames)
+                for i in range(n):
+                    for c in range(3):
+                        scratch[i, c] = p[i, c]
+                _forward(p, root, lengths, kinds, params, haxes, frame0, use_constraints,
+                         constrain_root, seed_frames)
                 iterate = _moved(p, scratch) > 1e-12 * total
         err = _chain_error(p, t, lengths, has_dir, dirx, diry, dirz)
         if iterate:
             if use_constraints:
                 # make the start pose itself admissible so every exit satisfies the limits
-                _forward(p, root, lengths, kinds, params, haxes, frame0, True, constrain_root,
-                         seed_frames)
+                _forward(p, root, lengths, kinds, params, haxes, frame0, use_constraints,
+                         constrain_root, seed_frames)
                 err = _chain_error(p, t, lengths, has_dir, dirx, diry, dirz)
             while err > tol and it < max_iter:
                 _backward(p, t, lengths, has_dir, dirx, diry, dirz)
@@ -646,7 +650,8 @@ def solve_chains(pos, target, direction, has_dir, tol_abs, tol_rel, max_iter, mi
                     _forward(p, root, lengths, kinds, params, haxes, frame0, use_constraints,
                              constrain_root, seed_frames)
                 else:
-                    scratch[0, :] = p[0]
+                    for c in range(3):
+                        scratch[0, c] = p[0, c]
                     _forward(p, scratch[0], lengths, kinds, params, haxes, frame0,
                              use_constraints, constrain_root, seed_frames)
                 it += 1
@@ -658,8 +663,8 @@ def solve_chains(pos, target, direction, has_dir, tol_abs, tol_rel, max_iter, mi
                     # stuck on a line through the target: bend once and go on
                     bent = True
                     if use_constraints:
-                        _forward(p, p[0].copy(), lengths, kinds, params, haxes, frame0, True,
-                                 constrain_root, seed_frames)
+                        _forward(p, p[0].copy(), lengths, kinds, params, haxes, frame0,
+                                 use_constraints, constrain_root, seed_frames)
                     err = _chain_error(p, t, lengths, has_dir, dirx, diry, dirz)
                     continue
                 if improvement < min_improvement:
@@ -679,7 +684,7 @@ def _all_finite(a):
 
 
 # --------------------------------------------------------------------------- tree
-@_jit
+@_jit_batch
 def solve_trees(pos, parents, targets, effectors, weights, tol_abs, tol_rel, max_iter,
                 min_improvement, fixed_root, kinds, params, haxes, frame0, constrain_root,
                 seed_frames, reached, error, iterations):
@@ -691,10 +696,10 @@ def solve_trees(pos, parents, targets, effectors, weights, tol_abs, tol_rel, max
     largest effector distance.
     """
     B = pos.shape[0]
-    use_constraints, lengths, eff_of, active, w, acc, wacc, frames = _tree_setup(
-        parents, effectors, kinds, constrain_root)
-    root = np.empty(3)
-    for b in range(B):
+    for b in prange(B):
+        use_constraints, lengths, eff_of, active, w, acc, wacc, frames = _tree_setup(
+            parents, effectors, kinds, constrain_root)
+        root = np.empty(3)
         p = pos[b]
         tg = targets[b]
         total = _tree_lengths(p, parents, lengths)
@@ -706,8 +711,8 @@ def solve_trees(pos, parents, targets, effectors, weights, tol_abs, tol_rel, max
 
         if use_constraints:
             # make the start pose admissible so every exit satisfies the limits
-            _tree_forward(p, parents, root, lengths, kinds, params, haxes, frame0, True,
-                          constrain_root, frames, seed_frames)
+            _tree_forward(p, parents, root, lengths, kinds, params, haxes, frame0,
+                          use_constraints, constrain_root, frames, seed_frames)
         err = _tree_error(p, tg, effectors)
         it = 0
         while err > tol and it < max_iter:

@@ -11,12 +11,17 @@ kinematics and the Jacobian step rules it uses.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 METHOD_TRANSPOSE = 0
 METHOD_PINV = 1
 METHOD_DLS = 2
 METHOD_SVD_DLS = 3
+#: Levenberg–Marquardt (:func:`lm_solve`); code 4 is the CCD sweep of ``_joint_kernels``.
+METHOD_LM = 5
+
+#: Batch elements per parallel work item (a chunk shares its scratch arrays).
+CHUNK = 8
 
 
 @njit(cache=True)
@@ -129,35 +134,40 @@ def rotation_error(rt, r, out):  # pragma: no cover - compiled
     Returns the angle in ``[0, π]``. Uses the quaternion of the relative rotation, so it
     is accurate near 0 and near a half turn.
     """
-    e = np.empty((3, 3))
-    for i in range(3):
-        for j in range(3):
-            e[i, j] = rt[i, 0] * r[j, 0] + rt[i, 1] * r[j, 1] + rt[i, 2] * r[j, 2]
-    tr = e[0, 0] + e[1, 1] + e[2, 2]
+    e00 = rt[0, 0] * r[0, 0] + rt[0, 1] * r[0, 1] + rt[0, 2] * r[0, 2]
+    e01 = rt[0, 0] * r[1, 0] + rt[0, 1] * r[1, 1] + rt[0, 2] * r[1, 2]
+    e02 = rt[0, 0] * r[2, 0] + rt[0, 1] * r[2, 1] + rt[0, 2] * r[2, 2]
+    e10 = rt[1, 0] * r[0, 0] + rt[1, 1] * r[0, 1] + rt[1, 2] * r[0, 2]
+    e11 = rt[1, 0] * r[1, 0] + rt[1, 1] * r[1, 1] + rt[1, 2] * r[1, 2]
+    e12 = rt[1, 0] * r[2, 0] + rt[1, 1] * r[2, 1] + rt[1, 2] * r[2, 2]
+    e20 = rt[2, 0] * r[0, 0] + rt[2, 1] * r[0, 1] + rt[2, 2] * r[0, 2]
+    e21 = rt[2, 0] * r[1, 0] + rt[2, 1] * r[1, 1] + rt[2, 2] * r[1, 2]
+    e22 = rt[2, 0] * r[2, 0] + rt[2, 1] * r[2, 1] + rt[2, 2] * r[2, 2]
+    tr = e00 + e11 + e22
     # Shepperd: the largest of w, x, y, z first
-    if tr >= e[0, 0] and tr >= e[1, 1] and tr >= e[2, 2]:
+    if tr >= e00 and tr >= e11 and tr >= e22:
         s = np.sqrt(max(1.0 + tr, 1e-300)) * 2.0
         w = 0.25 * s
-        x = (e[2, 1] - e[1, 2]) / s
-        y = (e[0, 2] - e[2, 0]) / s
-        z = (e[1, 0] - e[0, 1]) / s
-    elif e[0, 0] >= e[1, 1] and e[0, 0] >= e[2, 2]:
-        s = np.sqrt(max(1.0 + e[0, 0] - e[1, 1] - e[2, 2], 1e-300)) * 2.0
-        w = (e[2, 1] - e[1, 2]) / s
+        x = (e21 - e12) / s
+        y = (e02 - e20) / s
+        z = (e10 - e01) / s
+    elif e00 >= e11 and e00 >= e22:
+        s = np.sqrt(max(1.0 + e00 - e11 - e22, 1e-300)) * 2.0
+        w = (e21 - e12) / s
         x = 0.25 * s
-        y = (e[0, 1] + e[1, 0]) / s
-        z = (e[0, 2] + e[2, 0]) / s
-    elif e[1, 1] >= e[2, 2]:
-        s = np.sqrt(max(1.0 + e[1, 1] - e[0, 0] - e[2, 2], 1e-300)) * 2.0
-        w = (e[0, 2] - e[2, 0]) / s
-        x = (e[0, 1] + e[1, 0]) / s
+        y = (e01 + e10) / s
+        z = (e02 + e20) / s
+    elif e11 >= e22:
+        s = np.sqrt(max(1.0 + e11 - e00 - e22, 1e-300)) * 2.0
+        w = (e02 - e20) / s
+        x = (e01 + e10) / s
         y = 0.25 * s
-        z = (e[1, 2] + e[2, 1]) / s
+        z = (e12 + e21) / s
     else:
-        s = np.sqrt(max(1.0 + e[2, 2] - e[0, 0] - e[1, 1], 1e-300)) * 2.0
-        w = (e[1, 0] - e[0, 1]) / s
-        x = (e[0, 2] + e[2, 0]) / s
-        y = (e[1, 2] + e[2, 1]) / s
+        s = np.sqrt(max(1.0 + e22 - e00 - e11, 1e-300)) * 2.0
+        w = (e10 - e01) / s
+        x = (e02 + e20) / s
+        y = (e12 + e21) / s
         z = 0.25 * s
     if w < 0.0:
         w = -w
@@ -305,6 +315,18 @@ def _jacobi_eigen(a, n, v):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
+def _gram(jac, nrow, m, out):  # pragma: no cover - compiled
+    """``out (nrow, nrow) = J Jᵀ`` of the first ``nrow`` rows and ``m`` columns of ``jac``."""
+    for i in range(nrow):
+        for j in range(i + 1):
+            s = 0.0
+            for k in range(m):
+                s += jac[i, k] * jac[j, k]
+            out[i, j] = s
+            out[j, i] = s
+
+
+@njit(cache=True)
 def _step(method, jac, e, nrow, m, lam2, cutoff, dq, work):  # pragma: no cover - compiled
     """One joint update ``dq (m,)`` for the weighted Jacobian ``jac`` and error ``e``.
 
@@ -316,13 +338,7 @@ def _step(method, jac, e, nrow, m, lam2, cutoff, dq, work):  # pragma: no cover 
     y2 = work[2, 1]
     for i in range(6):
         y[i] = 0.0
-    for i in range(nrow):
-        for j in range(i + 1):
-            s = 0.0
-            for k in range(m):
-                s += jac[i, k] * jac[j, k]
-            jjt[i, j] = s
-            jjt[j, i] = s
+    _gram(jac, nrow, m, jjt)
     if method == METHOD_TRANSPOSE:
         # Buss's step length: alpha = <e, J Jᵀ e> / |J Jᵀ e|²
         num = 0.0
@@ -390,8 +406,10 @@ def _clip_q(q, lower, upper, kind):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def all_joint_positions(rot, trans, axis, kind, q, out):  # pragma: no cover - compiled
-    """Positions ``out (B, n + 1, 3)`` of the base and every joint frame (fixed ones too).
+def all_joint_positions_range(start, stop, rot, trans, axis, kind, q,
+                              out):  # pragma: no cover - compiled
+    """Positions ``out[b] (n + 1, 3)`` of the base and every joint frame (fixed ones too),
+    for ``b`` in ``start .. stop - 1``.
 
     ``rot (n, 3, 3)``, ``trans (n, 3)``, ``axis (n, 3)``, ``kind (n,)`` (0 rotation,
     1 translation, 2 fixed) are the unmerged joints; ``q (B, dof)``.
@@ -399,7 +417,7 @@ def all_joint_positions(rot, trans, axis, kind, q, out):  # pragma: no cover - c
     n = kind.shape[0]
     r = np.empty((3, 3))
     t = np.empty((3, 3))
-    for b in range(q.shape[0]):
+    for b in range(start, stop):
         for i in range(3):
             for j in range(3):
                 r[i, j] = 1.0 if i == j else 0.0
@@ -448,3 +466,181 @@ def all_joint_positions(rot, trans, axis, kind, q, out):  # pragma: no cover - c
             out[b, jn + 1, 0] = px
             out[b, jn + 1, 1] = py
             out[b, jn + 1, 2] = pz
+
+
+@njit(cache=True, parallel=True)
+def all_joint_positions(rot, trans, axis, kind, q, out):  # pragma: no cover - compiled
+    """:func:`all_joint_positions_range` over the whole batch ``q (B, dof)``, every thread."""
+    batch = q.shape[0]
+    for c in prange((batch + CHUNK - 1) // CHUNK):
+        all_joint_positions_range(c * CHUNK, min(batch, (c + 1) * CHUNK), rot, trans, axis,
+                                  kind, q, out)
+
+
+@njit(cache=True)
+def _copy_frames(wr, wp, wa, e, wr2, wp2, wa2, e2):  # pragma: no cover - compiled
+    """Copy the frames, axes and error of a trial point (``*2``) over the current ones."""
+    for k in range(wr.shape[0]):
+        for i in range(3):
+            wp[k, i] = wp2[k, i]
+            for j in range(3):
+                wr[k, i, j] = wr2[k, i, j]
+    for k in range(wa.shape[0]):
+        for i in range(3):
+            wa[k, i] = wa2[k, i]
+    for i in range(6):
+        e[i] = e2[i]
+
+
+@njit(cache=True)
+def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
+                   target_p, target_r, use_rot, w_pos, w_rot, q_first, restarts, seeds,
+                   sample_lo, sample_hi, lam_floor, max_step, tolerance, angle_tolerance,
+                   max_iterations, patience,
+                   q_out, err_out, reached_out, iters_out):  # pragma: no cover - compiled
+    """Levenberg–Marquardt on batch elements ``start .. stop - 1`` (arguments as in
+    :func:`limbik.solvers._joint_kernels.joint_solve`).
+
+    Each iteration solves ``(J Jᵀ + λ I) y = e``, ``dq = Jᵀ y`` with the adaptive damping
+    ``λ = μ · ½|e|² + lam_floor`` (small near a solution: Gauss–Newton steps; large far
+    away: short gradient-like steps). A step is kept only if it lowers the error; then
+    ``μ`` halves, else ``μ`` grows fourfold and the step is retried from the same point.
+    An attempt ends when the target is reached, after ``max_iterations`` iterations,
+    when no damping lowers the error, or when the squared error has not halved for
+    ``patience`` iterations; restarts are drawn as in ``joint_solve``.
+    """
+    m = axis.shape[0]
+    nrow = 6 if use_rot else 3
+    wr = np.empty((m + 1, 3, 3))
+    wp = np.empty((m + 1, 3))
+    wa = np.empty((m, 3))
+    wr2 = np.empty((m + 1, 3, 3))
+    wp2 = np.empty((m + 1, 3))
+    wa2 = np.empty((m, 3))
+    e = np.zeros(6)
+    e2 = np.zeros(6)
+    rv = np.empty(3)
+    q = np.empty(m)
+    q2 = np.empty(m)
+    jac = np.empty((nrow, m))
+    dq = np.empty(m)
+    jjt = np.empty((nrow, nrow))
+    a = np.empty((nrow, nrow))
+    y = np.zeros(6)
+    chol = np.empty((6, 6))
+    tmp = np.zeros(6)
+    for b in range(start, stop):
+        best = np.inf
+        total = 0
+        done = False
+        state = seeds[b]
+        for att in range(1 + restarts):
+            if att == 0:
+                for k in range(m):
+                    q[k] = q_first[b, k]
+            else:
+                for k in range(m):
+                    state, u = splitmix64(state)
+                    q[k] = sample_lo[k] + (sample_hi[k] - sample_lo[k]) * u
+            _clip_q(q, lower, upper, kind)
+            chain_fk(pre_rot, pre_trans, axis, kind, q, wr, wp, wa)
+            perr, aerr = _pose_error(wr, wp, m, target_p[b], target_r[b], w_pos, w_rot,
+                                     use_rot, e, rv)
+            err2 = 0.0
+            for i in range(nrow):
+                err2 += e[i] * e[i]
+            mu = 1.0
+            attempt_best = err2
+            stall = 0
+            for it in range(max_iterations + 1):
+                err = np.sqrt(err2)
+                ok = perr <= tolerance and (not use_rot or aerr <= angle_tolerance)
+                if ok or err < best:
+                    best = err
+                    for k in range(m):
+                        q_out[b, k] = q[k]
+                    err_out[b] = err
+                if ok:
+                    done = True
+                    break
+                if it == max_iterations:
+                    break
+                _fill_jacobian(wp, wa, kind, m, nrow, w_pos, w_rot, jac)
+                # a joint at a limit that the gradient pushes further out stays put
+                for k in range(m):
+                    if q[k] <= lower[k] or q[k] >= upper[k]:
+                        g = 0.0
+                        for i in range(nrow):
+                            g += jac[i, k] * e[i]
+                        if (q[k] <= lower[k] and g < 0.0) or (q[k] >= upper[k] and g > 0.0):
+                            for i in range(nrow):
+                                jac[i, k] = 0.0
+                _gram(jac, nrow, m, jjt)
+                accepted = False
+                for _trial in range(12):
+                    lam = mu * 0.5 * err2 + lam_floor
+                    for i in range(nrow):
+                        for j in range(nrow):
+                            a[i, j] = jjt[i, j]
+                        a[i, i] += lam
+                    if not _solve_spd(a, e, nrow, y, chol, tmp):
+                        mu *= 4.0
+                        continue
+                    big = 0.0
+                    for k in range(m):
+                        s = 0.0
+                        for i in range(nrow):
+                            s += jac[i, k] * y[i]
+                        dq[k] = s
+                        if abs(s) > big:
+                            big = abs(s)
+                    scale = max_step / big if big > max_step else 1.0
+                    for k in range(m):
+                        q2[k] = q[k] + scale * dq[k]
+                    _clip_q(q2, lower, upper, kind)
+                    chain_fk(pre_rot, pre_trans, axis, kind, q2, wr2, wp2, wa2)
+                    perr2, aerr2 = _pose_error(wr2, wp2, m, target_p[b], target_r[b], w_pos,
+                                               w_rot, use_rot, e2, rv)
+                    new2 = 0.0
+                    for i in range(nrow):
+                        new2 += e2[i] * e2[i]
+                    if new2 < err2:
+                        accepted = True
+                        for k in range(m):
+                            q[k] = q2[k]
+                        _copy_frames(wr, wp, wa, e, wr2, wp2, wa2, e2)
+                        err2 = new2
+                        perr = perr2
+                        aerr = aerr2
+                        mu = max(mu * 0.5, 1e-6)
+                        break
+                    mu *= 4.0
+                total += 1
+                if not accepted:
+                    break
+                if err2 < attempt_best * 0.5:
+                    attempt_best = err2
+                    stall = 0
+                else:
+                    stall += 1
+                    if stall > patience:
+                        break
+            if done:
+                break
+        reached_out[b] = done
+        iters_out[b] = total
+
+
+@njit(cache=True, parallel=True)
+def lm_solve(pre_rot, pre_trans, axis, kind, lower, upper, target_p, target_r, use_rot, w_pos,
+             w_rot, q_first, restarts, seeds, sample_lo, sample_hi, lam_floor, max_step,
+             tolerance, angle_tolerance, max_iterations, patience,
+             q_out, err_out, reached_out, iters_out):  # pragma: no cover - compiled
+    """:func:`lm_solve_range` over the whole batch, chunks of :data:`CHUNK` on every thread."""
+    batch = target_p.shape[0]
+    for c in prange((batch + CHUNK - 1) // CHUNK):
+        lm_solve_range(c * CHUNK, min(batch, (c + 1) * CHUNK), pre_rot, pre_trans, axis, kind,
+                       lower, upper, target_p, target_r, use_rot, w_pos, w_rot, q_first,
+                       restarts, seeds, sample_lo, sample_hi, lam_floor, max_step, tolerance,
+                       angle_tolerance, max_iterations, patience,
+                       q_out, err_out, reached_out, iters_out)

@@ -9,10 +9,11 @@ Jacobian rules of :mod:`limbik.solvers._jacobian_kernels` (``METHOD_TRANSPOSE``,
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from limbik.solvers._ccd_kernels import ccd_sweep
 from limbik.solvers._jacobian_kernels import (
+    CHUNK,
     _clip_q,
     _fill_jacobian,
     _pose_error,
@@ -26,12 +27,14 @@ METHOD_CCD = 4
 
 
 @njit(cache=True)
-def joint_solve(pre_rot, pre_trans, axis, kind, lower, upper,
+def joint_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                 target_p, target_r, use_rot, w_pos, w_rot,
                 q_first, restarts, seeds, sample_lo, sample_hi, method, lam, cutoff, max_step,
                 tolerance, angle_tolerance, max_iterations, patience,
                 q_out, err_out, reached_out, iters_out):  # pragma: no cover - compiled
-    """Batched joint-space IK on the chain of :attr:`JointChain.kernel_arrays`.
+    """Joint-space IK of batch elements ``start .. stop - 1``.
+
+    The chain comes as :attr:`JointChain.kernel_arrays`.
 
     ``target_p (B, 3)``, ``target_r (B, 3, 3)`` (ignored unless ``use_rot``),
     ``q_first (B, m)``: first starts; then up to ``restarts`` starts uniform in
@@ -43,7 +46,6 @@ def joint_solve(pre_rot, pre_trans, axis, kind, lower, upper,
     ``q_out (B, m)``, its ``err_out (B,)`` (weighted pose error norm), ``reached_out (B,)``
     and the iterations used over all attempts ``iters_out``.
     """
-    batch = target_p.shape[0]
     attempts = 1 + restarts
     m = axis.shape[0]
     nrow = 6 if use_rot else 3
@@ -59,7 +61,7 @@ def joint_solve(pre_rot, pre_trans, axis, kind, lower, upper,
     work = np.zeros((4, 6, 6))
     tip_r = np.empty((3, 3))
     state = np.uint64(0)
-    for b in range(batch):
+    for b in range(start, stop):
         best = np.inf
         total = 0
         done = False
@@ -123,3 +125,18 @@ def joint_solve(pre_rot, pre_trans, axis, kind, lower, upper,
                 break
         reached_out[b] = done
         iters_out[b] = total
+
+
+@njit(cache=True, parallel=True)
+def joint_solve(pre_rot, pre_trans, axis, kind, lower, upper, target_p, target_r, use_rot,
+                w_pos, w_rot, q_first, restarts, seeds, sample_lo, sample_hi, method, lam,
+                cutoff, max_step, tolerance, angle_tolerance, max_iterations, patience,
+                q_out, err_out, reached_out, iters_out):  # pragma: no cover - compiled
+    """:func:`joint_solve_range` over the whole batch, chunks of ``CHUNK`` on every thread."""
+    batch = target_p.shape[0]
+    for c in prange((batch + CHUNK - 1) // CHUNK):
+        joint_solve_range(c * CHUNK, min(batch, (c + 1) * CHUNK), pre_rot, pre_trans, axis,
+                          kind, lower, upper, target_p, target_r, use_rot, w_pos, w_rot,
+                          q_first, restarts, seeds, sample_lo, sample_hi, method, lam, cutoff,
+                          max_step, tolerance, angle_tolerance, max_iterations, patience,
+                          q_out, err_out, reached_out, iters_out)

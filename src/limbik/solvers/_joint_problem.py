@@ -28,6 +28,9 @@ FAR_TARGET = 1e100
 """Targets farther than this from the base are solved toward the same direction at this
 distance (the chain then points at them); error and reached are measured to the true one."""
 
+#: Smaller batches run on the calling thread (no parallel kernel to compile or start).
+PARALLEL_MIN_BATCH = 64
+
 
 def check_chain(chain: Any) -> JointChain:
     """``chain`` if it is a JointChain with at least one movable joint."""
@@ -43,6 +46,13 @@ def check_chain(chain: Any) -> JointChain:
 def parse_target(target: Any) -> tuple[FloatArray, FloatArray | None, tuple[int, ...]]:
     """Target positions ``(..., 3)`` and rotation matrices ``(..., 3, 3)`` (None for points)."""
     if isinstance(target, Frame):
+        if target.shape == ():  # one pose: the matrix in scalars, no NumPy round trips
+            x, y, z, w = target.quaternion.tolist()
+            matrix = np.array([
+                1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - z * w), 2.0 * (x * z + y * w),
+                2.0 * (x * y + z * w), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - x * w),
+                2.0 * (x * z - y * w), 2.0 * (y * z + x * w), 1.0 - 2.0 * (x * x + y * y)])
+            return (np.array(target.position, dtype=np.float64), matrix.reshape(3, 3), ())
         return (np.asarray(target.position, dtype=np.float64),
                 np.asarray(target.rotation_matrix, dtype=np.float64), target.shape)
     p = as_points(target, "target")
@@ -71,6 +81,8 @@ def start_configurations(chain: JointChain, q0: Any, batch: tuple[int, ...],
     drawn in the kernel from one seed per batch element: ``rng=None`` uses the seeds
     0, 1, 2, ...; otherwise they come from ``rng``.
     """
+    if q0 is None and rng is None and batch == ():  # one target, default start and seed
+        return chain.middle.reshape(1, chain.dof).copy(), np.zeros(1, dtype=np.uint64), ()
     if q0 is None:
         q_first = chain.middle
     else:
@@ -115,7 +127,7 @@ class JointProblem:
         """Run the compiled driver with step rule ``method`` (a ``_joint_kernels`` code).
 
         ``lam`` and ``cutoff`` are the Jacobian step's damping and pseudo-inverse
-        cutoff (unused by CCD).
+        cutoff (unused by CCD); for ``METHOD_LM`` ``lam`` is the damping floor.
         """
         chain = self.chain
         count = self.first.shape[0]
@@ -124,15 +136,29 @@ class JointProblem:
         err = np.zeros(count)
         reached = np.zeros(count, dtype=np.bool_)
         iters = np.zeros(count, dtype=np.int64)
-        _k.joint_solve(pre_rot, pre_trans, axis, kind, lower, upper, self.target_p,
-                       self.target_r, self.use_rot, self.w_pos, self.w_rot, self.first,
-                       self.restarts, self.seeds, *chain.sampling_bounds(), method,
-                       float(lam), float(cutoff), self.max_step, self.tolerance,
-                       self.angle_tolerance, self.max_iterations, self.patience,
-                       q, err, reached, iters)
+        args = (pre_rot, pre_trans, axis, kind, lower, upper, self.target_p, self.target_r,
+                self.use_rot, self.w_pos, self.w_rot, self.first, self.restarts, self.seeds,
+                *chain.sampling_bounds())
+        limits = (self.tolerance, self.angle_tolerance, self.max_iterations, self.patience)
+        outs = (q, err, reached, iters)
+        parallel = count >= PARALLEL_MIN_BATCH
+        if method == _jk.METHOD_LM:
+            if parallel:
+                _jk.lm_solve(*args, float(lam), self.max_step, *limits, *outs)
+            else:
+                _jk.lm_solve_range(0, count, *args, float(lam), self.max_step, *limits, *outs)
+        elif parallel:
+            _k.joint_solve(*args, method, float(lam), float(cutoff), self.max_step, *limits,
+                           *outs)
+        else:
+            _k.joint_solve_range(0, count, *args, method, float(lam), float(cutoff),
+                                 self.max_step, *limits, *outs)
         rot, trans, jaxis, jkind = chain.joint_arrays
         positions = np.empty((count, chain.n_joints + 1, 3))
-        _jk.all_joint_positions(rot, trans, jaxis, jkind, q, positions)
+        if parallel:
+            _jk.all_joint_positions(rot, trans, jaxis, jkind, q, positions)
+        else:
+            _jk.all_joint_positions_range(0, count, rot, trans, jaxis, jkind, q, positions)
         if self.far_targets is not None:  # honest error and reached for far targets
             far = np.isfinite(self.far_targets[:, 0])
             miss = positions[far, -1] - self.far_targets[far]
@@ -140,9 +166,9 @@ class JointProblem:
             err[far] = big * np.linalg.norm(miss / np.where(big > 0, big, 1.0)[:, None], axis=-1)
             reached[far] &= err[far] <= self.tolerance
         shape = self.shape
-        return Solution(positions=positions.reshape(shape + positions.shape[1:]),
-                        reached=reached.reshape(shape), error=err.reshape(shape),
-                        iterations=iters.reshape(shape), q=q.reshape(shape + (chain.dof,)))
+        return Solution._trusted(positions.reshape(shape + positions.shape[1:]),
+                                 reached.reshape(shape), err.reshape(shape),
+                                 iters.reshape(shape), q=q.reshape(shape + (chain.dof,)))
 
 
 def joint_problem(chain: Any, target: Any, *, tolerance: float | None,
@@ -176,7 +202,10 @@ def joint_problem(chain: Any, target: Any, *, tolerance: float | None,
         tol = np.inf
     first, seeds, shape = start_configurations(chain, q0, batch, rng)
     count = first.shape[0]
-    tp = np.ascontiguousarray(np.broadcast_to(tp, shape + (3,)).reshape(count, 3))
+    if shape == () and tp.shape == (3,):
+        tp = np.array(tp, dtype=np.float64).reshape(1, 3)
+    else:
+        tp = np.ascontiguousarray(np.broadcast_to(tp, shape + (3,)).reshape(count, 3))
     # targets so far that squared distances overflow: solve toward the same direction
     # at FAR_TARGET, then measure the true error
     big = np.max(np.abs(tp), axis=-1)
@@ -190,6 +219,8 @@ def joint_problem(chain: Any, target: Any, *, tolerance: float | None,
         tp[far] = unit / np.linalg.norm(unit, axis=-1, keepdims=True) * FAR_TARGET
     if tr is None:
         tr_arr = np.zeros((count, 3, 3))
+    elif shape == () and tr.shape == (3, 3):
+        tr_arr = np.array(tr, dtype=np.float64).reshape(1, 3, 3)
     else:
         tr_arr = np.ascontiguousarray(np.broadcast_to(tr, shape + (3, 3)).reshape(count, 3, 3))
     return JointProblem(chain=chain, shape=shape, target_p=tp, target_r=tr_arr,

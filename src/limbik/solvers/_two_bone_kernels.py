@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from numba import njit, types
+from numba import njit, prange, types
 
 #: Bend-direction modes.
 MODE_ROLLED = 0  # the seed's rolled plane of the world axes (the default)
@@ -174,29 +174,12 @@ def solve_element(rx: float, ry: float, rz: float, tx: float, ty: float, tz: flo
 
 
 @njit(cache=True, fastmath=_FASTMATH, error_model="numpy")
-def solve_batch(root: np.ndarray, target: np.ndarray, hint: np.ndarray, quat: np.ndarray,
-                upper: np.ndarray, lower: np.ndarray, mode: int, policy: int,
-                max_stretch: float, reach_rtol: float,
-                positions: np.ndarray, error: np.ndarray, reached: np.ndarray) -> float:
-    """Solve ``positions.shape[0]`` limbs in place.
-
-    Parameters
-    ----------
-    root, target, hint : (N or 1, 3) float64
-        ``hint`` is the pole/reference point (read only in ``MODE_POINT``).
-    quat : (N or 1, 4) float64
-        Root-frame rotations (x, y, z, w), read only in ``MODE_FRAME``.
-    upper, lower : (N or 1,) float64
-    positions : (N, 3, 3) float64, out
-    error : (N,) float64, out
-    reached : (N,) bool, out
-
-    Returns
-    -------
-    float
-        0.0, or NaN when an input is not finite or a length is not positive.
-    """
-    n = positions.shape[0]
+def solve_rows(start: int, stop: int, root: np.ndarray, target: np.ndarray, hint: np.ndarray,
+               quat: np.ndarray, upper: np.ndarray, lower: np.ndarray, mode: int, policy: int,
+               max_stretch: float, reach_rtol: float,
+               positions: np.ndarray, error: np.ndarray, reached: np.ndarray) -> float:
+    """Solve limbs ``start .. stop - 1`` in place (arguments as in :func:`solve_batch`);
+    returns their part of its check value."""
     sr = 1 if root.shape[0] > 1 else 0
     st = 1 if target.shape[0] > 1 else 0
     sh = 1 if hint.shape[0] > 1 else 0
@@ -206,7 +189,7 @@ def solve_batch(root: np.ndarray, target: np.ndarray, hint: np.ndarray, quat: np
     use_hint = mode == MODE_POINT
     use_quat = mode == MODE_FRAME
     check = 0.0
-    for i in range(n):
+    for i in range(start, stop):
         jr = i * sr
         jt = i * st
         rx = root[jr, 0]
@@ -254,6 +237,42 @@ def solve_batch(root: np.ndarray, target: np.ndarray, hint: np.ndarray, quat: np
         positions[i, 2, 2] = ez
         error[i] = err
         reached[i] = err <= reach_rtol * reach
+    return check
+
+
+#: Limbs per parallel work item of :func:`solve_batch`.
+CHUNK = 4096
+
+
+@njit(cache=True, fastmath=_FASTMATH, error_model="numpy", parallel=True)
+def solve_batch(root: np.ndarray, target: np.ndarray, hint: np.ndarray, quat: np.ndarray,
+                upper: np.ndarray, lower: np.ndarray, mode: int, policy: int,
+                max_stretch: float, reach_rtol: float,
+                positions: np.ndarray, error: np.ndarray, reached: np.ndarray) -> float:
+    """Solve ``positions.shape[0]`` limbs in place, chunks of :data:`CHUNK` on every thread.
+
+    Parameters
+    ----------
+    root, target, hint : (N or 1, 3) float64
+        ``hint`` is the pole/reference point (read only in ``MODE_POINT``).
+    quat : (N or 1, 4) float64
+        Root-frame rotations (x, y, z, w), read only in ``MODE_FRAME``.
+    upper, lower : (N or 1,) float64
+    positions : (N, 3, 3) float64, out
+    error : (N,) float64, out
+    reached : (N,) bool, out
+
+    Returns
+    -------
+    float
+        0.0, or NaN when an input is not finite or a length is not positive.
+    """
+    n = positions.shape[0]
+    check = 0.0
+    for c in prange((n + CHUNK - 1) // CHUNK):
+        check += solve_rows(c * CHUNK, min(n, (c + 1) * CHUNK), root, target, hint, quat,
+                            upper, lower, mode, policy, max_stretch, reach_rtol, positions,
+                            error, reached)
     return check
 
 

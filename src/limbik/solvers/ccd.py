@@ -153,7 +153,12 @@ def _ccd_points(positions: Any, target: Any, tolerance: float | None, max_iterat
                                     out, turned, err, reached, iters)
         turned = turned.reshape(shape + (n, 4))
     else:
-        _k.ccd_points_solve(flat, goal, tol, max_iterations, improve, out, err, reached, iters)
+        if count <= _k.CHUNK:  # one chunk stays on the calling thread
+            _k.ccd_points_solve_range(0, count, flat, goal, tol, max_iterations, improve, out,
+                                      err, reached, iters)
+        else:
+            _k.ccd_points_solve(flat, goal, tol, max_iterations, improve, out, err, reached,
+                                iters)
         if return_rotations:
             turned = joint_rotations(out, flat, input_rotations=_start_rotations(
                 rotations, shape, n, count)).reshape(shape + (n, 4))

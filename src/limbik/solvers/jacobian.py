@@ -1,4 +1,4 @@
-"""Jacobian IK on a :class:`~limbik.chain.JointChain`: transpose, pseudo-inverse, DLS, SVD-DLS.
+"""Jacobian IK on a :class:`~limbik.chain.JointChain`: LM, transpose, pseudo-inverse, DLS, SVD-DLS.
 
 Each iteration linearises the tip pose with the geometric Jacobian ``J`` (rows:
 linear then angular velocity, world frame) and takes one step ``dq``:
@@ -6,6 +6,11 @@ linear then angular velocity, world frame) and takes one step ``dq``:
 - ``"transpose"``: ``dq = α Jᵀ e`` with Buss's step ``α = ⟨e, JJᵀe⟩ / |JJᵀe|²``.
 - ``"pinv"``: ``dq = J⁺ e`` (singular values below ``1e-6 σ_max`` dropped).
 - ``"dls"``: damped least squares, ``dq = Jᵀ (JJᵀ + λ² I)⁻¹ e``.
+- ``"lm"``: Levenberg–Marquardt, ``dq = Jᵀ (JJᵀ + λ I)⁻¹ e`` with the adaptive damping
+  ``λ = μ ½|e|² + λ_min``: a step is kept only if it lowers the error (then ``μ``
+  halves), else ``μ`` grows and the step is retried. Joints held at a limit by the
+  gradient drop out of the step. An attempt is abandoned when the squared error has
+  not halved for ``patience`` steps, so hopeless starts give way to restarts early.
 - ``"svd-dls"``: DLS through the singular value decomposition, damping only the
   singular values below ``2λ`` (``λᵢ² = λ² (1 − σᵢ²/4λ²)``; numerical filtering as in
   Maciejewski & Klein), so it takes full Gauss-Newton steps away from singularities.
@@ -31,22 +36,23 @@ from limbik.tolerances import (
     JACOBIAN_MAX_STEP,
     JACOBIAN_PATIENCE,
     JACOBIAN_RESTARTS,
+    LM_PATIENCE,
     MAX_JACOBIAN_ITERATIONS,
 )
 
 __all__ = ["JACOBIAN_METHODS", "jacobian_ik"]
 
 #: The step rules of :func:`jacobian_ik`.
-JACOBIAN_METHODS = ("transpose", "pinv", "dls", "svd-dls")
+JACOBIAN_METHODS = ("transpose", "pinv", "dls", "svd-dls", "lm")
 _METHOD_CODES = {"transpose": _k.METHOD_TRANSPOSE, "pinv": _k.METHOD_PINV,
-                 "dls": _k.METHOD_DLS, "svd-dls": _k.METHOD_SVD_DLS}
+                 "dls": _k.METHOD_DLS, "svd-dls": _k.METHOD_SVD_DLS, "lm": _k.METHOD_LM}
 
 
-def jacobian_ik(chain: JointChain, target: Any, *, method: str = "dls",
+def jacobian_ik(chain: JointChain, target: Any, *, method: str = "lm",
                 damping: float = JACOBIAN_DAMPING, q0: Any = None,
                 tolerance: float | None = None, angle_tolerance: float = ITERATIVE_ANGLE_TOL,
                 max_iterations: int = MAX_JACOBIAN_ITERATIONS,
-                max_step: float = JACOBIAN_MAX_STEP, patience: int = JACOBIAN_PATIENCE,
+                max_step: float = JACOBIAN_MAX_STEP, patience: int | None = None,
                 position_weight: float = 1.0, orientation_weight: float = 1.0,
                 restarts: int = JACOBIAN_RESTARTS, rng: Any = None) -> Solution:
     """Solve joint coordinates so the chain's tip reaches ``target``.
@@ -56,9 +62,11 @@ def jacobian_ik(chain: JointChain, target: Any, *, method: str = "dls",
     chain : JointChain
     target : array_like (..., 3) or Frame (...)
         Tip positions, or tip poses (position and orientation) as a Frame batch.
-    method : {"transpose", "pinv", "dls", "svd-dls"}
+    method : {"lm", "transpose", "pinv", "dls", "svd-dls"}
+        ``"lm"`` (the default) is Levenberg–Marquardt with adaptive damping.
     damping : float
-        λ of DLS and SVD-DLS relative to ``chain.reach`` (λ = damping · reach).
+        λ of DLS and SVD-DLS relative to ``chain.reach`` (λ = damping · reach); LM's
+        damping floor is ``(damping · reach / 10)²``.
     q0 : array_like (..., dof), optional
         First start; default the middle of the joint ranges. Broadcasts with ``target``.
     tolerance : float, optional
@@ -69,8 +77,10 @@ def jacobian_ik(chain: JointChain, target: Any, *, method: str = "dls",
         Step cap per attempt.
     max_step : float
         Largest change of one joint coordinate in one step (radians or length units).
-    patience : int
-        Steps without a 0.1 % error drop before an attempt is abandoned.
+    patience : int, optional
+        Steps without progress before an attempt is abandoned: for LM, steps without
+        halving the squared error (default ``LM_PATIENCE``); for the others, steps
+        without a 0.1 % error drop (default ``JACOBIAN_PATIENCE``).
     position_weight, orientation_weight : float
         Row weights of a pose target (metres-to-radians trade-off); ignored for points.
         With ``orientation_weight=0`` only the position counts (also for ``reached``).
@@ -92,9 +102,14 @@ def jacobian_ik(chain: JointChain, target: Any, *, method: str = "dls",
     chain = check_chain(chain)
     method = choice(method, "method", JACOBIAN_METHODS)
     lam = as_float(damping, "damping", minimum=0.0) * chain.reach
+    if patience is None:
+        patience = LM_PATIENCE if method == "lm" else JACOBIAN_PATIENCE
     problem = joint_problem(chain, target, tolerance=tolerance, angle_tolerance=angle_tolerance,
                             max_iterations=max_iterations, patience=patience, restarts=restarts,
                             position_weight=position_weight,
                             orientation_weight=orientation_weight, q0=q0, rng=rng,
                             max_step=max_step)
+    if method == "lm":
+        # the adaptive damping needs only a small floor: λ_min = (damping · reach / 10)²
+        return problem.solve(_k.METHOD_LM, (0.1 * lam) ** 2)
     return problem.solve(_METHOD_CODES[method], lam, 1e-6)

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["Solution"]
+__all__ = ["Solution", "out_arrays"]
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -90,3 +90,37 @@ class Solution:
                     f"iterations={int(self.iterations)}, n_joints={self.positions.shape[-2]})")
         return (f"Solution(shape={self.shape}, reached={int(np.sum(self.reached))}/"
                 f"{self.reached.size}, max_error={float(np.max(self.error, initial=0.0)):.3g})")
+
+
+def out_arrays(out: Any, shape: tuple[int, ...], n_joints: int
+               ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.bool_]]:
+    """Flat views ``positions (N, n_joints, 3)``, ``error (N,)``, ``reached (N,)`` of a
+    preallocated ``out`` Solution of batch ``shape`` (N = prod(shape)), for a solver
+    to write into.
+
+    ``out`` must come from an earlier solve of the same batch shape and joint count:
+    its ``positions``, ``error`` and ``reached`` must be writable C-contiguous arrays
+    of float64, float64 and bool.
+    """
+    from limbik.errors import InvalidInputError
+
+    if not isinstance(out, Solution):
+        raise InvalidInputError(f"out must be a Solution, got {type(out).__name__}",
+                                argument="out")
+    count = 1
+    for size in shape:
+        count *= size
+    expected = (("positions", shape + (n_joints, 3), np.float64), ("error", shape, np.float64),
+                ("reached", shape, np.bool_))
+    views = []
+    for name, want, dtype in expected:
+        array = getattr(out, name)
+        if (not isinstance(array, np.ndarray) or array.shape != want or array.dtype != dtype
+                or not array.flags.c_contiguous or not array.flags.writeable):
+            got = (f"{array.dtype} {array.shape}" if isinstance(array, np.ndarray)
+                   else type(array).__name__)
+            raise InvalidInputError(
+                f"out.{name} must be a writable C-contiguous {np.dtype(dtype)} array of shape "
+                f"{want}, got {got}", argument="out")
+        views.append(array.reshape((count,) + want[len(shape):]))
+    return views[0], views[1], views[2]

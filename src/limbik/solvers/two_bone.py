@@ -31,7 +31,7 @@ from limbik.solvers import _two_bone_pose as _pose
 from limbik.solvers._scale import COMFORT_HIGH as _COMFORT_HIGH
 from limbik.solvers._scale import COMFORT_LOW as _COMFORT_LOW
 from limbik.solvers._scale import length_scale
-from limbik.solvers.solution import Solution
+from limbik.solvers.solution import Solution, out_arrays
 from limbik.tolerances import ANALYTIC_REACH_RTOL
 
 __all__ = ["UNREACHABLE_POLICIES", "two_bone"]
@@ -65,7 +65,8 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
              pose_rotations: Any = None, target_rotation: Any = None,
              target_offset: Frame | None = None, weight: Any = None,
              position_weight: Any = None, rotation_weight: Any = None,
-             pole_weight: Any = None, stretch_start: float | None = None) -> Solution:
+             pole_weight: Any = None, stretch_start: float | None = None,
+             out: Solution | None = None) -> Solution:
     """Place a two-bone limb (root → mid → end) so its end reaches ``target``.
 
     Parameters
@@ -120,6 +121,11 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
         ``(0, max_stretch]``: bones start to scale when ``|target − root|`` exceeds
         ``stretch_start · (upper + lower)`` and reach ``max_stretch`` at
         ``max_stretch · (upper + lower)``, growing linearly in between.
+    out : Solution, optional
+        A Solution of an earlier call with the same batch shape (e.g. the previous
+        frame's) whose ``positions``, ``error`` and ``reached`` arrays are overwritten
+        in place, so a per-frame loop allocates nothing. The returned Solution shares
+        them; its ``iterations`` is a read-only zero view.
 
     At most one of ``pole``, ``reference`` and ``root_frame`` may be given. With none,
     the bend follows the rolled plane of the world axes (``root_frame`` = identity):
@@ -187,23 +193,30 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
         The end stops short of such targets (``error`` says by how much). 0 (default)
         is off; ignored where ``"stretch"`` stretches.
     """
-    if not (pose is None and pose_rotations is None and target_rotation is None
-            and target_offset is None and weight is None and position_weight is None
-            and rotation_weight is None and pole_weight is None and stretch_start is None):
+    posed = not (pose is None and pose_rotations is None and target_rotation is None
+                 and target_offset is None and weight is None and position_weight is None
+                 and rotation_weight is None and pole_weight is None
+                 and stretch_start is None)
+    hinged = bend_axis is not None or reference_offsets is not None or not (
+        type(softness) in _FLOAT_TYPES and softness == 0.0)
+    if out is not None and (posed or hinged):
+        raise InvalidInputError("out is for the plain solve (no pose, weights, rotations, "
+                                "bend_axis or softness), got it with those options",
+                                argument="out")
+    if posed:
         return _two_bone_posed(root, target, upper, lower, pole, reference, root_frame,
                                unreachable, max_stretch, pose, pose_rotations,
                                target_rotation, target_offset, weight, position_weight,
                                rotation_weight, pole_weight, stretch_start,
                                {"bend_axis": bend_axis, "reference_offsets": reference_offsets,
                                 "softness": softness})
-    if bend_axis is not None or reference_offsets is not None or not (
-            type(softness) in _FLOAT_TYPES and softness == 0.0):
+    if hinged:
         return _two_bone_hinge(root, target, upper, lower, pole=pole, reference=reference,
                                root_frame=root_frame, unreachable=unreachable,
                                max_stretch=max_stretch, bend_axis=bend_axis,
                                reference_offsets=reference_offsets, softness=softness)
     point = reference if pole is None else pole
-    if (root_frame is None and (pole is None or reference is None)
+    if (out is None and root_frame is None and (pole is None or reference is None)
             and type(root) is _NDARRAY and type(target) is _NDARRAY
             and root.shape == _SHAPE3 and target.shape == _SHAPE3
             and root.dtype is _F64 and target.dtype is _F64
@@ -272,13 +285,17 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
         hint = hint / unit if point is not None else hint
     count = math.prod(shape)
 
-    positions = np.empty((count, 3, 3))
-    error = np.empty(count)
-    reached = np.empty(count, dtype=np.bool_)
-    check = _k.solve_batch(
-        _rows(root_a, shape, 3), _rows(target_a, shape, 3), _rows(hint, shape, 3),
-        _rows(quat, shape, 4), _rows(upper_a, shape, 0), _rows(lower_a, shape, 0),
-        mode, policy, stretch, ANALYTIC_REACH_RTOL, positions, error, reached)
+    if out is None:
+        positions = np.empty((count, 3, 3))
+        error = np.empty(count)
+        reached = np.empty(count, dtype=np.bool_)
+    else:
+        positions, error, reached = out_arrays(out, shape, 3)
+    rows = (_rows(root_a, shape, 3), _rows(target_a, shape, 3), _rows(hint, shape, 3),
+            _rows(quat, shape, 4), _rows(upper_a, shape, 0), _rows(lower_a, shape, 0),
+            mode, policy, stretch, ANALYTIC_REACH_RTOL, positions, error, reached)
+    # up to one chunk stays on the calling thread: no parallel kernel to compile or start
+    check = (_k.solve_rows(0, count, *rows) if count <= _k.CHUNK else _k.solve_batch(*rows))
     if check != 0.0:
         _raise_for_bad_input(root_a, target_a, upper_a, lower_a, hint, point_name)
     if unit != 1.0:
@@ -286,7 +303,17 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
         error *= unit
         root_a, target_a = root_a * unit, target_a * unit
     if policy == _k.POLICY_PUSH_ROOT:
-        return _pushed(positions.reshape(shape + (3, 3)), root_a, target_a)
+        pushed = _pushed(positions.reshape(shape + (3, 3)), root_a, target_a)
+        if out is None:
+            return pushed
+        error[:] = np.ravel(pushed.error)
+        reached[:] = True
+        return Solution._trusted(out.positions, out.reached, out.error,
+                                 np.broadcast_to(_ITER0, shape),
+                                 root_offset=pushed.root_offset)
+    if out is not None:  # no allocation: the caller's arrays, iterations a zero view
+        return Solution._trusted(out.positions, out.reached, out.error,
+                                 np.broadcast_to(_ITER0, shape))
     # a single limb gets NumPy scalars, as on the fast path
     return Solution._trusted(positions.reshape(shape + (3, 3)), reached.reshape(shape)[()],
                              error.reshape(shape)[()], np.zeros(shape, dtype=np.int64))

@@ -1,0 +1,114 @@
+"""Startup: import time, and each solver family's first call, cold and warm.
+
+For each family, a fresh Python process with an empty Numba cache (``NUMBA_CACHE_DIR``
+pointed at a new temporary folder) times ``import limbik``, the first call (which
+compiles the kernels it uses and writes them to the cache), and a second call. A
+second fresh process on the now-filled cache times the first call again (loading
+the kernels from the cache). Every figure is the minimum over ``--repeat`` runs.
+
+Printed per family: cold first call, cached first call, warm call, and the ratios
+cold / cached and cached / warm, measured in this run. Also ``import limbik`` and
+``limbik --help`` against ``python -c pass`` (interpreter start) in the same run.
+
+    PYTHONPATH=src python benchmarks/startup.py [--repeat 3] [--family fabrik ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PANDA = Path(os.environ.get("LIMBIK_SHARED_DATA", ROOT.parent / "shared" / "data")) / "urdf" / "panda_example-robot-data.urdf"
+
+#: family → (setup code, call code); the call is timed twice in the process.
+FAMILIES = {
+    "two_bone": ("", "limbik.two_bone([0, 0, 0], [0.3, 0.2, 0.1], 0.3, 0.25)"),
+    "fabrik": ("chain = np.c_[np.arange(6.0), np.zeros(6), np.zeros(6)]",
+               "limbik.fabrik(chain, [2.0, 3.0, 1.0])"),
+    "FabrikTree": ("tree = limbik.FabrikTree([-1, 0, 1, 2, 3, 2, 5], [[0, 0, 0], [0, 1, 0], "
+                   "[0, 2, 0], [-0.7, 2.7, 0], [-1.4, 3.4, 0], [0.7, 2.7, 0], [1.4, 3.4, 0]])",
+                   "tree.solve({4: [-1.0, 3.0, 0.5], 6: [1.0, 3.2, -0.4]})"),
+    "ccd": ("chain = np.c_[np.arange(6.0), np.zeros(6), np.zeros(6)]",
+            "limbik.ccd(chain, [2.0, 3.0, 1.0])"),
+    "jacobian_ik": (f"arm = limbik.load_urdf({str(PANDA)!r}, 'panda_link0', 'panda_hand_tcp')",
+                    "limbik.jacobian_ik(arm, [0.4, 0.1, 0.5])"),
+}
+
+CHILD = """
+import time
+t0 = time.perf_counter()
+import limbik
+t1 = time.perf_counter()
+import numpy as np
+{setup}
+t2 = time.perf_counter()
+{call}
+t3 = time.perf_counter()
+{call}
+t4 = time.perf_counter()
+import json
+print(json.dumps({{"import": t1 - t0, "first": t3 - t2, "second": t4 - t3}}))
+"""
+
+
+def run_child(code: str, cache: str) -> dict[str, float]:
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=str(ROOT / "src"))
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, check=True)
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def wall(argv: list[str]) -> float:
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    start = time.perf_counter()
+    subprocess.run(argv, env=env, capture_output=True, check=True)
+    return time.perf_counter() - start
+
+
+def family(name: str, repeat: int) -> dict[str, float]:
+    setup, call = FAMILIES[name]
+    code = CHILD.format(setup=setup, call=call)
+    best = {"cold": float("inf"), "cached": float("inf"), "warm": float("inf")}
+    for _ in range(repeat):
+        with tempfile.TemporaryDirectory() as cache:
+            cold = run_child(code, cache)
+            cached = run_child(code, cache)
+        best["cold"] = min(best["cold"], cold["first"])
+        best["cached"] = min(best["cached"], cached["first"])
+        best["warm"] = min(best["warm"], cold["second"], cached["second"])
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--family", action="append", choices=list(FAMILIES))
+    args = parser.parse_args()
+    py = sys.executable
+    base = min(wall([py, "-c", "pass"]) for _ in range(args.repeat * 3))
+    imp = min(wall([py, "-c", "import limbik"]) for _ in range(args.repeat * 3))
+    cli = min(wall([py, "-m", "limbik.cli", "--help"]) for _ in range(args.repeat * 3))
+    print(f"python -c pass    {base:7.3f} s")
+    print(f"import limbik     {imp:7.3f} s   ({imp - base:.3f} s over the interpreter, "
+          f"{imp / base:.2f}x python -c pass)")
+    print(f"limbik --help     {cli:7.3f} s   ({cli - base:.3f} s over the interpreter, "
+          f"{cli / base:.2f}x python -c pass)")
+    print(f"\nfirst call per family, minimum of {args.repeat} (fresh process each; cold = "
+          "empty Numba cache)")
+    print(f"{'family':<12} {'cold s':>8} {'cached s':>9} {'warm ms':>9} {'cold/cached':>12} "
+          f"{'cached/warm':>12}")
+    for name in args.family or list(FAMILIES):
+        b = family(name, args.repeat)
+        print(f"{name:<12} {b['cold']:8.2f} {b['cached']:9.3f} {1e3 * b['warm']:9.3f} "
+              f"{b['cold'] / b['cached']:11.1f}x {b['cached'] / b['warm']:11.1f}x", flush=True)
+
+
+if __name__ == "__main__":
+    main()
