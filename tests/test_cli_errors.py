@@ -196,7 +196,7 @@ def test_solve_prints_q_with_joint_names_and_takes_an_orientation(urdf, capsys):
             "0.9238795"]  # the hand turned 45° about z
     assert main(argv) == 0
     out = capsys.readouterr().out
-    assert "dls: reached, pose error" in out
+    assert "lm: reached, pose error" in out
     assert "orientation (0, 0, 0.382683, 0.923879) (x, y, z, w)" in out
     assert "  shoulder  " in out and "  elbow     " in out and "  wrist     " in out
     assert "iterations in all attempts" in out
