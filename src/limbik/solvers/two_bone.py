@@ -323,7 +323,9 @@ def _pushed(positions: FloatArray, root: FloatArray, target: FloatArray) -> Solu
     """The ``push_root`` result: the end is placed on the target, so every element is
     reached; ``error`` is the end's distance from the target (rounding only) and
     ``root_offset`` how far the root moved."""
-    error = np.linalg.norm(positions[..., 2, :] - target, axis=-1)
+    miss = positions[..., 2, :] - target
+    big = np.max(np.abs(miss), axis=-1)  # overflow-safe norm at any finite scale
+    error = big * np.linalg.norm(miss / np.where(big > 0, big, 1.0)[..., None], axis=-1)
     shape = error.shape
     return Solution._trusted(positions, np.ones(shape, dtype=np.bool_)[()], error[()],
                              np.zeros(shape, dtype=np.int64),
