@@ -179,9 +179,28 @@ def test_return_rotations_carry_input_bones_onto_solved_bones(rng):
     start = random_chains(rng, 20)
     target = random_chains(rng, 20)[:, -1]
     s = fabrik(start, target, return_rotations=True)
-    assert s.rotations is not None and s.rotations.shape == (20, 9, 4)
-    moved = limbik.geometry.rotate_vectors(s.rotations, np.diff(start, axis=1))
+    assert s.rotations is not None and s.rotations.shape == (20, 10, 4)
+    moved = limbik.geometry.rotate_vectors(s.rotations[:, :-1], np.diff(start, axis=1))
     np.testing.assert_allclose(moved, np.diff(s.positions, axis=1), atol=1e-9)
+
+
+def test_rotations_keep_the_input_twist_as_two_bone_and_ccd_do(rng):
+    """With input joint rotations, each joint's output is its bone's minimal turn times its
+    input rotation: the rule every solver shares (``limbik.joint_rotations``)."""
+    from limbik.geometry.quaternion import quaternion_multiply
+    from limbik.solvers.rotations import joint_rotations
+
+    start = random_chains(rng, 20)
+    target = random_chains(rng, 20)[:, -1]
+    q = rng.normal(size=(20, 10, 4))
+    q /= np.linalg.norm(q, axis=-1, keepdims=True)
+    s = fabrik(start, target, rotations=q)
+    np.testing.assert_allclose(s.rotations, joint_rotations(s.positions, start,
+                                                            input_rotations=q), atol=1e-12)
+    turn = fabrik(start, target, return_rotations=True).rotations
+    expected = quaternion_multiply(turn, q)
+    same = np.abs(np.sum(expected * s.rotations, axis=-1))
+    np.testing.assert_allclose(same, 1.0, atol=1e-9)
 
 
 @settings(max_examples=40)

@@ -82,7 +82,8 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
            max_iterations: int = MAX_ITERATIONS, min_improvement: float = 0.0,
            constraints: Sequence[Constraint | None] | None = None, fixed_root: bool = True,
            direction: Any = None, root_frame: Frame | None = None,
-           cone_frames: str = "carried", return_rotations: bool = False) -> Solution:
+           cone_frames: str = "carried", return_rotations: bool = False,
+           rotations: Any = None) -> Solution:
     """Solve point chains with FABRIK, batched over leading dimensions.
 
     Parameters
@@ -125,9 +126,14 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
         with world +Y as up, rebuilt at every joint. Bone 0 uses ``root_frame``
         either way.
     return_rotations : bool
-        Also fill ``Solution.rotations`` ``(..., n − 1, 4)``: for each bone, the
-        minimal-twist world rotation from its input pose to its solved pose
-        (see :func:`limbik.rotations_from_positions`).
+        Also fill ``Solution.rotations`` ``(..., n, 4)``: the joints' world rotations,
+        each bone turned from its input pose by its minimal rotation, so it keeps its
+        input twist (the rule of ``two_bone`` and ``ccd``; see
+        :func:`limbik.joint_rotations`). Without ``rotations`` the input rotations are
+        the identity, so row ``j < n − 1`` is bone ``j``'s turn from the input pose.
+    rotations : array_like, shape (..., n, 4), optional
+        World rotations (x, y, z, w) of the joints in the input pose; implies
+        ``return_rotations``.
 
     Returns
     -------
@@ -199,11 +205,12 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
         p *= unit
         error *= unit
     solved = p.reshape(shape + (n, 3))
-    rotations = None
-    if as_flag(return_rotations, "return_rotations"):
-        from limbik.solvers.rotations import rotations_from_positions
+    turned = None
+    if as_flag(return_rotations, "return_rotations") or rotations is not None:
+        from limbik.solvers.rotations import joint_rotations
 
-        rotations = rotations_from_positions(solved, np.broadcast_to(pos, shape + (n, 3)))
+        turned = joint_rotations(solved, np.broadcast_to(pos, shape + (n, 3)),
+                                 input_rotations=rotations)
     return Solution(positions=solved, reached=reached.reshape(shape),
                     error=error.reshape(shape), iterations=iterations.reshape(shape),
-                    rotations=rotations)
+                    rotations=turned)
