@@ -58,6 +58,7 @@ from limbik.solvers.two_bone import two_bone
 
 __all__ = ["FootplantReport", "estimate_floor", "evaluate", "footplant", "knee_hinge_axes"]
 
+_DEBUG: dict = {}
 Progress = Callable[[int, int, str], None]
 #: Stance float (leg lengths) below which a planted foot keeps the source's height.
 FLOAT_KEPT = 0.005
@@ -250,10 +251,29 @@ def _stance_drop(hover: np.ndarray, contact: np.ndarray, keep: float, blend_fram
     return _ease_around(drop, spans, blend_frames)[:, 0]
 
 
-def _heel_weight(heel_above: np.ndarray, toe_above: np.ndarray, band: float) -> np.ndarray:
-    """How much the heel carries the foot ``(n,)``: 1 where the toe is higher above its rest
-    than the heel by ``band`` or more, 0 the other way round, smooth in between."""
-    s = np.clip((toe_above - heel_above + band) / (2 * band), 0.0, 1.0)
+def _heel_weight(heel: np.ndarray, toe: np.ndarray, dt: float, leg_length: float
+                 ) -> np.ndarray:
+    """How much the heel carries the foot ``(n,)`` (1 heel, 0 toe), from the source's heel
+    (ankle) and toe positions ``(n, 3)``.
+
+    The point that carries the weight is the one that stands still and low: each point
+    scores its height above its local minimum (±0.4 s) in units of 1.5% of a leg plus its
+    horizontal speed (smoothed over 0.05 s) in units of 0.15 leg lengths/s, and the lower
+    score wins, with a smooth blend where the two are within one unit. A heel strike
+    (toe still falling, and sweeping forward as the foot rolls) goes to the heel, a
+    toe-off (heel rising and moving) to the toe, and a turn on the ball of the foot
+    to the toe even when the heel stays lower.
+    """
+    window = max(1, round(0.4 / dt))
+    kernel = np.ones(max(1, round(0.05 / dt)) | 1)
+    kernel /= kernel.sum()
+    scores = []
+    for point in (heel, toe):
+        height = point[:, 1] - local_minimum(point[:, 1], window)
+        speed = np.convolve(np.pad(horizontal_speed(point, dt), len(kernel) // 2, mode="edge"),
+                            kernel, mode="valid")
+        scores.append(height / (0.015 * leg_length) + speed / (0.15 * leg_length))
+    s = np.clip((scores[1] - scores[0] + 1.0) / 2.0, 0.0, 1.0)
     return s * s * (3 - 2 * s)
 
 
@@ -690,8 +710,8 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
                             release_frames)
         ha = np.maximum(above[:, 0] - drop, 0.0)
         ht = np.maximum(above[:, 1] - drop, 0.0) if toe is not None else None
-        heel = (_heel_weight(relative[:, 0], relative[:, 1:].min(axis=1), 0.015 * leg_length)
-                if toe is not None else np.ones(frames))
+        heel = (_heel_weight(ankle, toe, dt, leg_length) if toe is not None
+                else np.ones(frames))
         heels[leg.side] = heel
         foot = toe - ankle if toe is not None else np.zeros_like(ankle)
         lock = (_lock_offsets(ankle, foot, masks[leg.side], heel, release_frames) if lock_feet
@@ -719,6 +739,7 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
         a = a_smooth
         a[:, 1] = np.maximum(a[:, 1], ground.height(a[:, 0], a[:, 2]))
         targets[leg.side] = (a, t)
+        _DEBUG[leg.side+'_lock'] = (a.copy(), t.copy())
     tick(3, "pelvis")
 
     offset = np.zeros(frames)
@@ -786,6 +807,8 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
             a[:, 1] += rest
             t[:, 1] += rest
             targets[leg.side] = (a, t)
+    for _s, (_a, _t) in targets.items():
+        _DEBUG[_s+'_final'] = (_a.copy(), _t.copy())
     tick(4, "legs")
 
     positions: dict[int, np.ndarray] = {}
