@@ -256,9 +256,9 @@ def _stance_drop(relative: np.ndarray, contact: np.ndarray, keep: float, blend_f
     on anything; where it is also nearly flat (its points' heights above rest within
     ``6·keep`` of each other) it is laid flat on the ground, every point at its rest:
     fully where it floated ``4·keep`` or more and its points are within ``3·keep`` of
-    each other, smoothly less toward those bounds (and spring-smoothed over
-    ``smooth_time`` seconds, so that a foot coming down is not flattened at once). The drops ease in before each contact and out after it over
-    ``blend_frames``.
+    each other, smoothly less toward those bounds, spring-smoothed over ``smooth_time``
+    seconds so that a foot coming down is not flattened at once. The drops ease in
+    before each contact and out after it over ``blend_frames``.
     """
     spans = contact_spans(contact)
     hover = relative.min(axis=1)
@@ -278,14 +278,14 @@ def _heel_weight(heel: np.ndarray, toe: np.ndarray, dt: float, leg_length: float
     positions ``(n, 3)``.
 
     The point that carries the weight is the one that stands still and low: each point
-    scores its height above its local minimum (±0.4 s) in units of 1.5% of a leg plus its speed (smoothed
-    over 0.05 s) in units of half the clip's contact speed threshold ``speed_gate`` (leg
-    lengths/s; at least 0.15, more where the source's planted feet skate); the lower
-    score wins, with a smooth blend where the two are within one unit. A heel strike
-    (the toe still coming down) goes to the heel, a toe-off (the heel rising) to the
-    toe, and a turn on the ball of the foot to the toe even when the heel is as low. A
-    point carries weight with a score up to 1 and none from 2 on; the foot stands flat
-    where both carry it.
+    scores its height above its local minimum (±0.4 s) in units of 1.5% of a leg plus its
+    speed (smoothed over 0.05 s) in units of half the clip's contact speed threshold
+    ``speed_gate`` (leg lengths/s; at least 0.15, more where the source's planted feet
+    skate); the lower score wins, with a smooth blend where the two are within one unit. A
+    heel strike (the toe still coming down) goes to the heel, a toe-off (the heel rising) to
+    the toe, and a turn on the ball of the foot to the toe even when the heel is as low. A
+    point carries weight with a score up to 1 and none from 2 on; the foot stands flat where
+    both carry it.
     """
     unit = max(0.15, 0.5 * speed_gate)
     kernel = np.ones(max(1, round(0.05 / dt)) | 1)
