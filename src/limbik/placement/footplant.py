@@ -58,7 +58,6 @@ from limbik.solvers.two_bone import two_bone
 
 __all__ = ["FootplantReport", "estimate_floor", "evaluate", "footplant", "knee_hinge_axes"]
 
-_DEBUG: dict = {}
 Progress = Callable[[int, int, str], None]
 #: Stance float (leg lengths) below which a planted foot keeps the source's height.
 FLOAT_KEPT = 0.005
@@ -789,7 +788,6 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
         a = a_smooth
         a[:, 1] = np.maximum(a[:, 1], ground.height(a[:, 0], a[:, 2]))
         targets[leg.side] = (a, t)
-        _DEBUG[leg.side+'_lock'] = (a.copy(), t.copy())
     tick(3, "pelvis")
 
     offset = np.zeros(frames)
@@ -857,8 +855,6 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
             a[:, 1] += rest
             t[:, 1] += rest
             targets[leg.side] = (a, t)
-    for _s, (_a, _t) in targets.items():
-        _DEBUG[_s+'_final'] = (_a.copy(), _t.copy())
     tick(4, "legs")
 
     positions: dict[int, np.ndarray] = {}
