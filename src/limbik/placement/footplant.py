@@ -211,20 +211,28 @@ def contact_speed_threshold(speeds: np.ndarray) -> float:
     return float(np.clip(np.sqrt(max(low, 1e-3) * max(high, 1e-3)), 0.1, 2.0))
 
 
-def _ease_after(offset: np.ndarray, spans: list[tuple[int, int]], blend_frames: int) -> None:
-    """After each span, ease ``offset`` ``(n, k)`` from its last value to 0 (in place)."""
+def _ease_after(offset: np.ndarray, spans: list[tuple[int, int]], blend_frames: int, *,
+                keep_rate: bool = False) -> None:
+    """After each span, ease ``offset`` ``(n, k)`` from its last value to 0 (in place).
+
+    With ``keep_rate`` the ease starts at the rate of change of the span's last frames
+    (a cubic Hermite curve), so that what follows ``offset`` keeps its velocity.
+    """
     n = len(offset)
-    for k, (_start, stop) in enumerate(spans):
+    for k, (start, stop) in enumerate(spans):
         end = offset[stop - 1].copy()
+        rate = (end - offset[stop - 2] if keep_rate and stop - start >= 2
+                else np.zeros_like(end))
         next_start = spans[k + 1][0] if k + 1 < len(spans) else n
         length = min(blend_frames, next_start - stop)
         if length > 0:
             s = (np.arange(1, length + 1) / (length + 1))[:, None]
-            offset[stop:stop + length] = end * (1 - s * s * (3 - 2 * s))
+            offset[stop:stop + length] = (end * (1 - s * s * (3 - 2 * s))
+                                          + rate * (length + 1) * s * (1 - s) ** 2)
 
 
-def _ease_around(values: np.ndarray, spans: list[tuple[int, int]], blend_frames: int
-                 ) -> np.ndarray:
+def _ease_around(values: np.ndarray, spans: list[tuple[int, int]], blend_frames: int, *,
+                 keep_rate: bool = False) -> np.ndarray:
     """``values`` ``(n, k)``, set inside ``spans`` and zero outside, eased in before each
     span and out after it over ``blend_frames`` (within the gaps, the two eases add)."""
     before = np.zeros_like(values)
@@ -235,7 +243,7 @@ def _ease_around(values: np.ndarray, spans: list[tuple[int, int]], blend_frames:
             s = (np.arange(length, 0, -1) / (length + 1))[:, None]
             before[start - length:start] = values[start] * (1 - s * s * (3 - 2 * s))
     after = values.copy()
-    _ease_after(after, spans, blend_frames)
+    _ease_after(after, spans, blend_frames, keep_rate=keep_rate)
     return after + before
 
 
@@ -257,7 +265,8 @@ def _stance_drop(relative: np.ndarray, contact: np.ndarray, keep: float, blend_f
     fully where it floated ``4·keep`` or more and its points are within ``3·keep`` of
     each other, smoothly less toward those bounds, spring-smoothed over ``smooth_time``
     seconds so that a foot coming down is not flattened at once. The drops ease in
-    before each contact and out after it over ``blend_frames``.
+    before each contact and out after it over ``blend_frames``, starting out at the rate
+    they changed at the end of the contact (a foot lifting off keeps its speed).
     """
     spans = contact_spans(contact)
     hover = relative.min(axis=1)
@@ -267,7 +276,7 @@ def _stance_drop(relative: np.ndarray, contact: np.ndarray, keep: float, blend_f
                               * _ramp((hover - 2 * keep) / (2 * keep)), dt, smooth_time)[:, None]
     drop = float_removed[:, None] + flatten * np.maximum(relative - float_removed[:, None], 0.0)
     drop[~np.asarray(contact, dtype=bool)] = 0.0
-    return _ease_around(drop, spans, blend_frames)
+    return np.maximum(_ease_around(drop, spans, blend_frames, keep_rate=True), 0.0)
 
 
 def _heel_weight(heel: np.ndarray, toe: np.ndarray, dt: float, leg_length: float,
