@@ -289,7 +289,7 @@ def _heel_weight(heel: np.ndarray, toe: np.ndarray, dt: float, leg_length: float
     scores its height above its local minimum (±0.4 s) in units of 1.5% of a leg plus its
     speed (smoothed over 0.05 s) in units of half the clip's contact speed threshold
     ``speed_gate`` (leg lengths/s; at least 0.15, more where the source's planted feet
-    skate); the lower score wins, with a smooth blend where the two are within one unit. A
+    skate); the lower score wins, with a smooth blend where the two are within half a unit. A
     heel strike (the toe still coming down) goes to the heel, a toe-off (the heel rising) to
     the toe, and a turn on the ball of the foot to the toe even when the heel is as low. A
     point carries weight with a score up to 1 and none from 2 on; the foot stands flat where
@@ -305,7 +305,7 @@ def _heel_weight(heel: np.ndarray, toe: np.ndarray, dt: float, leg_length: float
                                    mode="edge"), kernel, mode="valid")
         height = point[:, 1] - local_minimum(point[:, 1], max(1, round(0.4 / dt)))
         scores.append(height / (0.015 * leg_length) + speed / (unit * leg_length))
-    s = np.clip((scores[1] - scores[0] + 1.0) / 2.0, 0.0, 1.0)
+    s = np.clip(scores[1] - scores[0] + 0.5, 0.0, 1.0)
     carries = [np.clip(2.0 - score, 0.0, 1.0) for score in scores]
     flat = carries[0] * carries[1]
     return s * s * (3 - 2 * s), flat * flat * (3 - 2 * flat)
@@ -627,6 +627,7 @@ def _evaluate(motion: Motion, full: np.ndarray, terrain: Terrain, legs: Sequence
         fl = metrics.floating(point, terrain, c)
         out[f"{leg.side}_floating"] = float(fl[c].mean()) if np.any(c) else 0.0
         out[f"{leg.side}_stance_gap"] = metrics.stance_gap(feet, terrain, c)
+        out[f"{leg.side}_pivot_slide"] = metrics.pivot_slide(world[:, leg.ankle], point, c)[1]
         out[f"{leg.side}_heel_slide"] = metrics.contact_speed(world[:, leg.ankle], c, dt)
         out[f"{leg.side}_toe_slide"] = metrics.contact_speed(point, c, dt)
         out[f"{leg.side}_toe_speed_near_ground"] = metrics.speed_near_floor(
