@@ -777,13 +777,13 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
             # lock again with the placed foot (its pitch follows the ground) until the
             # two agree, so the held points stay put on slopes too
             held = _dilate(masks[leg.side], release_frames)
+            no_freeze = np.zeros(frames)
             for _ in range(16):
                 placed = t - a
-                lock, turn = _lock_offsets(ankle, placed, masks[leg.side], heel, flat,
-                                           release_frames)
-                foot = placed.copy()
-                foot[:, [0, 2]] += turn
-                a, t = _place_foot(ankle, toe, lock, (ha, ht), heel, ground, max_tilt, foot,
+                # (the placed foot already holds its heading where it stood flat)
+                lock, _ = _lock_offsets(ankle, placed, masks[leg.side], heel, no_freeze,
+                                        release_frames)
+                a, t = _place_foot(ankle, toe, lock, (ha, ht), heel, ground, max_tilt, placed,
                                    rounds=2)
                 if np.max(np.abs(t - a - placed)[held], initial=0.0) <= 1e-10 * leg_length:
                     break
