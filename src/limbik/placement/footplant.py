@@ -261,7 +261,7 @@ def _stance_drop(relative: np.ndarray, contact: np.ndarray, keep: float, blend_f
     In a contact the foot's float (its lowest point's height above rest) beyond ``keep``
     (capture noise) is removed. A foot that floated more than ``2·keep`` was not standing
     on anything; where it is also nearly flat (its points' heights above rest within
-    ``6·keep`` of each other) it is laid flat on the ground, every point at its rest:
+    ``5·keep`` of each other) it is laid flat on the ground, every point at its rest:
     fully where it floated ``3·keep`` or more and its points are within ``3·keep`` of
     each other, smoothly less toward those bounds, spring-smoothed over ``smooth_time``
     seconds so that a foot coming down is not flattened at once. The drops ease in
@@ -272,7 +272,7 @@ def _stance_drop(relative: np.ndarray, contact: np.ndarray, keep: float, blend_f
     hover = relative.min(axis=1)
     float_removed = np.maximum(hover - keep, 0.0)
     spread = relative.max(axis=1) - hover
-    flatten = smooth_zero_lag(_ramp((6 * keep - spread) / (3 * keep))
+    flatten = smooth_zero_lag(_ramp((5 * keep - spread) / (2 * keep))
                               * _ramp((hover - 2 * keep) / keep), dt, smooth_time)[:, None]
     drop = float_removed[:, None] + flatten * np.maximum(relative - float_removed[:, None], 0.0)
     drop[~np.asarray(contact, dtype=bool)] = 0.0
