@@ -222,11 +222,12 @@ def pivot_slide(heel: Any, toe: Any, contact: Any) -> tuple[FloatArray, float]:
     per_frame : (frames,) the slower point's horizontal move, 0 outside contact pairs.
     total : the sum of ``per_frame``.
     """
-    heel_steps, _ = foot_skate(heel, contact)
-    toe_steps, _ = foot_skate(toe, contact)
-    if heel_steps.shape != toe_steps.shape:
-        raise InvalidInputError(f"heel and toe must have the same frames, got "
-                                f"{len(heel_steps)} and {len(toe_steps)}", argument="toe")
+    h, t = _trajectory(heel, "heel"), _trajectory(toe, "toe")
+    if h.shape != t.shape:
+        raise InvalidInputError(f"heel and toe must have the same shape (frames, 3), got "
+                                f"{h.shape} and {t.shape}", argument="toe")
+    heel_steps, _ = foot_skate(h, contact)
+    toe_steps, _ = foot_skate(t, contact)
     step = np.minimum(heel_steps, toe_steps)
     return step, float(step.sum())
 
