@@ -6,14 +6,16 @@ The method, per frame and per leg (all of it vectorised over frames):
    so the motion's floor is carried onto the terrain (``FootplantReport.lift``).
    Contacts come from the foot's height above its local minimum and its speed, with
    hysteresis (or are given).
-2. In a contact the whole foot is held: the heel and the toe stay where they landed,
-   and the foot rolls over the heel at heel strike and over the toe at toe-off (the
-   source's own foot rotation, pivoting on the lower point). The lock is released with
-   a smooth blend after the contact.
+2. In a contact the whole foot is held: the point that carries the weight (the one
+   of heel and toe that stands still and low in the source) does not move, a flat
+   foot keeps both where they landed, and the foot rolls about the heel at heel
+   strike and about the toe at toe-off (the source's own foot rotation, turned about
+   the held point). The lock is released with a smooth blend after the contact.
 3. The ground under the heel and the toe is found. Each keeps the source's height above
-   its floor, minus the source's float in stance (the weight-carrying point rests on
-   the ground), so the sole follows the ground along the foot within ``max_tilt``; the
-   foot's length is kept, and the foot rolls with the ground across it.
+   its floor, minus the source's float in stance (the lowest point rests on the
+   ground; a floating, nearly flat stance foot is laid flat), so the sole follows the
+   ground along the foot within ``max_tilt``; the foot's length is kept, and the foot
+   rolls with the ground across it.
 4. The foot offsets are smoothed with a zero-lag critically damped spring.
 5. The pelvis follows the lower foot and is lowered further where a leg could not
    reach (Final IK's Grounder), never pushed through the ground, and smoothed.
