@@ -25,6 +25,7 @@ __all__ = [
     "knee_displacement",
     "knee_pop",
     "penetration",
+    "pivot_slide",
     "speed_near_floor",
     "stance_gap",
 ]
@@ -200,6 +201,35 @@ def stance_gap(points: Any, ground: _Ground, contact: Any) -> float:
     gap = p[..., 1] - ground.height(p[..., 0], p[..., 2])
     lowest = gap.reshape(len(p), -1).min(axis=1)
     return float(lowest[c].mean())
+
+
+def pivot_slide(heel: Any, toe: Any, contact: Any) -> tuple[FloatArray, float]:
+    """Horizontal slide of the point a planted foot stands on.
+
+    A planted foot rolls about its heel or its toe, whichever carries it, so the one of
+    the two that moves less is taken to carry it: per frame, the smaller of the heel's
+    and the toe's horizontal moves from the previous frame, where both frames are in
+    contact (a foot held still or rolling about a held point scores 0; a sliding foot
+    scores its slide).
+
+    Parameters
+    ----------
+    heel, toe : (frames, 3) world positions (the ankle and the toe joint).
+    contact : (frames,) bool.
+
+    Returns
+    -------
+    per_frame : (frames,) the slower point's horizontal move, 0 outside contact pairs.
+    total : the sum of ``per_frame``.
+    """
+    h, t = _trajectory(heel, "heel"), _trajectory(toe, "toe")
+    if h.shape != t.shape:
+        raise InvalidInputError(f"heel and toe must have the same shape (frames, 3), got "
+                                f"{h.shape} and {t.shape}", argument="toe")
+    heel_steps, _ = foot_skate(h, contact)
+    toe_steps, _ = foot_skate(t, contact)
+    step = np.minimum(heel_steps, toe_steps)
+    return step, float(step.sum())
 
 
 def contact_speed(positions: Any, contact: Any, dt: float) -> float:

@@ -140,3 +140,36 @@ def test_stance_gap_and_contact_speed():
     assert metrics.stance_gap(points, Terrain.flat(0.0), np.zeros(n, bool)) == 0.0
     assert metrics.contact_speed(points[:, 1], contact, 0.1) == pytest.approx(0.1)
     assert metrics.contact_speed(points[:, 0], contact, 0.1) == 0.0
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_pivot_slide_is_zero_for_a_foot_rolling_about_a_held_point(seed):
+    """A foot that turns about its held heel, then about its held toe, does not slide; the
+    same foot translated by a slide scores that slide (seeded random turns)."""
+    rng = np.random.default_rng(seed)
+    n = 30
+    yaw = np.cumsum(rng.normal(0.0, 0.05, n))
+    pitch = np.cumsum(rng.normal(0.0, 0.05, n))
+    length = rng.uniform(0.1, 0.3)
+    foot = length * np.stack([np.cos(pitch) * np.cos(yaw), np.sin(pitch),
+                              np.cos(pitch) * np.sin(yaw)], axis=1)
+    heel = np.zeros((n, 3))
+    toe = heel + foot
+    half = n // 2
+    # second half: the toe stays where it was, the heel follows the foot's turn
+    toe[half:] = toe[half]
+    heel[half:] = toe[half:] - foot[half:]
+    contact = np.ones(n, dtype=bool)
+    per_frame, total = metrics.pivot_slide(heel, toe, contact)
+    assert per_frame.shape == (n,)
+    assert total == pytest.approx(0.0, abs=1e-12)
+    slide = np.zeros((n, 3))
+    slide[:, 0] = 0.2 * np.arange(n)
+    _, slid = metrics.pivot_slide(heel + slide, toe + slide, contact)
+    # each frame the held end moves by exactly the slide (0.2) and the rolling end by the
+    # slide plus a roll of at most a few centimetres
+    assert 0.5 * 0.2 * (n - 1) <= slid <= 0.2 * (n - 1) + 1e-9
+    outside = np.zeros(n, dtype=bool)
+    assert metrics.pivot_slide(heel + slide, toe + slide, outside)[1] == 0.0
+    with pytest.raises(InvalidInputError, match="toe"):
+        metrics.pivot_slide(heel, toe[:-1], contact)

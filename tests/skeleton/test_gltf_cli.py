@@ -39,7 +39,10 @@ def test_footplant_glb_writes_a_planted_copy(tmp_path, capsys, name, animation):
     assert err < 1e-6 * leg_length(motion)
     metrics = json.loads(report.read_text())
     for side in ("left", "right"):
-        assert metrics["after"][f"{side}_skate"] <= 0.05 * metrics["before"][f"{side}_skate"]
+        # the point the foot stands on (heel or toe) is held; the other end may roll
+        # about it, which the toe's travel (``skate``) counts
+        assert (metrics["after"][f"{side}_pivot_slide"]
+                <= 0.05 * metrics["before"][f"{side}_pivot_slide"])
         assert metrics["after"][f"{side}_penetration"] <= metrics["before"][
             f"{side}_penetration"]
 

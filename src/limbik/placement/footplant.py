@@ -6,14 +6,16 @@ The method, per frame and per leg (all of it vectorised over frames):
    so the motion's floor is carried onto the terrain (``FootplantReport.lift``).
    Contacts come from the foot's height above its local minimum and its speed, with
    hysteresis (or are given).
-2. In a contact the whole foot is held: the heel and the toe stay where they landed,
-   and the foot rolls over the heel at heel strike and over the toe at toe-off (the
-   source's own foot rotation, pivoting on the lower point). The lock is released with
-   a smooth blend after the contact.
+2. In a contact the whole foot is held: the point that carries the weight (the one
+   of heel and toe that stands still and low in the source) does not move, a flat
+   foot keeps both where they landed, and the foot rolls about the heel at heel
+   strike and about the toe at toe-off (the source's own foot rotation, turned about
+   the held point). The lock is released with a smooth blend after the contact.
 3. The ground under the heel and the toe is found. Each keeps the source's height above
-   its floor, minus the source's float in stance (the weight-carrying point rests on
-   the ground), so the sole follows the ground along the foot within ``max_tilt``; the
-   foot's length is kept, and the foot rolls with the ground across it.
+   its floor, minus the source's float in stance (the lowest point rests on the
+   ground; a floating, nearly flat stance foot is laid flat), so the sole follows the
+   ground along the foot within ``max_tilt``; the foot's length is kept, and the foot
+   rolls with the ground across it.
 4. The foot offsets are smoothed with a zero-lag critically damped spring.
 5. The pelvis follows the lower foot and is lowered further where a leg could not
    reach (Final IK's Grounder), never pushed through the ground, and smoothed.
@@ -211,20 +213,28 @@ def contact_speed_threshold(speeds: np.ndarray) -> float:
     return float(np.clip(np.sqrt(max(low, 1e-3) * max(high, 1e-3)), 0.1, 2.0))
 
 
-def _ease_after(offset: np.ndarray, spans: list[tuple[int, int]], blend_frames: int) -> None:
-    """After each span, ease ``offset`` ``(n, k)`` from its last value to 0 (in place)."""
+def _ease_after(offset: np.ndarray, spans: list[tuple[int, int]], blend_frames: int, *,
+                keep_rate: bool = False) -> None:
+    """After each span, ease ``offset`` ``(n, k)`` from its last value to 0 (in place).
+
+    With ``keep_rate`` the ease starts at the rate of change of the span's last frames
+    (a cubic Hermite curve), so that what follows ``offset`` keeps its velocity.
+    """
     n = len(offset)
-    for k, (_start, stop) in enumerate(spans):
+    for k, (start, stop) in enumerate(spans):
         end = offset[stop - 1].copy()
+        rate = (end - offset[stop - 2] if keep_rate and stop - start >= 2
+                else np.zeros_like(end))
         next_start = spans[k + 1][0] if k + 1 < len(spans) else n
         length = min(blend_frames, next_start - stop)
         if length > 0:
             s = (np.arange(1, length + 1) / (length + 1))[:, None]
-            offset[stop:stop + length] = end * (1 - s * s * (3 - 2 * s))
+            offset[stop:stop + length] = (end * (1 - s * s * (3 - 2 * s))
+                                          + rate * (length + 1) * s * (1 - s) ** 2)
 
 
-def _ease_around(values: np.ndarray, spans: list[tuple[int, int]], blend_frames: int
-                 ) -> np.ndarray:
+def _ease_around(values: np.ndarray, spans: list[tuple[int, int]], blend_frames: int, *,
+                 keep_rate: bool = False) -> np.ndarray:
     """``values`` ``(n, k)``, set inside ``spans`` and zero outside, eased in before each
     span and out after it over ``blend_frames`` (within the gaps, the two eases add)."""
     before = np.zeros_like(values)
@@ -235,70 +245,129 @@ def _ease_around(values: np.ndarray, spans: list[tuple[int, int]], blend_frames:
             s = (np.arange(length, 0, -1) / (length + 1))[:, None]
             before[start - length:start] = values[start] * (1 - s * s * (3 - 2 * s))
     after = values.copy()
-    _ease_after(after, spans, blend_frames)
+    _ease_after(after, spans, blend_frames, keep_rate=keep_rate)
     return after + before
 
 
-def _stance_drop(hover: np.ndarray, contact: np.ndarray, keep: float, blend_frames: int
-                 ) -> np.ndarray:
-    """How far to lower a planted foot ``(n,)``: in a contact, its float ``hover`` ``(n,)``
-    beyond ``keep``; eased in before the contact and out after it over ``blend_frames``."""
-    spans = contact_spans(contact)
-    drop = np.zeros((len(hover), 1))
-    for start, stop in spans:
-        drop[start:stop, 0] = np.maximum(hover[start:stop] - keep, 0.0)
-    return _ease_around(drop, spans, blend_frames)[:, 0]
-
-
-def _heel_weight(heel_above: np.ndarray, toe_above: np.ndarray, band: float) -> np.ndarray:
-    """How much the heel carries the foot ``(n,)``: 1 where the toe is higher above its rest
-    than the heel by ``band`` or more, 0 the other way round, smooth in between."""
-    s = np.clip((toe_above - heel_above + band) / (2 * band), 0.0, 1.0)
+def _ramp(x: np.ndarray) -> np.ndarray:
+    """Smoothstep of ``x`` clipped to [0, 1]."""
+    s = np.clip(x, 0.0, 1.0)
     return s * s * (3 - 2 * s)
 
 
+def _stance_drop(relative: np.ndarray, contact: np.ndarray, keep: float, blend_frames: int,
+                 dt: float, smooth_time: float) -> np.ndarray:
+    """How far to lower each point of a planted foot ``(n, k)``, from the points' heights
+    above their resting heights ``relative`` ``(n, k)`` (heel first, then the toe).
+
+    In a contact the foot's float (its lowest point's height above rest) beyond ``keep``
+    (capture noise) is removed. A foot that floated more than ``2·keep`` was not standing
+    on anything; where it is also nearly flat (its points' heights above rest within
+    ``5·keep`` of each other) it is laid flat on the ground, every point at its rest:
+    fully where it floated ``3·keep`` or more and its points are within ``3·keep`` of
+    each other, smoothly less toward those bounds, spring-smoothed over ``smooth_time``
+    seconds so that a foot coming down is not flattened at once. The drops ease in
+    before each contact and out after it over ``blend_frames``, starting out at the rate
+    they changed at the end of the contact (a foot lifting off keeps its speed).
+    """
+    spans = contact_spans(contact)
+    hover = relative.min(axis=1)
+    float_removed = np.maximum(hover - keep, 0.0)
+    spread = relative.max(axis=1) - hover
+    flatten = smooth_zero_lag(_ramp((5 * keep - spread) / (2 * keep))
+                              * _ramp((hover - 2 * keep) / keep), dt, smooth_time)[:, None]
+    drop = float_removed[:, None] + flatten * np.maximum(relative - float_removed[:, None], 0.0)
+    drop[~np.asarray(contact, dtype=bool)] = 0.0
+    return np.maximum(_ease_around(drop, spans, blend_frames, keep_rate=True), 0.0)
+
+
+def _heel_weight(heel: np.ndarray, toe: np.ndarray, dt: float, leg_length: float,
+                 speed_gate: float) -> tuple[np.ndarray, np.ndarray]:
+    """How much the heel carries the foot ``(n,)`` (1 heel, 0 toe), and how flat the foot
+    stands ``(n,)`` (1: heel and toe both carry it), from the source's heel (ankle) and toe
+    positions ``(n, 3)``.
+
+    The point that carries the weight is the one that stands still and low: each point
+    scores its height above its local minimum (±0.4 s) in units of 1.5% of a leg plus its
+    speed (smoothed over 0.05 s) in units of half the clip's contact speed threshold
+    ``speed_gate`` (leg lengths/s; at least 0.15, more where the source's planted feet
+    skate); the lower score wins, with a smooth blend where the two are within half a unit. A
+    heel strike (the toe still coming down) goes to the heel, a toe-off (the heel rising) to
+    the toe, and a turn on the ball of the foot to the toe even when the heel is as low. A
+    point carries weight with a score up to 1 and none from 2 on; the foot stands flat where
+    both carry it.
+    """
+    unit = max(0.15, 0.5 * speed_gate)
+    kernel = np.ones(max(1, round(0.05 / dt)) | 1)
+    kernel /= kernel.sum()
+    scores = []
+    for point in (heel, toe):
+        velocity = np.gradient(point, dt, axis=0) if len(point) > 1 else np.zeros_like(point)
+        speed = np.convolve(np.pad(np.linalg.norm(velocity, axis=1), len(kernel) // 2,
+                                   mode="edge"), kernel, mode="valid")
+        height = point[:, 1] - local_minimum(point[:, 1], max(1, round(0.4 / dt)))
+        scores.append(height / (0.015 * leg_length) + speed / (unit * leg_length))
+    s = np.clip(scores[1] - scores[0] + 0.5, 0.0, 1.0)
+    carries = [np.clip(2.0 - score, 0.0, 1.0) for score in scores]
+    flat = carries[0] * carries[1]
+    return s * s * (3 - 2 * s), flat * flat * (3 - 2 * flat)
+
+
 def _lock_offsets(ankle: np.ndarray, foot: np.ndarray, contact: np.ndarray,
-                  heel: np.ndarray, blend_frames: int) -> np.ndarray:
-    """Horizontal (x, z) offsets ``(frames, 2)`` of the foot that hold it during contacts.
+                  heel: np.ndarray, flat: np.ndarray, blend_frames: int
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Horizontal (x, z) offsets of the ankle ``(frames, 2)`` and of the foot vector
+    ``(frames, 2)`` that hold the foot during contacts.
 
     ``ankle`` is ``(frames, 3)`` and ``foot`` the ankle→toe vectors ``(frames, 3)`` (zeros
-    without a toe). Inside a contact the foot pivots on its heel (weight ``heel``) or its
-    toe: the ankle moves only by the toe-pivoted share of the foot vector's change,
-    ``-(1 - heel)·Δfoot``, and the toe stays the ankle plus the foot vector; so a flat
-    foot does not move at all, a heel strike rolls over the heel and a toe-off over the
-    toe. Without a toe the ankle is held. The foot is held where the
-    source foot is on average during the contact; the offset eases in over
-    ``blend_frames`` before the contact and back to zero over as many after it (within
-    the gaps between contacts).
+    without a toe); ``heel`` and ``flat`` are :func:`_heel_weight`'s. Inside a contact:
+
+    - where the foot stands flat (heel and toe both carry it) neither moves: the foot
+      vector keeps the value it had when the foot came down flat;
+    - otherwise the foot turns as the source's does (its vector changes by the source's
+      change, ``(1 - flat)·Δfoot``) about the point that carries it: the ankle moves by
+      the toe-pivoted share of that change, ``-(1 - heel)·Δfoot``, and the toe is the
+      ankle plus the foot vector. A heel strike rolls over the heel, a toe-off over the
+      toe, and neither point slides while it carries the foot.
+
+    Without a toe the ankle is held. The foot is held where the source foot is on average
+    during the contact (a skating source then strains the legs half as much as a lock
+    where the contact began); both offsets ease in over ``blend_frames`` before the
+    contact and back to zero over as many after it (within the gaps between contacts).
     """
     n = len(ankle)
-    offset = np.zeros((n, 2))
     spans = contact_spans(contact)
     if not spans:
-        return offset
+        return np.zeros((n, 2)), np.zeros((n, 2))
     a = ankle[:, [0, 2]]
     v = foot[:, [0, 2]]
     c = np.asarray(contact, dtype=bool)
     starts = np.array([start for start, _ in spans])
-    # per contact: the ankle held at its first frame, minus the toe-pivoted share of the
-    # foot's change since then (one cumulative sum over the clip, restarted per contact)
-    step = np.zeros((n, 2))
-    step[1:] = (1.0 - heel[1:, None]) * np.diff(v, axis=0)
     first = np.zeros(n, dtype=bool)
     first[starts] = True
-    step[first | ~c] = 0.0
-    total = np.cumsum(step, axis=0)
     owner = np.maximum.accumulate(np.where(first, np.arange(n), 0))
-    held = a[owner] - (total - total[owner])
-    # held where the source foot is on average over the contact: a skating source then
-    # strains the legs half as much as a lock where the contact began
+
+    def since_start(step: np.ndarray) -> np.ndarray:
+        """Per contact, the sum of ``step`` since its first frame (one cumulative sum)."""
+        step[first | ~c] = 0.0
+        total = np.cumsum(step, axis=0)
+        return total - total[owner]
+
+    turn = np.zeros((n, 2))
+    turn[1:] = (1.0 - flat[1:, None]) * np.diff(v, axis=0)
+    held_foot = v[owner] + since_start(turn.copy())
+    moved = np.zeros((n, 2))
+    moved[1:] = (1.0 - heel[1:, None]) * np.diff(held_foot, axis=0)
+    held = a[owner] - since_start(moved)
     gap = np.where(c[:, None], a - held, 0.0)
     sums = np.add.reduceat(gap, starts, axis=0)[:len(spans)]
     inside = np.add.reduceat(c.astype(np.float64), starts)[:len(spans)]
     shift = sums / np.maximum(inside, 1.0)[:, None]
     span_of = np.searchsorted(starts, np.arange(n), side="right") - 1
     offset = np.where(c[:, None], held + shift[np.maximum(span_of, 0)] - a, 0.0)
-    return _ease_around(offset, spans, blend_frames)
+    foot_offset = np.where(c[:, None], held_foot - v, 0.0)
+    return _ease_around(offset, spans, blend_frames), _ease_around(foot_offset, spans,
+                                                                  blend_frames)
 
 
 def _place_foot(ankle: np.ndarray, toe: np.ndarray | None, lock: np.ndarray,
@@ -327,8 +396,10 @@ def _place_foot(ankle: np.ndarray, toe: np.ndarray | None, lock: np.ndarray,
     length = np.linalg.norm(source, axis=1)
     horizontal = np.hypot(source[:, 0], source[:, 2])
     source_pitch = np.arctan2(source[:, 1], np.maximum(horizontal, 1e-300))
-    heading = np.where(horizontal[:, None] > 1e-9 * np.maximum(length, 1e-300)[:, None],
-                       source[:, [0, 2]] / np.maximum(horizontal, 1e-300)[:, None], 0.0)
+    along = (source if foot is None else foot)[:, [0, 2]]
+    along_size = np.linalg.norm(along, axis=1)
+    heading = np.where(along_size[:, None] > 1e-9 * np.maximum(length, 1e-300)[:, None],
+                       along / np.maximum(along_size, 1e-300)[:, None], 0.0)
     w = heel[:, None]
     # the pivot (heel or toe, as weighted) stays where the lock put it; the ground is
     # sampled again where the new pitch moves the other end, until that settles
@@ -558,6 +629,7 @@ def _evaluate(motion: Motion, full: np.ndarray, terrain: Terrain, legs: Sequence
         fl = metrics.floating(point, terrain, c)
         out[f"{leg.side}_floating"] = float(fl[c].mean()) if np.any(c) else 0.0
         out[f"{leg.side}_stance_gap"] = metrics.stance_gap(feet, terrain, c)
+        out[f"{leg.side}_pivot_slide"] = metrics.pivot_slide(world[:, leg.ankle], point, c)[1]
         out[f"{leg.side}_heel_slide"] = metrics.contact_speed(world[:, leg.ankle], c, dt)
         out[f"{leg.side}_toe_slide"] = metrics.contact_speed(point, c, dt)
         out[f"{leg.side}_toe_speed_near_ground"] = metrics.speed_near_floor(
@@ -687,26 +759,35 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
         relative = above - rests[leg.side]
         pin = _pin_weight(masks[leg.side], max(1, round(smooth_time / dt)))
         pins[leg.side] = pin
+        heel, flat = (_heel_weight(ankle, toe, dt, leg_length, speed_gate)
+                      if toe is not None else (np.ones(frames), np.ones(frames)))
         # stance float: the weight-carrying point rests on the ground (eased in and out
         # over release_time); up to FLOAT_KEPT of a leg is capture noise and is kept
-        drop = _stance_drop(relative.min(axis=1), masks[leg.side], FLOAT_KEPT * leg_length,
-                            release_frames)
-        ha = np.maximum(above[:, 0] - drop, 0.0)
-        ht = np.maximum(above[:, 1] - drop, 0.0) if toe is not None else None
-        heel = (_heel_weight(relative[:, 0], relative[:, 1:].min(axis=1), 0.015 * leg_length)
-                if toe is not None else np.ones(frames))
+        points = (np.stack([relative[:, 0], relative[:, 1:].min(axis=1)], axis=1)
+                  if toe is not None else relative[:, :1])
+        drop = _stance_drop(points, masks[leg.side], FLOAT_KEPT * leg_length, release_frames,
+                            dt, smooth_time)
+        ha = np.maximum(above[:, 0] - drop[:, 0], 0.0)
+        ht = np.maximum(above[:, 1] - drop[:, 1], 0.0) if toe is not None else None
         heels[leg.side] = heel
         foot = toe - ankle if toe is not None else np.zeros_like(ankle)
-        lock = (_lock_offsets(ankle, foot, masks[leg.side], heel, release_frames) if lock_feet
-                else np.zeros((frames, 2)))
-        a, t = _place_foot(ankle, toe, lock, (ha, ht), heel, ground, max_tilt)
+        lock = np.zeros((frames, 2))
+        if lock_feet:
+            lock, turn = _lock_offsets(ankle, foot, masks[leg.side], heel, flat,
+                                       release_frames)
+            foot[:, [0, 2]] += turn
+        a, t = _place_foot(ankle, toe, lock, (ha, ht), heel, ground, max_tilt,
+                           foot if toe is not None else None)
         if t is not None and lock_feet:
             # lock again with the placed foot (its pitch follows the ground) until the
-            # two agree, so the pivot stays put on slopes too
+            # two agree, so the held points stay put on slopes too
             held = _dilate(masks[leg.side], release_frames)
+            no_freeze = np.zeros(frames)
             for _ in range(16):
                 placed = t - a
-                lock = _lock_offsets(ankle, placed, masks[leg.side], heel, release_frames)
+                # (the placed foot already holds its heading where it stood flat)
+                lock, _ = _lock_offsets(ankle, placed, masks[leg.side], heel, no_freeze,
+                                        release_frames)
                 a, t = _place_foot(ankle, toe, lock, (ha, ht), heel, ground, max_tilt, placed,
                                    rounds=2)
                 if np.max(np.abs(t - a - placed)[held], initial=0.0) <= 1e-10 * leg_length:
@@ -739,7 +820,7 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
             # held through the release too, so a leg leaving the ground is no straighter
             # than the source's and needs no quick bend to follow it
             held = smooth_zero_lag(_dilate(masks[leg.side], release_frames).astype(np.float64),
-                                   dt, pelvis_smooth_time)
+                                   dt, smooth_time)
             source_reach = np.clip(np.linalg.norm(hip - world[:, leg.ankle], axis=1),
                                    0.5 * full, planted_reach)
             reach = full + held * (source_reach - full)
