@@ -148,7 +148,7 @@ def max_slope_degrees(heights, cell):
 
 
 def heightfield_checks(source, result, terrain, floor=0.0):
-    """The issue's checks for a style clip over a height field, per leg, in leg lengths
+    """The acceptance checks for a style clip over a height field, per leg, in leg lengths
     and degrees: penetration, the 99th percentile of the stance height error (frames where
     the source foot stands on its floor), backward knee frames the source lacks, the
     largest knee move against max(2x the source's, 1% of a leg), and knee pop."""

@@ -48,7 +48,7 @@ def plain_fabrik(p, target, tol, cap):
 
 
 def test_random_reachable_targets_are_reached_with_lengths_and_root_kept(rng):
-    """2000 reachable targets on 10-joint unit chains from random poses: the issue's check."""
+    """2000 reachable targets on 10-joint unit chains from random poses: the acceptance check."""
     start = random_chains(rng, 2000)
     target = random_chains(rng, 2000)[:, -1]  # an end point of some pose: reachable
     tol = 1e-6 * 9
