@@ -303,3 +303,44 @@ def test_library_flags_on_one_clip_are_an_error(tmp_path, capsys):
     assert main(["footplant", str(clip), "-o", str(tmp_path / "o.bvh"), "--jobs", "2"]) == 1
     assert "--jobs is for a folder or glob of clips" in capsys.readouterr().err
     assert not (tmp_path / "o.bvh").exists()
+
+
+def test_an_interrupted_run_keeps_its_finished_clips(library, tmp_path, monkeypatch):
+    """Ctrl-C after two clips: the summary holds those two, marked incomplete, and the
+    next run plants only the others."""
+    folder, good = library
+    out = tmp_path / "out"
+    seen: list[str] = []
+
+    def interrupt_after_two(done: int, total: int, clip: str) -> None:
+        seen.append(clip)
+        if done == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        footplant_library(folder, out, jobs=1, progress=interrupt_after_two, report=False)
+    saved = json.loads((out / "summary.json").read_text())
+    assert saved["complete"] is False
+    assert sorted(r["clip"] for r in saved["clips"]) == sorted(seen)
+    assert (out / "summary.csv").read_text().count("\n") == 3  # header + two clips
+
+    rest = footplant_library(folder, out, jobs=1, report=False)
+    assert rest.ran == len(good) + len(BAD) - 2
+    assert sorted(r["clip"] for r in rest.records if r["skipped"]) == sorted(seen)
+    assert json.loads((out / "summary.json").read_text())["complete"] is True
+
+
+def test_checkpoints_are_written_while_the_run_goes_on(library, tmp_path, monkeypatch):
+    folder, good = library
+    out = tmp_path / "out"
+    monkeypatch.setattr(batch, "CHECKPOINT_SECONDS", 0.0)
+    counts: list[int] = []
+
+    def look(done: int, total: int, clip: str) -> None:
+        summary = out / "summary.json"
+        counts.append(len(json.loads(summary.read_text())["clips"]) if summary.exists() else 0)
+
+    footplant_library(folder, out, jobs=1, progress=look, report=False)
+    total = len(good) + len(BAD)
+    # after each clip but the last, the checkpoint already holds every finished clip
+    assert counts[:-1] == list(range(1, total))

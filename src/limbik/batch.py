@@ -14,7 +14,9 @@ tree, and writes ``summary.json``, ``summary.csv``, ``summary.html`` and
 A task reads its input and writes its output atomically (temporary file, then
 rename), so a task that is run twice, or killed and run again on another worker,
 leaves the same complete file. A clip that fails is recorded with its error and the
-others go on. A re-run skips clips whose records say they are up to date.
+others go on. A re-run skips clips whose records say they are up to date; the
+summary is also written every :data:`CHECKPOINT_SECONDS` while a run goes on and
+when it is interrupted, so an interrupted run keeps the clips it finished.
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ __all__ = [
 Progress = Callable[[int, int, str], None]
 
 #: file names written into the output folder
+#: seconds between the summaries written while a run goes on
+CHECKPOINT_SECONDS = 30.0
 SUMMARY_FILES = ("summary.json", "summary.csv", "summary.html", "summary.png")
 #: summary record fields that come before the metrics, in column order
 RECORD_FIELDS = ("clip", "status", "skipped", "frames", "seconds", "error", "terrain", "floor",
@@ -497,10 +501,22 @@ def footplant_library(source: str | Path, output: str | Path, *, terrain: str = 
         todo.append(_ClipJob(name, str(clip.absolute()), str(target.absolute()), terrain,
                              dict(terrain_options or {}), dict(footplant_options or {})))
 
+    workers = default_jobs() if jobs is None else jobs
+    if scheduler is not None:
+        engine = scheduler
+    elif workers == 1 or len(todo) <= 1:
+        engine = "in-process"
+    else:
+        engine = f"{min(workers, len(todo))} processes"
     done = 0
+    saved = time.monotonic()
+
+    def summary_now() -> BatchSummary:
+        ordered = [records[k] for k in sorted(records)]
+        return BatchSummary(ordered, out, done, time.perf_counter() - start, engine)
 
     def deliver(job: _ClipJob, record: dict[str, Any]) -> None:
-        nonlocal done
+        nonlocal done, saved
         retry = bool(record.pop(_RETRY, True))
         records[job.clip] = record
         output_size = _fingerprint(Path(job.output)) if record["status"] == "ok" else None
@@ -508,25 +524,31 @@ def footplant_library(source: str | Path, output: str | Path, *, terrain: str = 
                            "output_size": output_size[0] if output_size else None,
                            "retry": retry}
         done += 1
+        if time.monotonic() - saved >= CHECKPOINT_SECONDS and done < len(todo):
+            _write_summary(summary_now(), settings, state, source, root, complete=False)
+            saved = time.monotonic()
         if progress is not None:
             progress(done, len(todo), job.clip)
 
-    workers = default_jobs() if jobs is None else jobs
-    if scheduler is not None:
-        engine = scheduler
-        if todo:
-            _run_dask(todo, scheduler, deliver)
-    elif workers == 1 or len(todo) <= 1:
-        engine = "in-process"
-        _run_here(todo, deliver)
-    else:
-        engine = f"{min(workers, len(todo))} processes"
-        _run_pool(todo, workers, deliver)
+    try:
+        if scheduler is not None:
+            if todo:
+                _run_dask(todo, scheduler, deliver)
+        elif engine == "in-process":
+            _run_here(todo, deliver)
+        else:
+            _run_pool(todo, workers, deliver)
+    except BaseException:
+        # interrupted (Ctrl-C, a lost scheduler): keep what was done, so that the next
+        # run skips it
+        _remove_temporaries(Path(job.output) for job in todo)
+        with contextlib.suppress(Exception):
+            _write_summary(summary_now(), settings, state, source, root, complete=False)
+        raise
     _remove_temporaries(Path(job.output) for job in todo)
 
-    ordered = [records[k] for k in sorted(records)]
-    summary = BatchSummary(ordered, out, len(todo), time.perf_counter() - start, engine)
-    _write_summary(summary, settings, state, source, root)
+    summary = summary_now()
+    _write_summary(summary, settings, state, source, root, complete=True)
     if report:
         from limbik.viz.batch_report import write_batch_report
 
@@ -536,14 +558,20 @@ def footplant_library(source: str | Path, output: str | Path, *, terrain: str = 
 
 
 def _write_summary(summary: BatchSummary, settings: Mapping[str, Any],
-                   state: Mapping[str, Any], source: str | Path, root: Path) -> None:
-    """``summary.json`` (records, settings and up-to-date state) and ``summary.csv``."""
+                   state: Mapping[str, Any], source: str | Path, root: Path, *,
+                   complete: bool) -> None:
+    """``summary.json`` (records, settings and up-to-date state) and ``summary.csv``.
+
+    ``complete`` is False for the checkpoints written while a run goes on and for
+    the summary of an interrupted run: they hold the clips finished so far.
+    """
     import csv
 
     folder = summary.output
     with atomic_write(folder / SUMMARY_FILES[0], encoding="utf-8") as handle:
         json.dump({"source": str(source), "root": str(root), "engine": summary.engine,
-                   "ran": summary.ran, "failed": len(summary.failed),
+                   "complete": complete, "ran": summary.ran,
+                   "failed": len(summary.failed),
                    "seconds": summary.seconds, "settings": settings,
                    "clips": summary.records, "state": dict(state)}, handle, indent=1)
     columns = _columns(summary.records)
