@@ -192,3 +192,91 @@ def test_tree_validation_errors():
         tree.solve({4: [0, 0, 0]}, weights={4: 0.0})
     with pytest.raises(InvalidInputError, match=r"targets\[4\] must have shape"):
         tree.solve({4: [0, 0]})
+
+
+def _random_quaternions(rng, shape):
+    q = rng.normal(size=shape + (4,))
+    return q / np.linalg.norm(q, axis=-1, keepdims=True)
+
+
+def _turn(q_after, q_before):
+    """The world turn ``q_after · q_before⁻¹`` as rotation matrices (..., 3, 3)."""
+    from limbik.geometry.quaternion import (
+        matrix_from_quaternion,
+        quaternion_conjugate,
+        quaternion_multiply,
+    )
+    return matrix_from_quaternion(quaternion_multiply(q_after, quaternion_conjugate(q_before)))
+
+
+def test_tree_rotations_turn_each_single_bone_onto_its_solved_direction(rng):
+    """Joints with one child (and leaves) turn by their bone's minimal rotation: the
+    bone's input direction, turned, is its solved direction; on a chain the rotations
+    are exactly fabrik's."""
+    lengths = np.r_[0.0, tree_lengths(Y_POSE, Y_PARENTS)]
+    goal = random_poses(rng, Y_PARENTS, lengths, 200)
+    q0 = _random_quaternions(rng, (200, 7))
+    sol = FabrikTree(Y_PARENTS, Y_POSE).solve({4: goal[:, 4], 6: goal[:, 6]}, rotations=q0)
+    assert sol.rotations.shape == (200, 7, 4)
+    np.testing.assert_allclose(np.linalg.norm(sol.rotations, axis=-1), 1.0, atol=1e-12)
+    turn = _turn(sol.rotations, q0)
+    for j, kids in {0: [1], 1: [2], 3: [4], 5: [6]}.items():
+        a = Y_POSE[kids[0]] - Y_POSE[j]
+        b = sol.positions[:, kids[0]] - sol.positions[:, j]
+        b = b / np.linalg.norm(b, axis=-1, keepdims=True)
+        np.testing.assert_allclose(turn[:, j] @ (a / np.linalg.norm(a)), b, atol=1e-9)
+    for leaf, parent in ((4, 3), (6, 5)):  # leaves turn with the bone ending at them
+        np.testing.assert_allclose(turn[:, leaf], turn[:, parent], atol=1e-12)
+
+    d = rng.normal(size=(20, 6, 3))
+    start = np.concatenate([np.zeros((20, 1, 3)), np.cumsum(d, axis=1)], axis=1)
+    target = rng.normal(size=(20, 3)) * 2
+    qc = _random_quaternions(rng, (20, 7))
+    chain = fabrik(start, target, max_iterations=50, rotations=qc)
+    tree = FabrikTree(list(range(-1, 6)), start).solve({6: target}, max_iterations=50,
+                                                        rotations=qc)
+    np.testing.assert_allclose(tree.rotations, chain.rotations, atol=1e-12)
+
+
+def test_a_branching_joint_takes_the_best_fit_of_its_child_bones(rng):
+    """A rigidly turned and moved tree gives every branching joint exactly that turn;
+    a bent one gives the rotation whose turned input child directions lie nearest the
+    solved ones (no other rotation of many tried does better)."""
+    from scipy.spatial.transform import Rotation
+
+    from limbik import joint_rotations
+
+    spin = Rotation.random(50, random_state=3)
+    q0 = _random_quaternions(rng, (50, 7))
+    moved = np.einsum("bij,kj->bki", spin.as_matrix(), Y_POSE) + rng.normal(size=(50, 1, 3))
+    rigid = joint_rotations(moved, Y_POSE, input_rotations=q0, parents=Y_PARENTS)
+    np.testing.assert_allclose(_turn(rigid[:, 2], q0[:, 2]), spin.as_matrix(), atol=1e-12)
+
+    lengths = np.r_[0.0, tree_lengths(Y_POSE, Y_PARENTS)]
+    goal = random_poses(rng, Y_PARENTS, lengths, 50)
+    sol = FabrikTree(Y_PARENTS, Y_POSE).solve({4: goal[:, 4], 6: goal[:, 6]},
+                                              return_rotations=True)
+    kids = [3, 5]
+    turned = _turn(sol.rotations[:, 2], np.array([0.0, 0.0, 0.0, 1.0]))
+
+    def misfit(rot):
+        a = Y_POSE[kids] - Y_POSE[2]
+        a = a / np.linalg.norm(a, axis=-1, keepdims=True)
+        b = sol.positions[:, kids] - sol.positions[:, 2, None]
+        b = b / np.linalg.norm(b, axis=-1, keepdims=True)
+        return np.sum((np.einsum("bij,kj->bki", rot, a) - b) ** 2, axis=(-1, -2))
+
+    best = misfit(turned)
+    for trial in Rotation.random(400, random_state=4).as_matrix():
+        assert np.all(best <= misfit(np.broadcast_to(trial, (50, 3, 3))) + 1e-12)
+    wiggle = Rotation.from_rotvec(rng.normal(size=(200, 3)) * 1e-3).as_matrix()
+    for w in wiggle:
+        assert np.all(best <= misfit(w @ turned) + 1e-12)
+
+
+def test_tree_rotations_reject_a_wrong_shape():
+    tree = FabrikTree(Y_PARENTS, Y_POSE)
+    with pytest.raises(InvalidInputError, match="rotations must have shape"):
+        tree.solve({4: [-1.0, 3.0, 0.5]}, rotations=np.tile([0.0, 0, 0, 1], (6, 1)))
+    with pytest.raises(InvalidInputError, match="rotations must have shape"):
+        tree.solve({4: [-1.0, 3.0, 0.5]}, rotations=np.tile([0.0, 0, 0, 1], (3, 7, 1)))

@@ -21,6 +21,7 @@ from limbik._validation import (
     as_float_array,
     as_int,
     as_points,
+    as_quaternions,
     broadcast_shapes,
 )
 from limbik.errors import InvalidInputError
@@ -116,7 +117,8 @@ class FabrikTree:
     def solve(self, targets: Mapping[int, Any], *, weights: Mapping[int, Any] | None = None,
               tolerance: float | None = None, max_iterations: int = MAX_TREE_ITERATIONS,
               min_improvement: float = 0.0, fixed_root: bool = True,
-              start: Any = None) -> Solution:
+              start: Any = None, return_rotations: bool = False,
+              rotations: Any = None) -> Solution:
         """Move the targeted joints toward their targets.
 
         Parameters
@@ -139,6 +141,14 @@ class FabrikTree:
             the tree's total bone length and ``max_iterations`` to
             ``MAX_TREE_ITERATIONS`` (1000): when branches pull apart, sub-bases
             at centroids converge more slowly than a chain does.
+        return_rotations : bool
+            Also fill ``Solution.rotations`` ``(..., n, 4)``: the joints' world
+            rotations, each turned from the starting pose with minimal twist, and
+            joints where branches start by the best fit of their child bones
+            (:func:`limbik.joint_rotations` with ``parents``).
+        rotations : array_like, shape (..., n, 4), optional
+            World rotations (x, y, z, w) of the joints in the starting pose; implies
+            ``return_rotations``.
 
         Returns
         -------
@@ -152,8 +162,18 @@ class FabrikTree:
         tol_abs, tol_rel = check_tolerance(tolerance)
         max_it = as_int(max_iterations, "max_iterations", minimum=0)
         min_imp = check_min_improvement(min_improvement)
-
         n = self.n_joints
+        want_rotations = as_flag(return_rotations, "return_rotations") or rotations is not None
+        if rotations is not None:
+            rotations = as_quaternions(rotations, "rotations")
+            if (rotations.ndim < 2 or rotations.shape[-2] != n
+                    or broadcast_shapes(("solve", shape),
+                                        ("rotations", rotations.shape[:-2])) != shape):
+                raise InvalidInputError(
+                    f"rotations must have shape (..., {n}, 4) with a batch shape that "
+                    f"broadcasts to the solve's {shape}, got {rotations.shape}",
+                    argument="rotations")
+
         reached = np.empty(size, dtype=np.bool_)
         error = np.empty(size)
         iterations = np.empty(size, dtype=np.int64)
@@ -168,8 +188,17 @@ class FabrikTree:
                       reached, error, iterations)
         p *= unit
         error *= unit
-        return Solution(positions=p.reshape(shape + (n, 3)), reached=reached.reshape(shape),
-                        error=error.reshape(shape), iterations=iterations.reshape(shape))
+        solved = p.reshape(shape + (n, 3))
+        turned = None
+        if want_rotations:
+            from limbik.solvers.rotations import joint_rotations
+
+            begin = self.positions if start is None else start
+            turned = joint_rotations(solved, np.broadcast_to(begin, shape + (n, 3)),
+                                     input_rotations=rotations, parents=self.parents)
+        return Solution(positions=solved, reached=reached.reshape(shape),
+                        error=error.reshape(shape), iterations=iterations.reshape(shape),
+                        rotations=turned)
 
     def _prepare(self, targets: Any, weights: Mapping[int, Any] | None, start: Any
                  ) -> tuple[tuple[int, ...], int, list[int], FloatArray, FloatArray, FloatArray]:

@@ -20,6 +20,7 @@ from limbik.errors import InvalidInputError
 from limbik.geometry.frame import Frame
 from limbik.geometry.quaternion import (
     quaternion_conjugate,
+    quaternion_from_matrix,
     quaternion_from_two_vectors,
     quaternion_multiply,
     quaternion_normalize,
@@ -115,8 +116,9 @@ def rotations_from_positions(positions: Any, rest_positions: Any, *, parents: An
 
 
 def joint_rotations(positions: Any, input_positions: Any, *,
-                    input_rotations: Any = None) -> FloatArray:
-    """World rotations ``(..., n, 4)`` of a chain's joints after a solve, with minimal twist.
+                    input_rotations: Any = None, parents: Any = None) -> FloatArray:
+    """World rotations ``(..., n, 4)`` of a chain's (or tree's) joints after a solve,
+    with minimal twist.
 
     Each bone ``j`` (joint ``j`` → ``j + 1``) is turned by the smallest rotation
     ``D_j`` that takes its input direction onto its solved direction, so joint
@@ -133,6 +135,14 @@ def joint_rotations(positions: Any, input_positions: Any, *,
     input_rotations : array_like, shape (..., n, 4), optional
         World rotations (x, y, z, w) of the joints in the input pose (default:
         the identity, so the result is each bone's turn from the input pose).
+    parents : sequence of int, shape (n,), optional
+        A joint tree as :class:`~limbik.FabrikTree` takes it (default: a chain).
+        A joint with one child turns by that bone's smallest rotation, a leaf
+        with the bone that ends at it, and a joint where branches start (a
+        pelvis, a chest) by the rotation that best carries all its child bones'
+        input directions onto their solved ones (least squares over unit
+        directions); when those bones all lie on one line it is the smallest
+        rotation of the first of them. On a chain, ``parents`` changes nothing.
 
     Returns
     -------
@@ -157,7 +167,68 @@ def joint_rotations(positions: Any, input_positions: Any, *,
                 f"input_rotations must have shape (..., {n}, 4), got {rot.shape}",
                 argument="input_rotations")
         pairs.append(("input_rotations", rot.shape[:-2]))
-    return _joint_rotations(pos, start, rot, broadcast_shapes(*pairs))
+    shape = broadcast_shapes(*pairs)
+    if parents is None:
+        return _joint_rotations(pos, start, rot, shape)
+    par = _check_parents(parents)
+    if par.size != n:
+        raise InvalidInputError(f"parents must have {n} entries, got {par.size}",
+                                argument="parents")
+    return _tree_joint_rotations(pos, start, rot, par, shape)
+
+
+def _tree_joint_rotations(pos: FloatArray, start: FloatArray, rot: FloatArray,
+                          parents: np.ndarray, shape: tuple[int, ...]) -> FloatArray:
+    """:func:`joint_rotations` with ``parents``: joints with one bone to follow go through
+    the chain kernel as two-joint chains; branching joints take the best-fit rotation."""
+    n = parents.size
+    pos = np.broadcast_to(pos, shape + (n, 3))
+    start = np.broadcast_to(start, shape + (n, 3))
+    rot = np.broadcast_to(rot, shape + (n, 4))
+    children: list[list[int]] = [[] for _ in range(n)]
+    for j in range(1, n):
+        children[int(parents[j])].append(j)
+    # the bone each joint turns with: (from, to), or None for a branching joint
+    follow = [((j, kids[0]) if len(kids) == 1 else (int(parents[j]), j) if not kids else None)
+              for j, kids in enumerate(children)]
+    out = np.empty(shape + (n, 4))
+    single = [j for j in range(n) if follow[j] is not None]
+    if single:
+        ends = np.array([follow[j] for j in single], dtype=np.int64)  # (m, 2)
+        pair_rot = np.repeat(rot[..., single, None, :], 2, axis=-2)   # (..., m, 2, 4)
+        turned = _joint_rotations(pos[..., ends, :], start[..., ends, :], pair_rot,
+                                  shape + (len(single),))
+        out[..., single, :] = turned[..., 0, :]
+    for j in range(n):
+        if follow[j] is None:
+            out[..., j, :] = _best_fit_turn(pos, start, rot[..., j, :], j, children[j])
+    return out
+
+
+def _best_fit_turn(pos: FloatArray, start: FloatArray, rot: FloatArray, j: int,
+                   kids: list[int]) -> FloatArray:
+    """``R · rot`` ``(..., 4)``, with ``R`` the rotation that best carries the unit input
+    directions of the bones ``j → kids`` onto their solved ones (Kabsch, by SVD)."""
+    a = start[..., kids, :] - start[..., j, None, :]
+    b = pos[..., kids, :] - pos[..., j, None, :]
+    na = np.linalg.norm(a, axis=-1, keepdims=True)
+    nb = np.linalg.norm(b, axis=-1, keepdims=True)
+    keep = (na > 1e-12) & (nb > 1e-12)  # zero-length bones do not vote
+    a = np.where(keep, a / np.where(keep, na, 1.0), 0.0)
+    b = np.where(keep, b / np.where(keep, nb, 1.0), 0.0)
+    h = np.einsum("...ki,...kj->...ij", a, b)  # (..., 3, 3)
+    u, sv, vt = np.linalg.svd(h)
+    v = np.swapaxes(vt, -1, -2)
+    flip = np.sign(np.linalg.det(v @ np.swapaxes(u, -1, -2)))
+    v[..., :, 2] *= np.where(flip == 0, 1.0, flip)[..., None]
+    fitted = quaternion_from_matrix(v @ np.swapaxes(u, -1, -2))
+    # bones on one line fix no twist: the smallest turn of the first of them instead
+    line = sv[..., 1] <= 1e-9 * np.maximum(sv[..., 0], 1e-300)
+    first = np.argmax(keep[..., 0], axis=-1)[..., None, None]
+    swing = quaternion_from_two_vectors(np.take_along_axis(a, first, axis=-2)[..., 0, :],
+                                        np.take_along_axis(b, first, axis=-2)[..., 0, :])
+    turn = np.where(line[..., None], swing, fitted)
+    return quaternion_normalize(quaternion_multiply(turn, rot))
 
 
 def _joint_rotations(pos: FloatArray, start: FloatArray, rot: FloatArray,
