@@ -112,7 +112,9 @@ class LuaChain:
         xbound = right_b if xaspect >= 0 else left
         ybound = up_b if yaspect >= 0 else down
         f = calc
-        ellipse = xaspect ** 2 / xbound ** 2 + yaspect ** 2 / ybound ** 2
+        with np.errstate(divide="ignore", invalid="ignore"):  # Lua: x/0 = inf, 0/0 = nan
+            ellipse = (np.float64(xaspect) ** 2 / np.float64(xbound) ** 2
+                       + np.float64(yaspect) ** 2 / np.float64(ybound) ** 2)
         inbounds = ellipse <= 1 and scalar >= 0
         if not inbounds:
             a = math.atan2(yaspect, xaspect)
@@ -252,9 +254,39 @@ def test_constrain_perpendicular_and_degenerate_cases_are_finite():
     np.testing.assert_allclose(out, [0, 0, -1.0])
     np.testing.assert_array_equal(chain.constrain([1.0, 2, 0], [0, 0, 0], cf), [1, 2, 0])
     chain.constrained = True
-    chain.left = 0.0
-    with pytest.raises(InvalidInputError, match="left must be in"):
-        chain.forward()
+    for bad in (-0.1, 1.6, float("nan")):
+        chain.left = bad
+        with pytest.raises(InvalidInputError, match="left must be in"):
+            chain.forward()
+
+
+def test_zero_cone_angles_close_their_side_as_the_lua_does():
+    """The Lua takes any angle; a zero one divides by a zero bound (inf, or 0/0 = nan),
+    which is never "in bounds". Chains with some sides closed match it, and a cone
+    closed on all sides keeps every constrained bone on its parent bone's line."""
+    rng = np.random.default_rng(9)
+    worst = 0.0
+    for k in range(600):
+        joints = random_chain(rng)
+        target = random_target(rng, joints)
+        angles = rng.uniform(0.05, 1.5, size=4)
+        angles[rng.random(4) < 0.5] = 0.0
+        if k % 10 == 0:
+            angles[:] = 0.0
+        ours = roblox.FabrikChain(joints, target)
+        ref = LuaChain(list(joints), target)
+        for c in (ours, ref):
+            c.constrained = True
+            c.left, c.right, c.up, c.down = angles
+        ours.solve()
+        ref.solve()
+        assert np.all(np.isfinite(ours.joints))
+        worst = max(worst, float(np.abs(ours.joints - np.array(ref.joints)).max()))
+        if k % 10 == 0 and np.linalg.norm(target - joints[0]) <= ours.totallength:
+            bones = np.diff(ours.joints, axis=0)
+            cross = np.cross(bones[:-1], bones[1:])
+            assert np.abs(cross).max() < 1e-9 * max(1.0, float(np.abs(bones).max()) ** 2)
+    assert worst < 1e-9
 
 
 def test_constrained_solve_respects_the_seed_cone():

@@ -533,7 +533,10 @@ class FabrikChain:
     ``(n, 3)`` (solved in place), ``lengths`` ``(n − 1,)``, ``origin`` (a
     :class:`Frame` at ``joints[0]``, identity rotation: ``CFrame.new(joints[1])``),
     ``totallength``, ``constrained`` (False) and the cone half-angles ``left``,
-    ``right``, ``up``, ``down`` in radians, each in (0, π/2) when ``constrained``.
+    ``right``, ``up``, ``down`` in radians, each in [0, π/2] when ``constrained``. A
+    zero angle closes that side of the cone: the Lua's division by a zero bound
+    gives ``inf`` (or ``0/0``), never "in bounds", so the bone is put on the
+    cone's axis side, as here.
     All fields may be reassigned between calls, as the seed's ``update()`` does
     (``origin`` to a Frame or a point).
 
@@ -595,9 +598,9 @@ class FabrikChain:
         out = []
         for name in ("left", "right", "up", "down"):
             a = float(getattr(self, name))
-            if not 0.0 < a < math.pi / 2:
+            if not 0.0 <= a <= math.pi / 2:
                 raise InvalidInputError(
-                    f"{name} must be in (0, pi/2) radians when constrained, got {a!r}",
+                    f"{name} must be in [0, pi/2] radians when constrained, got {a!r}",
                     argument=name)
             out.append(a)
         return out[0], out[1], out[2], out[3]
