@@ -1,4 +1,4 @@
-"""Seeded fuzzers for the file and problem inputs: BVH, URDF and ``limbik solve`` JSON.
+"""Seeded fuzzers for the file and problem inputs: BVH, URDF, glTF and ``limbik solve`` JSON.
 
 Each ``fuzz_*`` function runs ``count`` seeded cases and returns the failures as
 strings (empty when every promise held). The promises:
@@ -7,28 +7,38 @@ strings (empty when every promise held). The promises:
   with a line inside the file; a parsed Motion writes and reads back.
 - URDF: ``parse_urdf`` returns a JointChain with a finite reach, or raises
   ``URDFError``; a chain solves to finite output with q inside its limits.
+- glTF: ``read_gltf`` on Blender's GLB files with fields, bytes or length changed
+  returns a Motion with finite arrays that ``write_gltf`` writes back, or raises a
+  ``LimbikError``, without a NumPy warning on the way.
 - problem JSON: ``limbik solve FILE`` exits 0 or 1 and never prints a traceback.
 
-``hostile_bvh_files`` builds small files (< 1 MB) meant to exhaust time or memory;
+``hostile_bvh_files`` and ``hostile_glb_files`` build small files (< 1 MB) meant to
+exhaust time or memory;
 ``tools/fuzz.py`` runs everything for longer, with a 1 GiB memory cap.
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
 import json
 import random
 import re
+import struct
 import tempfile
+import warnings
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 import limbik
 from limbik.errors import BVHParseError, LimbikError, URDFError
 from limbik.placement.walk import walk_cycle
+
+DATA = Path(__file__).resolve().parent / "data"
 
 HOSTILE_NUMBERS = ["1e400", "-1e400", "nan", "inf", "-inf", "1e-400", "1e308", "-0",
                    "0x10", "1_000", "\u0661", "\uff11", "", "1e", ".", "-", "+.5e-3",
@@ -257,5 +267,124 @@ def hostile_bvh_files() -> dict[str, str]:
     }
 
 
+# ---------------------------------------------------------------------------- glTF
+GLTF_SEEDS = ("mixamo_rig.glb", "cmu_walk.glb")  # made by Blender (tests/data/README.md)
+GLTF_HOSTILE = [-1, 0, 1, 2, 3, 2**31, 2**40, 2**63, -(2**63), 10**400, 1e308, 1e200, 1e-320,
+                0.5, "x", "", None, [], {}, [0], [1e308] * 16, [1e200] * 4, True, "SCALAR",
+                "VEC4", "MAT4", "CUBICSPLINE", "STEP", 5126, 5121, 5123, 5125, 5120]
+_GLB_JSON, _GLB_BIN = 0x4E4F534A, 0x004E4942
+
+
+def glb_parts(raw: bytes) -> tuple[dict, bytearray]:
+    """The JSON document and binary chunk of a GLB file."""
+    (n,) = struct.unpack("<I", raw[12:16])
+    rest = raw[20 + n:]
+    (length,) = struct.unpack("<I", rest[:4])
+    return json.loads(raw[20:20 + n]), bytearray(rest[8:8 + length])
+
+
+def glb_bytes(document: object, blob: bytes) -> bytes:
+    """A GLB file of a JSON document (any JSON: NaN and huge ints included) and a blob."""
+    text = json.dumps(document).encode()
+    text += b" " * (-len(text) % 4)
+    blob = bytes(blob) + b"\0" * (-len(blob) % 4)
+    body = (struct.pack("<II", len(text), _GLB_JSON) + text
+            + struct.pack("<II", len(blob), _GLB_BIN) + blob)
+    return b"glTF" + struct.pack("<II", 2, 12 + len(body)) + body
+
+
+def _json_paths(node: object, prefix: tuple = ()) -> list[tuple]:
+    out: list[tuple] = []
+    items = (node.items() if isinstance(node, dict)
+             else enumerate(node) if isinstance(node, list) else ())
+    for key, value in items:
+        out.append(prefix + (key,))
+        out.extend(_json_paths(value, prefix + (key,)))
+    return out
+
+
+def mutate_glb(raw: bytes, rng: random.Random) -> bytes:
+    """One to three edits: a JSON field of the accessors, views, nodes, skins or
+    animations set to a hostile value or removed, bytes of the binary chunk changed,
+    or the file cut short."""
+    document, blob = glb_parts(raw)
+    for _ in range(rng.choice([1, 1, 2, 3])):
+        kind = rng.random()
+        if kind < 0.6:
+            paths = [p for p in _json_paths(document) if p[0] in (
+                "accessors", "bufferViews", "buffers", "nodes", "skins", "animations", "scenes")]
+            path = rng.choice(paths)
+            parent: Any = document
+            for key in path[:-1]:
+                parent = parent[key]
+            if rng.random() < 0.15:
+                del parent[path[-1]]
+            else:
+                parent[path[-1]] = rng.choice(GLTF_HOSTILE)
+        elif kind < 0.85 and blob:
+            for _ in range(rng.randrange(1, 20)):
+                blob[rng.randrange(len(blob))] = rng.randrange(256)
+        else:
+            return glb_bytes(document, blob)[: rng.randrange(len(raw))]
+    return glb_bytes(document, blob)
+
+
+def check_glb_bytes(data: bytes, folder: Path) -> str | None:
+    """None when ``read_gltf`` keeps its promise on ``data``: a Motion with finite arrays
+    that writes back into the same file, or a ``LimbikError``; never a NumPy warning."""
+    path = folder / "fuzzed.glb"
+    path.write_bytes(data)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            motion = limbik.read_gltf(path)
+            for name in ("root_positions", "rotations"):
+                if not np.all(np.isfinite(getattr(motion, name))):
+                    return f"non-finite {name}"
+            limbik.write_gltf(motion, folder / "written.glb", source=path)
+            again = limbik.read_gltf(folder / "written.glb")
+            if again.num_frames != motion.num_frames or again.names != motion.names:
+                return "write_gltf output does not read back the same"
+    except LimbikError:
+        return None
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"[:200]
+    return None
+
+
+def fuzz_gltf(seed: int, count: int) -> list[str]:
+    rng = random.Random(seed)
+    seeds = [(DATA / name).read_bytes() for name in GLTF_SEEDS]
+    failures = []
+    with tempfile.TemporaryDirectory() as folder:
+        for case in range(count):
+            problem = check_glb_bytes(mutate_glb(rng.choice(seeds), rng), Path(folder))
+            if problem is not None:
+                failures.append(f"gltf seed={seed} case={case}: {problem}")
+    return failures
+
+
+def hostile_glb_files() -> dict[str, bytes]:
+    """Small GLB files whose numbers ask for gigabytes."""
+    raw = (DATA / "cmu_walk.glb").read_bytes()
+    document, blob = glb_parts(raw)
+    out = {}
+    times = next(s["input"] for a in document["animations"] for s in a["samplers"])
+    far = copy.deepcopy(document)  # keys 1e9 s apart at the clip's frame rate
+    far["accessors"][times]["max"] = [1e9]
+    far_blob = bytearray(blob)
+    view = far["bufferViews"][far["accessors"][times]["bufferView"]]
+    at = view.get("byteOffset", 0) + far["accessors"][times].get("byteOffset", 0)
+    count = far["accessors"][times]["count"]
+    far_blob[at + 4 * (count - 1):at + 4 * count] = struct.pack("<f", 1e9)
+    out["keyframes 1e9 s apart"] = glb_bytes(far, far_blob)
+    zeros = copy.deepcopy(document)  # an accessor of 2^40 zeros
+    for accessor in zeros["accessors"]:
+        accessor.pop("bufferView", None)
+        accessor["count"] = 2**40
+    out["2^40 zeros"] = glb_bytes(zeros, blob)
+    return out
+
+
 FUZZERS: dict[str, Callable[[int, int], list[str]]] = {
-    "bvh": fuzz_bvh, "urdf": fuzz_urdf, "json": fuzz_problem_json}
+    "bvh": fuzz_bvh, "urdf": fuzz_urdf, "json": fuzz_problem_json, "gltf": fuzz_gltf}

@@ -10,10 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from fuzzers import FUZZERS, check_bvh_text, hostile_bvh_files
+import limbik
+from fuzzers import FUZZERS, check_bvh_text, check_glb_bytes, hostile_bvh_files, hostile_glb_files
+from limbik.errors import GltfError
 
 SEED = int(os.environ.get("LIMBIK_FUZZ_SEED", "18"))
-COUNTS = {"bvh": 100, "urdf": 200, "json": 40}
+COUNTS = {"bvh": 100, "urdf": 200, "json": 40, "gltf": 15}
 
 
 @pytest.mark.parametrize("name", sorted(FUZZERS))
@@ -29,14 +31,34 @@ def test_hostile_bvh_file_is_handled(name):
     assert check_bvh_text(text) is None
 
 
+@pytest.mark.parametrize("name", sorted(hostile_glb_files()))
+def test_hostile_glb_file_is_refused_without_the_memory_it_asks_for(name, tmp_path):
+    data = hostile_glb_files()[name]
+    assert len(data) < 1 << 20
+    with pytest.raises(GltfError):
+        limbik.read_gltf(write(tmp_path / "hostile.glb", data))
+    assert check_glb_bytes(data, tmp_path) is None
+
+
+def write(path, data):
+    path.write_bytes(data)
+    return path
+
+
 CAPPED = r"""
 import resource, sys
 resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
 sys.path.insert(0, sys.argv[1])
-from fuzzers import check_bvh_text, hostile_bvh_files
+import tempfile
+from pathlib import Path
+from fuzzers import check_bvh_text, check_glb_bytes, hostile_bvh_files, hostile_glb_files
 for name, text in hostile_bvh_files().items():
     problem = check_bvh_text(text)
     assert problem is None, (name, problem)
+with tempfile.TemporaryDirectory() as folder:
+    for name, data in hostile_glb_files().items():
+        problem = check_glb_bytes(data, Path(folder))
+        assert problem is None, (name, problem)
 print("ok")
 """
 

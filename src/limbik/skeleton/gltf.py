@@ -27,11 +27,13 @@ the glTF file; nothing else is read.
 from __future__ import annotations
 
 import base64
+import contextlib
 import copy
 import dataclasses
 import json
 import struct
 import urllib.parse
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +41,7 @@ import numpy as np
 
 from limbik._io import atomic_write
 from limbik._validation import FloatArray, as_float
-from limbik.errors import GltfError, InvalidInputError
+from limbik.errors import GltfError, InvalidInputError, LimbikError
 from limbik.geometry.quaternion import (
     matrix_from_quaternion,
     quaternion_conjugate,
@@ -69,6 +71,44 @@ _BIN_CHUNK = 0x004E4942
 _SCALE_TOLERANCE = 1e-4
 #: a sample time within this fraction of a frame of a keyframe takes the key's value exactly
 _KEY_SNAP = 1e-4
+
+#: at most this many joint-frames are sampled from one animation (about 240 MB of
+#: rotations and translations): keyframe times far apart in a small file must not
+#: ask for more; a lower ``fps`` samples fewer frames
+MAX_JOINT_FRAMES = 1 << 22
+#: every number read (translations, scales, keys, matrices) is within ±this, so that
+#: lengths and distances computed from them stay finite
+MAX_MAGNITUDE = 1e100
+#: at most this many numbers in an accessor without a bufferView (all zeros)
+_MAX_ZERO_ELEMENTS = 1 << 24
+
+
+@contextlib.contextmanager
+def _well_formed(path: str | Path) -> Iterator[None]:
+    """Turn what a malformed file makes Python raise (a string where a number belongs, a
+    missing field) into a :class:`GltfError` naming the file; limbik's own errors pass."""
+    try:
+        yield
+    except LimbikError:
+        raise
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError, OverflowError,
+            ZeroDivisionError, RecursionError) as exc:
+        raise GltfError(path, 0, "a well-formed glTF 2.0 file",
+                        f"{type(exc).__name__}: {exc}"[:300]) from None
+
+
+def _numbers(values: FloatArray) -> str:
+    """``[1, 2.5, 1e+300]``: a few numbers for an error message."""
+    return "[" + ", ".join(f"{float(v):.6g}" for v in values) + "]"
+
+
+def _count(doc: _Document, value: Any, what: str) -> int:
+    """A byte offset, length, stride or element count: an int >= 0 (JSON may hold anything)."""
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise doc.error(f"{what} as an integer >= 0", repr(value)[:40])
+    return value
 
 
 # ---------------------------------------------------------------------- the file
@@ -168,58 +208,71 @@ def _accessor(doc: _Document, index: Any, what: str) -> np.ndarray:
     if width is None or dtype is None:
         raise doc.error(f"{what} (accessor {index}) of a SCALAR/VEC/MAT4 numeric type",
                         f"{acc.type} of component {acc.componentType}")
-    count = int(acc.count)
-    values = _view_array(doc, acc.bufferView, acc.byteOffset or 0, count, width, dtype,
-                         f"accessor {index}")
+    count = _count(doc, acc.count, f"accessor {index}'s count")
+    values = _view_array(doc, acc.bufferView, _count(doc, acc.byteOffset,
+                                                     f"accessor {index}'s byteOffset"),
+                         count, width, dtype, f"accessor {index}")
     if acc.sparse is not None and acc.sparse.count:
         values = values.copy()
-        n = int(acc.sparse.count)
+        n = _count(doc, acc.sparse.count, f"accessor {index}'s sparse count")
         idx_dtype = _DTYPES.get(acc.sparse.indices.componentType)
         if idx_dtype is None or idx_dtype.kind != "u":
             raise doc.error(f"accessor {index}'s sparse indices as unsigned integers",
                             str(acc.sparse.indices.componentType))
         rows = _view_array(doc, acc.sparse.indices.bufferView,
-                           acc.sparse.indices.byteOffset or 0, n, 1, idx_dtype,
+                           _count(doc, acc.sparse.indices.byteOffset, "sparse byteOffset"),
+                           n, 1, idx_dtype,
                            f"accessor {index} sparse indices")[:, 0].astype(np.int64)
         if np.any(rows >= count):
             raise doc.error(f"accessor {index}'s sparse indices below {count}",
                             str(int(rows.max())))
         values[rows] = _view_array(doc, acc.sparse.values.bufferView,
-                                   acc.sparse.values.byteOffset or 0, n, width, dtype,
+                                   _count(doc, acc.sparse.values.byteOffset,
+                                          "sparse byteOffset"), n, width, dtype,
                                    f"accessor {index} sparse values")
-    out = values.astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):  # checked just below
+        out = values.astype(np.float64)
     if acc.normalized:
         top = _NORMALIZED_MAX.get(acc.componentType)
         if top is None:
             raise doc.error(f"accessor {index}: normalized only on 8/16-bit integers",
                             str(acc.componentType))
         out = np.maximum(out / top, -1.0)
-    if not np.all(np.isfinite(out)):
-        raise doc.error(f"finite numbers in {what} (accessor {index})", "NaN or infinity")
+    if not np.all(np.abs(out) <= MAX_MAGNITUDE):
+        raise doc.error(f"finite numbers within ±{MAX_MAGNITUDE:g} in {what} (accessor "
+                        f"{index})", _numbers(out[~(np.abs(out) <= MAX_MAGNITUDE)][:3]))
     return out
 
 
 def _view_array(doc: _Document, view_index: Any, offset: int, count: int, width: int,
                 dtype: np.dtype[Any], what: str) -> np.ndarray:
     if view_index is None:
+        if count * width > _MAX_ZERO_ELEMENTS:
+            raise doc.error(f"{what} without a bufferView to hold at most "
+                            f"{_MAX_ZERO_ELEMENTS} numbers", f"{count} × {width}")
         return np.zeros((count, width), dtype=dtype)
     views = doc.gltf.bufferViews or []
-    if not isinstance(view_index, int) or not 0 <= view_index < len(views):
-        raise doc.error(f"{what}'s bufferView in [0, {len(views)})", repr(view_index))
+    if isinstance(view_index, bool) or not isinstance(view_index, int) or not (
+            0 <= view_index < len(views)):
+        raise doc.error(f"{what}'s bufferView in [0, {len(views)})", repr(view_index)[:40])
     view = views[view_index]
-    if not 0 <= view.buffer < len(doc.buffers):
+    buffer = view.buffer
+    if isinstance(buffer, bool) or not isinstance(buffer, int) or not (
+            0 <= buffer < len(doc.buffers)):
         raise doc.error(f"bufferView {view_index}'s buffer in [0, {len(doc.buffers)})",
-                        repr(view.buffer))
+                        repr(buffer)[:40])
+    view_offset = _count(doc, view.byteOffset, f"bufferView {view_index}'s byteOffset")
+    view_length = _count(doc, view.byteLength, f"bufferView {view_index}'s byteLength")
     element = dtype.itemsize * width
-    stride = view.byteStride or element
-    start = (view.byteOffset or 0) + offset
+    stride = _count(doc, view.byteStride, f"bufferView {view_index}'s byteStride") or element
+    start = view_offset + offset
     needed = offset + (stride * (count - 1) + element if count else 0)
-    if stride < element or needed > view.byteLength or (
-            (view.byteOffset or 0) + view.byteLength > len(doc.buffers[view.buffer])):
+    if stride < element or needed > view_length or (
+            view_offset + view_length > len(doc.buffers[buffer])):
         raise doc.error(f"{what} to fit in bufferView {view_index} "
-                        f"({view.byteLength} bytes, stride {stride})",
+                        f"({view_length} bytes, stride {stride})",
                         f"{count} elements of {element} bytes from offset {offset}")
-    return np.ndarray((count, width), dtype=dtype, buffer=doc.buffers[view.buffer],
+    return np.ndarray((count, width), dtype=dtype, buffer=doc.buffers[buffer],
                       offset=start, strides=(stride, dtype.itemsize)).copy()
 
 
@@ -228,6 +281,9 @@ def _node_trs(doc: _Document, index: int) -> tuple[FloatArray, FloatArray, Float
     node = doc.gltf.nodes[index]
     if node.matrix is not None and not np.allclose(node.matrix, np.eye(4).ravel()):
         m = np.asarray(node.matrix, dtype=np.float64).reshape(4, 4).T  # column-major
+        if not np.all(np.abs(m) <= MAX_MAGNITUDE):
+            raise doc.error(f"node {index}'s matrix as finite numbers within "
+                            f"±{MAX_MAGNITUDE:g}")
         scale = np.linalg.norm(m[:3, :3], axis=0)
         if np.any(scale <= 0) or np.linalg.det(m[:3, :3]) <= 0:
             raise doc.error(f"node {index}'s matrix to be a rotation with positive scale")
@@ -237,7 +293,24 @@ def _node_trs(doc: _Document, index: int) -> tuple[FloatArray, FloatArray, Float
     s = np.asarray(node.scale if node.scale is not None else (1, 1, 1), float)
     if t.shape != (3,) or q.shape != (4,) or s.shape != (3,) or not np.any(q):
         raise doc.error(f"node {index}'s translation (3), rotation (4) and scale (3)")
-    return t, quaternion_normalize(q), s
+    if not np.all(np.abs(np.r_[t, s]) <= MAX_MAGNITUDE):
+        raise doc.error(f"node {index}'s translation and scale as finite numbers within "
+                        f"±{MAX_MAGNITUDE:g}", _numbers(np.r_[t, s]))
+    return t, _unit_quaternions(doc, q[None], f"node {index}'s rotation")[0], s
+
+
+def _sized_quaternions(doc: _Document, q: FloatArray, what: str) -> FloatArray:
+    """Rows ``(n, 4)`` as they are, but those of a size whose square would overflow or
+    vanish divided by their largest component; a zero or non-finite row is an error."""
+    top = np.max(np.abs(q), axis=-1, keepdims=True)
+    if not np.all(np.isfinite(top)) or np.any(top == 0.0):
+        raise doc.error(f"{what} as finite non-zero quaternions")
+    return np.where((top > 1e100) | (top < 1e-100), q / top, q)
+
+
+def _unit_quaternions(doc: _Document, q: FloatArray, what: str) -> FloatArray:
+    """Rows ``(n, 4)`` scaled to unit length (see :func:`_sized_quaternions`)."""
+    return quaternion_normalize(_sized_quaternions(doc, q, what))
 
 
 # ---------------------------------------------------------------------- selection
@@ -272,9 +345,10 @@ def gltf_contents(path: str | Path) -> dict[str, list[str]]:
 
     Returns ``{"skins": [...], "animations": [...]}``.
     """
-    doc = _load(path)
-    return {"skins": [s.name or "" for s in doc.gltf.skins or []],
-            "animations": [a.name or "" for a in doc.gltf.animations or []]}
+    with _well_formed(path):
+        doc = _load(path)
+        return {"skins": [str(s.name or "") for s in doc.gltf.skins or []],
+                "animations": [str(a.name or "") for a in doc.gltf.animations or []]}
 
 
 # ---------------------------------------------------------------------- skeleton
@@ -328,7 +402,7 @@ def _rig(doc: _Document, skin_index: int, *, check_bind: bool) -> _Rig:
     for n, (_, _, s) in zip(order, trs, strict=True):
         if np.max(np.abs(s - 1.0)) > _SCALE_TOLERANCE:
             raise doc.error(f"joint {doc.node_name(n)!r} with unit scale (limbik bones do "
-                            "not scale)", str(np.round(s, 6).tolist()))
+                            "not scale)", _numbers(s))
     rest_t = np.array([t for t, _, _ in trs])
     rest_q = np.array([q for _, q, _ in trs])
     above: list[int] = []
@@ -341,7 +415,7 @@ def _rig(doc: _Document, skin_index: int, *, check_bind: bool) -> _Rig:
         t, q, s = _node_trs(doc, n)
         if np.max(np.abs(s - s[0])) > _SCALE_TOLERANCE * abs(s[0]):
             raise doc.error(f"node {doc.node_name(n)!r} above the skeleton with a uniform "
-                            "scale", str(np.round(s, 6).tolist()))
+                            "scale", _numbers(s))
         ap = t + s[0] * rotate_vectors(q, ap)
         aq = quaternion_multiply(q, aq)
         a_s = float(s[0]) * a_s
@@ -493,7 +567,13 @@ def _motion(doc: _Document, rig: _Rig, anim_index: int | None, fps: float | None
         frame_time = _frame_time(used, fps)
         start = min((c.times[0] for c in used), default=0.0)
         end = max((c.times[-1] for c in used), default=0.0)
-        F = int(np.floor((end - start) / frame_time + 1e-6)) + 1
+        frames = np.floor((end - start) / frame_time + 1e-6) + 1
+        if not frames * J <= MAX_JOINT_FRAMES:
+            raise doc.error(f"an animation of at most {MAX_JOINT_FRAMES} joint-frames "
+                            "(a lower fps samples fewer)",
+                            f"{frames:.3g} frames of {J} joints ({end - start:.6g} s at "
+                            f"{1.0 / frame_time:.6g} fps)")
+        F = int(frames)
         at: FloatArray = np.asarray(start + np.arange(F) * frame_time, dtype=np.float64)
         rot = np.array(np.broadcast_to(rig.rest_q, (F, J, 4)))
         trans = np.array(np.broadcast_to(rig.rest_t, (F, J, 3)))
@@ -503,15 +583,24 @@ def _motion(doc: _Document, rig: _Rig, anim_index: int | None, fps: float | None
             if c.values.shape[1] != w:
                 raise doc.error(f"{c.path} output of VEC{w} on node {doc.node_name(c.node)!r}",
                                 f"width {c.values.shape[1]}")
+            keys = c.values
+            if c.path == "rotation" and c.mode != "CUBICSPLINE":  # no overflow in slerp
+                keys = _sized_quaternions(doc, keys,
+                                          f"rotation keys on {doc.node_name(c.node)!r}")
             try:
-                sampled = _sample(c.times, c.values, c.mode, at, rotation=c.path == "rotation",
-                                  snap=_KEY_SNAP * frame_time)
+                with np.errstate(over="ignore", invalid="ignore"):  # checked below
+                    sampled = _sample(c.times, keys, c.mode, at, rotation=c.path == "rotation",
+                                      snap=_KEY_SNAP * frame_time)
             except ValueError as exc:
                 raise doc.error(f"{c.path} keyframes on {doc.node_name(c.node)!r} that fit "
                                 f"{c.mode}", str(exc)) from None
             k = joint_of[c.node]
+            if not np.all(np.isfinite(sampled)):
+                raise doc.error(f"{c.path} keyframes on {doc.node_name(c.node)!r} whose "
+                                f"{c.mode} curve stays finite")
             if c.path == "rotation":
-                rot[:, k] = quaternion_normalize(sampled)
+                rot[:, k] = _unit_quaternions(doc, sampled,
+                                              f"rotation keys on {doc.node_name(c.node)!r}")
             elif c.path == "translation":
                 trans[:, k] = sampled
             elif np.max(np.abs(sampled - 1.0)) > _SCALE_TOLERANCE:
@@ -545,13 +634,14 @@ def read_gltf(path: str | Path, *, skin: int | str | None = None,
 
     Frames start at the animation's first keyframe; F = its duration × fps + 1.
     """
-    doc = _load(path)
-    skin_index = _select(doc, doc.gltf.skins or [], skin, "skin")
-    rig = _rig(doc, skin_index, check_bind=check_bind)
-    anims = doc.gltf.animations or []
-    anim_index = None if not anims and animation is None else _select(
-        doc, anims, animation, "animation")
-    motion, _ = _motion(doc, rig, anim_index, fps)
+    with _well_formed(path):
+        doc = _load(path)
+        skin_index = _select(doc, doc.gltf.skins or [], skin, "skin")
+        rig = _rig(doc, skin_index, check_bind=check_bind)
+        anims = doc.gltf.animations or []
+        anim_index = None if not anims and animation is None else _select(
+            doc, anims, animation, "animation")
+        motion, _ = _motion(doc, rig, anim_index, fps)
     return import_axes(motion, up=up, scale=scale)
 
 
@@ -592,22 +682,23 @@ def write_gltf(motion: Motion, path: str | Path, *, source: str | Path,
     if not isinstance(motion, Motion):
         raise InvalidInputError(f"motion must be a Motion, got {type(motion).__name__}",
                                 argument="motion")
-    doc = _load(source)
+    with _well_formed(source):
+        doc = _load(source)
+        skin_index = _select(doc, doc.gltf.skins or [], skin, "skin")
+        rig = _rig(doc, skin_index, check_bind=False)
+        anims = doc.gltf.animations or []
+        replace = None if not anims else _select(doc, anims, animation, "animation")
+        start = 0.0 if replace is None else _motion(doc, rig, replace, None)[1]
     out = Path(path)
     if (out.suffix.lower() == ".glb") != doc.glb:
         raise InvalidInputError(
             f"path must have the source's format ({'.glb' if doc.glb else '.gltf'}), got "
             f"{out.name!r}", argument="path")
-    skin_index = _select(doc, doc.gltf.skins or [], skin, "skin")
-    rig = _rig(doc, skin_index, check_bind=False)
     if tuple(rig.names) != motion.names:
         raise InvalidInputError(
             f"motion must be of skin {skin_index}'s skeleton ({len(rig.names)} joints "
             f"{', '.join(rig.names[:4])}, ...), got {motion.num_joints} joints "
             f"{', '.join(motion.names[:4])}, ...", argument="motion")
-    anims = doc.gltf.animations or []
-    replace = None if not anims else _select(doc, anims, animation, "animation")
-    start = 0.0 if replace is None else _motion(doc, rig, replace, None)[1]
 
     m = export_axes(motion, up=up, scale=scale)
     F = m.num_frames
