@@ -405,17 +405,48 @@ def _place_foot(ankle: np.ndarray, toe: np.ndarray | None, lock: np.ndarray,
     # sampled again where the new pitch moves the other end, until that settles
     pivot = w * a[:, [0, 2]] + (1 - w) * t[:, [0, 2]]
     reach = (source if foot is None else foot)[:, [0, 2]]
-    for _ in range(rounds):
-        a[:, [0, 2]] = pivot - (1 - w) * reach
-        t[:, [0, 2]] = pivot + w * reach
-        ay = terrain._height_unchecked(a[:, 0], a[:, 2]) + ha
-        ty = terrain._height_unchecked(t[:, 0], t[:, 2]) + ht
+    lowest, highest = source_pitch - max_tilt, source_pitch + max_tilt
+
+    def follow(reach: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The pitch that the ground under a foot of horizontal extent ``reach`` asks
+        for, and the heel's and toe's heights there."""
+        a_xz = pivot - (1 - w) * reach
+        t_xz = pivot + w * reach
+        ay = terrain._height_unchecked(a_xz[:, 0], a_xz[:, 1]) + ha
+        ty = terrain._height_unchecked(t_xz[:, 0], t_xz[:, 1]) + ht
         pitch = np.arcsin(np.clip((ty - ay) / np.maximum(length, 1e-300), -1.0, 1.0))
-        pitch = np.clip(pitch, source_pitch - max_tilt, source_pitch + max_tilt)
+        return np.clip(pitch, lowest, highest), ay, ty
+
+    for _ in range(rounds):
+        pitch, ay, ty = follow(reach)
         previous = reach
         reach = (length * np.cos(pitch))[:, None] * heading
         if np.max(np.abs(reach - previous), initial=0.0) <= 1e-10 * float(length.max()):
             break
+    # where the plain iteration does not settle (a steep foot over a steep flank, whose
+    # ground moves faster than its pitch), bisect for the pitch the ground asks for: the
+    # pitch that is its own answer, so a foot moving smoothly turns smoothly
+    asked, _, _ = follow(reach)
+    open_ = np.flatnonzero(np.abs(asked - pitch) > 1e-6)
+    if open_.size:
+        lo, hi = lowest[open_], highest[open_]
+        sub_pivot, sub_heading, sub_w = pivot[open_], heading[open_], w[open_]
+        sub_length, sub_ha, sub_ht = length[open_], ha[open_], ht[open_]
+        for _ in range(48):
+            mid = 0.5 * (lo + hi)
+            r = (sub_length * np.cos(mid))[:, None] * sub_heading
+            a_xz = sub_pivot - (1 - sub_w) * r
+            t_xz = sub_pivot + sub_w * r
+            rise_asked = (terrain._height_unchecked(t_xz[:, 0], t_xz[:, 1]) + sub_ht
+                          - terrain._height_unchecked(a_xz[:, 0], a_xz[:, 1]) - sub_ha)
+            wanted = np.clip(np.arcsin(np.clip(rise_asked / np.maximum(sub_length, 1e-300),
+                                               -1.0, 1.0)), lowest[open_], highest[open_])
+            above = mid > wanted
+            hi = np.where(above, mid, hi)
+            lo = np.where(above, lo, mid)
+        pitch[open_] = 0.5 * (lo + hi)
+        reach = (length * np.cos(pitch))[:, None] * heading
+        _, ay, ty = follow(reach)
     rise = length * np.sin(pitch)
     base_y = heel * ay + (1 - heel) * (ty - rise)
     a[:, [0, 2]] = pivot - (1 - w) * reach
