@@ -44,6 +44,7 @@ from limbik.geometry.quaternion import (
     quaternion_slerp,
     rotate_vectors,
 )
+from limbik.placement._footplant_kernels import limit_rate
 from limbik.placement.contacts import (
     contact_spans,
     contacts_from_ranges,
@@ -64,6 +65,8 @@ Progress = Callable[[int, int, str], None]
 #: Stance float (leg lengths) below which a planted foot keeps the source's height.
 FLOAT_KEPT = 0.005
 _UP = np.array([0.0, 1.0, 0.0])
+#: Degrees per frame by which a leg's knee may bend faster than the source's off contacts.
+KNEE_RATE_SLACK = 1.5
 
 
 @dataclasses.dataclass(frozen=True)
@@ -453,6 +456,61 @@ def _place_foot(ankle: np.ndarray, toe: np.ndarray | None, lock: np.ndarray,
     a[:, 1] = base_y
     t[:, [0, 2]] = pivot + w * reach
     t[:, 1] = base_y + rise
+    return a, t
+
+
+def _knee_angles(distance: np.ndarray, thigh: float, shin: float) -> np.ndarray:
+    """Interior knee angles (degrees) ``(n,)`` of a leg whose ankle is ``distance``
+    ``(n,)`` from its hip."""
+    cos = (thigh * thigh + shin * shin - distance * distance) / (2.0 * thigh * shin)
+    return np.degrees(np.arccos(np.clip(cos, -1.0, 1.0)))
+
+
+def _knee_continuity(world: np.ndarray, leg: Leg, lengths: tuple[float, float],
+                     lift: np.ndarray, ankle: np.ndarray, toe: np.ndarray | None,
+                     contact: np.ndarray, ground: Terrain
+                     ) -> tuple[np.ndarray, np.ndarray | None]:
+    """Ankle and toe targets ``(n, 3)`` moved along the hip→ankle line off contacts so
+    that the knee angle changes per frame by at most the source's change plus
+    ``KNEE_RATE_SLACK`` degrees; a foot moved into the ground is lifted onto it.
+
+    A foot leaving a flank or swinging over a crest otherwise bends the knee faster than
+    the source does (the planted leg's knee catches up with the source's within a few
+    frames); here the change is spread over the frames around it. Contact frames are
+    kept exactly.
+    """
+    thigh, shin = lengths
+    hip = world[:, leg.hip] + lift
+    reach = ankle - hip
+    distance = np.linalg.norm(reach, axis=1)
+    lowest, full = abs(thigh - shin) + 1e-9 * (thigh + shin), thigh + shin
+    angle = _knee_angles(np.clip(distance, lowest, full), thigh, shin)
+    source = _knee_angles(np.linalg.norm(world[:, leg.ankle] - world[:, leg.hip], axis=1),
+                          thigh, shin)
+    rate = np.empty_like(source)
+    rate[0] = np.inf
+    rate[1:] = np.abs(np.diff(source)) + KNEE_RATE_SLACK
+    free = ~np.asarray(contact, dtype=bool)
+    limited = limit_rate(angle, rate, free)
+    changed = np.flatnonzero(np.abs(limited - angle) > 1e-9)
+    if changed.size == 0:
+        return ankle, toe
+    cos = np.cos(np.radians(limited[changed]))
+    wanted = np.sqrt(np.maximum(thigh * thigh + shin * shin - 2.0 * thigh * shin * cos, 0.0))
+    move = reach[changed] * (wanted / np.maximum(distance[changed], 1e-300) - 1.0)[:, None]
+    a = ankle.copy()
+    a[changed] += move
+    t = None
+    if toe is not None:
+        t = toe.copy()
+        t[changed] += move
+    depth = ground.height(a[changed, 0], a[changed, 2]) - a[changed, 1]
+    if t is not None:
+        depth = np.maximum(depth, ground.height(t[changed, 0], t[changed, 2]) - t[changed, 1])
+    up = np.maximum(depth, 0.0)
+    a[changed, 1] += up
+    if t is not None:
+        t[changed, 1] += up
     return a, t
 
 
@@ -901,6 +959,10 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
             a[:, 1] += rest
             t[:, 1] += rest
             targets[leg.side] = (a, t)
+    for leg in legs:
+        a, t = targets[leg.side]
+        targets[leg.side] = _knee_continuity(world, leg, lengths[leg.side], lift, a, t,
+                                             masks[leg.side], ground)
     tick(4, "legs")
 
     positions: dict[int, np.ndarray] = {}
