@@ -98,10 +98,10 @@ def test_built_in_walk_is_clean(walk):
 
 
 # Knee-pop slack in degrees per frame at the walk's 60 fps. On steps a toe that crosses
-# a riser at heel-off lifts the foot by the step height within a frame, which bends the
-# knee by up to 30° in that frame (a known limit, docs/footplant.md).
-@pytest.mark.parametrize(("kind", "slack"), [("flat", 1.0), ("hills", 5.0), ("slope", 3.0),
-                                             ("steps", 25.0)])
+# a riser at heel-off used to lift the foot by the step height within a frame (30° of
+# knee bend in that frame); off contacts the knee now follows the source's rate + 1.5°.
+@pytest.mark.parametrize(("kind", "slack"), [("flat", 1.0), ("hills", 2.0), ("slope", 2.0),
+                                             ("steps", 2.0)])
 def test_walk_planted_on_procedural_terrain(walk, kind, slack):
     terrain = terrain_for_clip(kind, walk, seed=3)
     result, report = footplant(walk, terrain)

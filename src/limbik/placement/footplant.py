@@ -504,6 +504,20 @@ def _knee_continuity(world: np.ndarray, leg: Leg, lengths: tuple[float, float],
     if toe is not None:
         t = toe.copy()
         t[changed] += move
+    if t is not None:
+        # a toe moved into the ground pitches up onto it about the ankle
+        length = np.linalg.norm(toe[changed] - ankle[changed], axis=1)[:, None]
+        for _ in range(4):
+            under = ground.height(t[changed, 0], t[changed, 2])
+            sunk = under > t[changed, 1]
+            if not np.any(sunk):
+                break
+            rows = changed[sunk]
+            t[rows, 1] = under[sunk]
+            f = t[rows] - a[rows]
+            t[rows] = a[rows] + f * length[sunk] / np.maximum(
+                np.linalg.norm(f, axis=1, keepdims=True), 1e-300)
+    # what is left in the ground lifts the foot
     depth = ground.height(a[changed, 0], a[changed, 2]) - a[changed, 1]
     if t is not None:
         depth = np.maximum(depth, ground.height(t[changed, 0], t[changed, 2]) - t[changed, 1])
