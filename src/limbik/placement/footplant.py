@@ -959,6 +959,10 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
         if t is not None and leg.toe is not None:
             length = np.linalg.norm(world[:, leg.toe] - world[:, leg.ankle], axis=1)[:, None]
             free = pins[leg.side] < 1.0
+            # the clamps above move the toe alone: give a free foot its length back
+            f = t[free] - a[free]
+            t[free] = a[free] + f * length[free] / np.maximum(
+                np.linalg.norm(f, axis=1, keepdims=True), 1e-300)
             for _ in range(8):
                 under = ground.height(t[:, 0], t[:, 2])
                 sunk = free & (under > t[:, 1])
