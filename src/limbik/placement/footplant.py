@@ -22,7 +22,8 @@ The method, per frame and per leg (all of it vectorised over frames):
 6. Each leg is solved with :func:`limbik.two_bone` about the knee's own hinge axis
    (estimated from the clip in the thigh's frame), following the animated knee where
    the source leg is clearly bent, with soft reach near full extension; the result is
-   applied with :func:`limbik.apply_ik`; per-leg weights blend with the source.
+   turned into local rotations by :func:`limbik.apply_ik`'s rule (minimal swing, twist
+   kept); per-leg weights blend with the source.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ from limbik.placement.contacts import (
 )
 from limbik.placement.spring import smooth_zero_lag
 from limbik.placement.terrain import Terrain
-from limbik.skeleton.apply import apply_ik
+from limbik.skeleton._fk_kernels import forward_kinematics_kernel
 from limbik.skeleton.limbs import Leg, find_legs
 from limbik.skeleton.motion import Motion, forward_kinematics
 from limbik.solvers.two_bone import two_bone
@@ -154,6 +155,27 @@ def _world_pose(motion: Motion) -> tuple[np.ndarray, np.ndarray]:
     ends = p[:, sk.end_site_parents] + rotate_vectors(q[:, sk.end_site_parents],
                                                       sk.end_site_offsets)
     return q, np.concatenate([p, ends], axis=1)
+
+
+def _legs_world_pose(planted: Motion, source_rotations: np.ndarray, source_world: np.ndarray,
+                     legs: Sequence[Leg], lift: np.ndarray) -> np.ndarray:
+    """World positions with End Sites ``(F, J + E, 3)`` of ``planted``, a clip that differs
+    from the source (world rotations ``(F, J, 4)``, positions with End Sites
+    ``(F, J + E, 3)``) only in its legs and its root moved by ``lift`` ``(F, 3)``: forward
+    kinematics runs over the legs alone."""
+    sk = planted.skeleton
+    joints = sk.num_joints
+    q = np.array(source_rotations)
+    p = source_world[:, :joints] + lift[:, None]
+    stale = np.zeros(joints, dtype=np.bool_)
+    for leg in legs:
+        stale |= sk.descendants_mask(leg.hip, include_self=True)
+    forward_kinematics_kernel(np.ascontiguousarray(sk.parents, dtype=np.int64),
+                              np.ascontiguousarray(planted.rotations),
+                              planted.local_translations(), q, p, stale)
+    ends = p[:, sk.end_site_parents] + rotate_vectors(q[:, sk.end_site_parents],
+                                                      sk.end_site_offsets)
+    return np.concatenate([p, ends], axis=1)
 
 
 def _foot_joints(motion: Motion, leg: Leg) -> list[int]:
@@ -526,6 +548,46 @@ def _knee_continuity(world: np.ndarray, leg: Leg, lengths: tuple[float, float],
     if t is not None:
         t[changed, 1] += up
     return a, t
+
+
+def _apply_legs(motion: Motion, source_rotations: np.ndarray, world: np.ndarray,
+                legs: Sequence[Leg], lift: np.ndarray, positions: dict[int, np.ndarray],
+                rotations: dict[int, np.ndarray]) -> Motion:
+    """The clip with its root moved by ``lift`` ``(F, 3)`` and each leg's local rotations
+    set so that its knee and ankle reach ``positions`` and its ankle (and toe) take the
+    world ``rotations`` ``(F, 4)``.
+
+    The rule is :func:`limbik.apply_ik`'s (each bone turns by the smallest rotation from
+    its animated direction to its new one, so it keeps its twist), composed directly
+    along the known chain hip → knee → ankle → toe from the clip's world pose
+    ``source_rotations`` ``(F, J, 4)`` and ``world`` ``(F, J, 3)``: only the root moves
+    above the hips, and only vertically, so the hips' parents keep their world rotations.
+    """
+    sk = motion.skeleton
+    q_local = np.array(motion.rotations)
+    translations = motion.local_translations()
+    for leg in legs:
+        parent = int(sk.parents[leg.hip])
+        hip = world[:, leg.hip] + lift
+        hip_q = quaternion_multiply(
+            quaternion_from_two_vectors(world[:, leg.knee] - world[:, leg.hip],
+                                        positions[leg.knee] - hip),
+            source_rotations[:, leg.hip])
+        knee = hip + rotate_vectors(hip_q, translations[:, leg.knee])
+        knee_q = quaternion_multiply(
+            quaternion_from_two_vectors(world[:, leg.ankle] - world[:, leg.knee],
+                                        positions[leg.ankle] - knee),
+            source_rotations[:, leg.knee])
+        q_local[:, leg.hip] = quaternion_multiply(
+            quaternion_conjugate(source_rotations[:, parent]), hip_q)
+        q_local[:, leg.knee] = quaternion_multiply(quaternion_conjugate(hip_q), knee_q)
+        ankle_q = rotations[leg.ankle]
+        q_local[:, leg.ankle] = quaternion_multiply(quaternion_conjugate(knee_q), ankle_q)
+        if leg.toe is not None and leg.toe in rotations:
+            q_local[:, leg.toe] = quaternion_multiply(quaternion_conjugate(ankle_q),
+                                                      rotations[leg.toe])
+    return dataclasses.replace(motion, rotations=q_local,
+                               root_positions=motion.root_positions + lift)
 
 
 def _pin_weight(contact: np.ndarray, frames: int) -> np.ndarray:
@@ -1023,8 +1085,7 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
             normal = ground.normal(a[:, 0], a[:, 2])
             rotations[leg.ankle] = quaternion_multiply(_tilt_rotation(normal, max_tilt),
                                                        source_ankle)
-    moved = dataclasses.replace(motion, root_positions=motion.root_positions + lift)
-    planted = apply_ik(moved, positions=positions, rotations=rotations)
+    planted = _apply_legs(motion, source_rotations, world, legs, lift, positions, rotations)
     if any(w < 1.0 for w in weight.values()):
         planted = _blend(motion, planted, legs, weight)
     tick(5, "metrics")
@@ -1038,7 +1099,8 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
         legs=tuple(leg.side for leg in legs),
         contacts={side: contact_spans(m) for side, m in masks.items()},
         before=_evaluate(motion, full_world, before_ground, legs, masks, None),
-        after=_evaluate(planted, _world_pose(planted)[1], ground, legs, masks, full_world[0]),
+        after=_evaluate(planted, _legs_world_pose(planted, source_rotations, full_world, legs,
+                                                  lift), ground, legs, masks, full_world[0]),
         pelvis_offset=offset,
         lift=lift_by,
         heel_weight=heels,
