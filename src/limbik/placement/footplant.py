@@ -45,7 +45,7 @@ from limbik.geometry.quaternion import (
     quaternion_slerp,
     rotate_vectors,
 )
-from limbik.placement._footplant_kernels import limit_rate
+from limbik.placement._footplant_kernels import limit_rate, settle_pitch
 from limbik.placement.contacts import (
     contact_spans,
     contacts_from_ranges,
@@ -429,49 +429,14 @@ def _place_foot(ankle: np.ndarray, toe: np.ndarray | None, lock: np.ndarray,
     # the pivot (heel or toe, as weighted) stays where the lock put it; the ground is
     # sampled again where the new pitch moves the other end, until that settles
     pivot = w * a[:, [0, 2]] + (1 - w) * t[:, [0, 2]]
-    reach = (source if foot is None else foot)[:, [0, 2]]
-    lowest, highest = source_pitch - max_tilt, source_pitch + max_tilt
-
-    def follow(reach: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The pitch that the ground under a foot of horizontal extent ``reach`` asks
-        for, and the heel's and toe's heights there."""
-        a_xz = pivot - (1 - w) * reach
-        t_xz = pivot + w * reach
-        ay = terrain._height_unchecked(a_xz[:, 0], a_xz[:, 1]) + ha
-        ty = terrain._height_unchecked(t_xz[:, 0], t_xz[:, 1]) + ht
-        pitch = np.arcsin(np.clip((ty - ay) / np.maximum(length, 1e-300), -1.0, 1.0))
-        return np.clip(pitch, lowest, highest), ay, ty
-
-    for _ in range(rounds):
-        pitch, ay, ty = follow(reach)
-        previous = reach
-        reach = (length * np.cos(pitch))[:, None] * heading
-        if np.max(np.abs(reach - previous), initial=0.0) <= 1e-10 * float(length.max()):
-            break
-    # where the plain iteration does not settle (a steep foot over a steep flank, whose
-    # ground moves faster than its pitch), bisect for the pitch the ground asks for: the
-    # pitch that is its own answer, so a foot moving smoothly turns smoothly
-    asked, _, _ = follow(reach)
-    open_ = np.flatnonzero(np.abs(asked - pitch) > 1e-6)
-    if open_.size:
-        lo, hi = lowest[open_], highest[open_]
-        sub_pivot, sub_heading, sub_w = pivot[open_], heading[open_], w[open_]
-        sub_length, sub_ha, sub_ht = length[open_], ha[open_], ht[open_]
-        for _ in range(48):
-            mid = 0.5 * (lo + hi)
-            r = (sub_length * np.cos(mid))[:, None] * sub_heading
-            a_xz = sub_pivot - (1 - sub_w) * r
-            t_xz = sub_pivot + sub_w * r
-            rise_asked = (terrain._height_unchecked(t_xz[:, 0], t_xz[:, 1]) + sub_ht
-                          - terrain._height_unchecked(a_xz[:, 0], a_xz[:, 1]) - sub_ha)
-            wanted = np.clip(np.arcsin(np.clip(rise_asked / np.maximum(sub_length, 1e-300),
-                                               -1.0, 1.0)), lowest[open_], highest[open_])
-            above = mid > wanted
-            hi = np.where(above, mid, hi)
-            lo = np.where(above, lo, mid)
-        pitch[open_] = 0.5 * (lo + hi)
-        reach = (length * np.cos(pitch))[:, None] * heading
-        _, ay, ty = follow(reach)
+    # (compiled: settle_pitch also bisects where the plain iteration does not settle)
+    pitch, ay, ty = settle_pitch(
+        terrain.heights, terrain.cell_size, terrain.origin[0], terrain.origin[1],
+        np.ascontiguousarray(pivot), np.ascontiguousarray(heading),
+        np.ascontiguousarray(heel, dtype=np.float64), length, along_size,
+        np.ascontiguousarray(ha, dtype=np.float64), np.ascontiguousarray(ht, dtype=np.float64),
+        source_pitch - max_tilt, source_pitch + max_tilt, rounds)
+    reach = (length * np.cos(pitch))[:, None] * heading
     rise = length * np.sin(pitch)
     base_y = heel * ay + (1 - heel) * (ty - rise)
     a[:, [0, 2]] = pivot - (1 - w) * reach
@@ -526,7 +491,6 @@ def _knee_continuity(world: np.ndarray, leg: Leg, lengths: tuple[float, float],
     if toe is not None:
         t = toe.copy()
         t[changed] += move
-    if t is not None:
         # a toe moved into the ground pitches up onto it about the ankle
         length = np.linalg.norm(toe[changed] - ankle[changed], axis=1)[:, None]
         for _ in range(4):
