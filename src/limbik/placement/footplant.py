@@ -455,7 +455,7 @@ def _knee_angles(distance: np.ndarray, thigh: float, shin: float) -> np.ndarray:
 
 def _knee_continuity(world: np.ndarray, leg: Leg, lengths: tuple[float, float],
                      lift: np.ndarray, ankle: np.ndarray, toe: np.ndarray | None,
-                     contact: np.ndarray, ground: Terrain
+                     contact: np.ndarray, ground: Terrain, dt: float, smooth_time: float
                      ) -> tuple[np.ndarray, np.ndarray | None]:
     """Ankle and toe targets ``(n, 3)`` moved along the hip→ankle line off contacts so
     that the knee angle changes per frame by at most the source's change plus
@@ -479,6 +479,9 @@ def _knee_continuity(world: np.ndarray, leg: Leg, lengths: tuple[float, float],
     rate[1:] = np.abs(np.diff(source)) + KNEE_RATE_SLACK
     free = ~np.asarray(contact, dtype=bool)
     limited = limit_rate(angle, rate, free)
+    # the limit's corners smoothed (zero-lag spring over smooth_time), then limited again
+    corner = np.where(free, smooth_zero_lag(limited - angle, dt, smooth_time), 0.0)
+    limited = limit_rate(angle + corner, rate, free)
     changed = np.flatnonzero(np.abs(limited - angle) > 1e-9)
     if changed.size == 0:
         return ankle, toe
@@ -1006,7 +1009,7 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
     for leg in legs:
         a, t = targets[leg.side]
         targets[leg.side] = _knee_continuity(world, leg, lengths[leg.side], lift, a, t,
-                                             masks[leg.side], ground)
+                                             masks[leg.side], ground, dt, smooth_time)
     tick(4, "legs")
 
     positions: dict[int, np.ndarray] = {}
