@@ -188,10 +188,10 @@ class Terrain:
         return self._height_unchecked(xa, za)
 
     def _height_unchecked(self, x: FloatArray, z: FloatArray) -> FloatArray:
-        """:meth:`height` for float64 arrays of one shape, without validation (hot loops)."""
-        if self._h.size == 1:
-            return np.full(x.shape, float(self._h[0, 0]))
+        """:meth:`height` for float64 arrays (broadcast together), without validation."""
         shape = np.broadcast_shapes(np.shape(x), np.shape(z))
+        if self._h.size == 1:
+            return np.full(shape, float(self._h[0, 0]))
         xs = np.ascontiguousarray(np.broadcast_to(x, shape), dtype=np.float64).reshape(-1)
         zs = np.ascontiguousarray(np.broadcast_to(z, shape), dtype=np.float64).reshape(-1)
         return sample_heights(self._h, self.cell_size, self.origin[0], self.origin[1], xs,
