@@ -307,3 +307,15 @@ def test_soles_roll_with_a_cross_slope(walk):
         assert np.max(np.abs(rise)) <= np.degrees(0.6) + 1.0
     flat, _ = footplant(walk, Terrain.flat(0.0), max_tilt=0.0)
     assert np.isfinite(flat.world_positions()).all()
+
+
+def test_legs_with_joints_in_between_take_the_general_pass(walk, monkeypatch):
+    """The direct hip → knee → ankle → toe composition and apply_ik's general pass (used
+    when a rig has joints in between, such as twist bones) give the same clip."""
+    from limbik.placement import footplant as module
+
+    terrain = terrain_for_clip("hills", walk)
+    direct, _ = footplant(walk, terrain)
+    monkeypatch.setattr(module, "_direct_chain", lambda skeleton, leg: False)
+    general, _ = footplant(walk, terrain)
+    np.testing.assert_allclose(general.world_positions(), direct.world_positions(), atol=1e-9)

@@ -56,6 +56,7 @@ from limbik.placement.contacts import (
 from limbik.placement.spring import smooth_zero_lag
 from limbik.placement.terrain import Terrain
 from limbik.skeleton._fk_kernels import forward_kinematics_kernel
+from limbik.skeleton.apply import apply_ik
 from limbik.skeleton.limbs import Leg, find_legs
 from limbik.skeleton.motion import Motion, forward_kinematics
 from limbik.solvers.two_bone import two_bone
@@ -515,6 +516,13 @@ def _knee_continuity(world: np.ndarray, leg: Leg, lengths: tuple[float, float],
     if t is not None:
         t[changed, 1] += up
     return a, t
+
+
+def _direct_chain(skeleton: Any, leg: Leg) -> bool:
+    """Whether the knee is the hip's child, the ankle the knee's and the toe the ankle's."""
+    parents = skeleton.parents
+    return bool(parents[leg.knee] == leg.hip and parents[leg.ankle] == leg.knee
+                and (leg.toe is None or parents[leg.toe] == leg.ankle))
 
 
 def _apply_legs(motion: Motion, source_rotations: np.ndarray, world: np.ndarray,
@@ -1052,7 +1060,12 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
             normal = ground.normal(a[:, 0], a[:, 2])
             rotations[leg.ankle] = quaternion_multiply(_tilt_rotation(normal, max_tilt),
                                                        source_ankle)
-    planted = _apply_legs(motion, source_rotations, world, legs, lift, positions, rotations)
+    if all(_direct_chain(motion.skeleton, leg) for leg in legs):
+        planted = _apply_legs(motion, source_rotations, world, legs, lift, positions,
+                              rotations)
+    else:  # joints between hip, knee, ankle and toe: the general pass
+        moved = dataclasses.replace(motion, root_positions=motion.root_positions + lift)
+        planted = apply_ik(moved, positions=positions, rotations=rotations)
     if any(w < 1.0 for w in weight.values()):
         planted = _blend(motion, planted, legs, weight)
     tick(5, "metrics")
