@@ -98,10 +98,10 @@ def test_built_in_walk_is_clean(walk):
 
 
 # Knee-pop slack in degrees per frame at the walk's 60 fps. On steps a toe that crosses
-# a riser at heel-off lifts the foot by the step height within a frame, which bends the
-# knee by up to 30° in that frame (a known limit, docs/footplant.md).
-@pytest.mark.parametrize(("kind", "slack"), [("flat", 1.0), ("hills", 5.0), ("slope", 3.0),
-                                             ("steps", 25.0)])
+# a riser at heel-off used to lift the foot by the step height within a frame (30° of
+# knee bend in that frame); off contacts the knee now follows the source's rate + 1.5°.
+@pytest.mark.parametrize(("kind", "slack"), [("flat", 1.0), ("hills", 2.0), ("slope", 2.0),
+                                             ("steps", 2.0)])
 def test_walk_planted_on_procedural_terrain(walk, kind, slack):
     terrain = terrain_for_clip(kind, walk, seed=3)
     result, report = footplant(walk, terrain)
@@ -236,13 +236,32 @@ def test_style_clips_over_unseen_height_fields_through_the_cli(shared_data, tmp_
         assert row["penetration"] <= 0.01, (side, row)
         assert row["stance_height_error_p99"] <= 0.01, (side, row)
         assert row["new_backward_frames"] == 0, (side, row)
-        # the targets are the source's pop + 2° and max(2x the source's knee move, 1% of
-        # a leg); smooth noise meets them, 25° ridges can exceed them at a toe-off on a
-        # ridge flank (docs/footplant.md lists the figures)
-        pop_slack = 2.0 if kind == "noise" else 3.0
-        jump_slack = 1.0 if kind == "noise" else 1.5
-        assert row["knee_pop"] <= row["knee_pop_source"] + pop_slack, (side, row)
-        assert row["knee_jump"] <= jump_slack * row["knee_jump_limit"], (side, row)
+        assert row["knee_pop"] <= row["knee_pop_source"] + 2.0, (side, row)
+        assert row["knee_jump"] <= row["knee_jump_limit"], (side, row)
+
+
+# The worst cases of tools/footplant_sweep.py before the foot pitch was bisected and the
+# knee's rate limited off contacts: a toe-off over a 25° flank snapped the foot's pitch
+# within a frame (Xia left knee 14.4° in one frame at 120 fps, 2.3x the knee-move limit;
+# seed 15), a foot leaving a flank bent the knee faster than the source (Xia right,
+# seed 12: +2.2°) and a swing over a crest unbent it faster (CMU right, seed 11: +2.7°);
+# a swinging toe clamped onto a crest kept a shortened foot, so the written toe sank 2.5%
+# of a leg into it (the authors' clean-up of the network clip, seed 103).
+@pytest.mark.parametrize(("name", "seed"), [("xia_neutral_walk_01_000.bvh", 15),
+                                            ("xia_neutral_walk_01_000.bvh", 12),
+                                            ("cmu_131_01_start_walk_stop_meters.bvh", 11),
+                                            ("dme_demo_3d_1_fixed_ik.bvh", 103)])
+def test_toe_off_and_swing_over_ridges_keep_the_knee_continuous(shared_data, name, seed):
+    source = read_bvh(shared_data / "bvh" / name)
+    heights, cell, origin = clip_checks.rough_terrain(source, seed, "ridges")
+    terrain = Terrain.from_array(heights, cell, origin)
+    result, _ = footplant(source, terrain)
+    for side, row in clip_checks.heightfield_checks(source, result, terrain).items():
+        assert row["knee_pop"] <= row["knee_pop_source"] + 2.0, (side, row)
+        assert row["knee_jump"] <= row["knee_jump_limit"], (side, row)
+        assert row["stance_height_error_p99"] <= 0.01, (side, row)
+        assert row["penetration"] <= 0.01, (side, row)
+        assert row["new_backward_frames"] == 0, (side, row)
 
 
 def test_upper_body_relative_to_the_root_is_exact(shared_data):
@@ -288,3 +307,15 @@ def test_soles_roll_with_a_cross_slope(walk):
         assert np.max(np.abs(rise)) <= np.degrees(0.6) + 1.0
     flat, _ = footplant(walk, Terrain.flat(0.0), max_tilt=0.0)
     assert np.isfinite(flat.world_positions()).all()
+
+
+def test_legs_with_joints_in_between_take_the_general_pass(walk, monkeypatch):
+    """The direct hip → knee → ankle → toe composition and apply_ik's general pass (used
+    when a rig has joints in between, such as twist bones) give the same clip."""
+    from limbik.placement import footplant as module
+
+    terrain = terrain_for_clip("hills", walk)
+    direct, _ = footplant(walk, terrain)
+    monkeypatch.setattr(module, "_direct_chain", lambda skeleton, leg: False)
+    general, _ = footplant(walk, terrain)
+    np.testing.assert_allclose(general.world_positions(), direct.world_positions(), atol=1e-9)

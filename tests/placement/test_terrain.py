@@ -128,3 +128,19 @@ def test_bad_terrain_input(tmp_path):
         Terrain.from_npy(tmp_path / "missing.npy")
     with pytest.raises(InvalidInputError, match="heights must be finite"):
         Terrain.from_array([[0.0, np.nan]])
+
+
+@pytest.mark.parametrize("terrain", [Terrain.flat(0.25), Terrain.hills(2, extent=(-2, 2, -2, 2))])
+def test_height_broadcasts_either_argument(terrain):
+    """A scalar on either side broadcasts against an array on the other, and a point
+    query equals the same point inside a batch (one compiled sampler for both)."""
+    xs = np.linspace(-1.5, 1.5, 7)
+    across = terrain.height(0.3, xs)
+    along = terrain.height(xs, 0.3)
+    assert across.shape == along.shape == (7,)
+    for k, x in enumerate(xs):
+        assert float(terrain.height(x, 0.3)) == along[k]
+        assert float(terrain.height(0.3, x)) == across[k]
+    grid = terrain.height(xs[:, None], xs[None, :])
+    assert grid.shape == (7, 7)
+    np.testing.assert_array_equal(grid[:, 2], terrain.height(xs, xs[2]))

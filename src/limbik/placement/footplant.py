@@ -22,7 +22,8 @@ The method, per frame and per leg (all of it vectorised over frames):
 6. Each leg is solved with :func:`limbik.two_bone` about the knee's own hinge axis
    (estimated from the clip in the thigh's frame), following the animated knee where
    the source leg is clearly bent, with soft reach near full extension; the result is
-   applied with :func:`limbik.apply_ik`; per-leg weights blend with the source.
+   turned into local rotations by :func:`limbik.apply_ik`'s rule (minimal swing, twist
+   kept); per-leg weights blend with the source.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from limbik.geometry.quaternion import (
     quaternion_slerp,
     rotate_vectors,
 )
+from limbik.placement._footplant_kernels import limit_rate, settle_pitch
 from limbik.placement.contacts import (
     contact_spans,
     contacts_from_ranges,
@@ -53,6 +55,7 @@ from limbik.placement.contacts import (
 )
 from limbik.placement.spring import smooth_zero_lag
 from limbik.placement.terrain import Terrain
+from limbik.skeleton._fk_kernels import forward_kinematics_kernel
 from limbik.skeleton.apply import apply_ik
 from limbik.skeleton.limbs import Leg, find_legs
 from limbik.skeleton.motion import Motion, forward_kinematics
@@ -64,6 +67,8 @@ Progress = Callable[[int, int, str], None]
 #: Stance float (leg lengths) below which a planted foot keeps the source's height.
 FLOAT_KEPT = 0.005
 _UP = np.array([0.0, 1.0, 0.0])
+#: Degrees per frame by which a leg's knee may bend faster than the source's off contacts.
+KNEE_RATE_SLACK = 1.5
 
 
 @dataclasses.dataclass(frozen=True)
@@ -151,6 +156,27 @@ def _world_pose(motion: Motion) -> tuple[np.ndarray, np.ndarray]:
     ends = p[:, sk.end_site_parents] + rotate_vectors(q[:, sk.end_site_parents],
                                                       sk.end_site_offsets)
     return q, np.concatenate([p, ends], axis=1)
+
+
+def _legs_world_pose(planted: Motion, source_rotations: np.ndarray, source_world: np.ndarray,
+                     legs: Sequence[Leg], lift: np.ndarray) -> np.ndarray:
+    """World positions with End Sites ``(F, J + E, 3)`` of ``planted``, a clip that differs
+    from the source (world rotations ``(F, J, 4)``, positions with End Sites
+    ``(F, J + E, 3)``) only in its legs and its root moved by ``lift`` ``(F, 3)``: forward
+    kinematics runs over the legs alone."""
+    sk = planted.skeleton
+    joints = sk.num_joints
+    q = np.array(source_rotations)
+    p = source_world[:, :joints] + lift[:, None]
+    stale = np.zeros(joints, dtype=np.bool_)
+    for leg in legs:
+        stale |= sk.descendants_mask(leg.hip, include_self=True)
+    forward_kinematics_kernel(np.ascontiguousarray(sk.parents, dtype=np.int64),
+                              np.ascontiguousarray(planted.rotations),
+                              planted.local_translations(), q, p, stale)
+    ends = p[:, sk.end_site_parents] + rotate_vectors(q[:, sk.end_site_parents],
+                                                      sk.end_site_offsets)
+    return np.concatenate([p, ends], axis=1)
 
 
 def _foot_joints(motion: Motion, leg: Leg) -> list[int]:
@@ -404,18 +430,14 @@ def _place_foot(ankle: np.ndarray, toe: np.ndarray | None, lock: np.ndarray,
     # the pivot (heel or toe, as weighted) stays where the lock put it; the ground is
     # sampled again where the new pitch moves the other end, until that settles
     pivot = w * a[:, [0, 2]] + (1 - w) * t[:, [0, 2]]
-    reach = (source if foot is None else foot)[:, [0, 2]]
-    for _ in range(rounds):
-        a[:, [0, 2]] = pivot - (1 - w) * reach
-        t[:, [0, 2]] = pivot + w * reach
-        ay = terrain._height_unchecked(a[:, 0], a[:, 2]) + ha
-        ty = terrain._height_unchecked(t[:, 0], t[:, 2]) + ht
-        pitch = np.arcsin(np.clip((ty - ay) / np.maximum(length, 1e-300), -1.0, 1.0))
-        pitch = np.clip(pitch, source_pitch - max_tilt, source_pitch + max_tilt)
-        previous = reach
-        reach = (length * np.cos(pitch))[:, None] * heading
-        if np.max(np.abs(reach - previous), initial=0.0) <= 1e-10 * float(length.max()):
-            break
+    # (compiled: settle_pitch also bisects where the plain iteration does not settle)
+    pitch, ay, ty = settle_pitch(
+        terrain.heights, terrain.cell_size, terrain.origin[0], terrain.origin[1],
+        np.ascontiguousarray(pivot), np.ascontiguousarray(heading),
+        np.ascontiguousarray(heel, dtype=np.float64), length, along_size,
+        np.ascontiguousarray(ha, dtype=np.float64), np.ascontiguousarray(ht, dtype=np.float64),
+        source_pitch - max_tilt, source_pitch + max_tilt, rounds)
+    reach = (length * np.cos(pitch))[:, None] * heading
     rise = length * np.sin(pitch)
     base_y = heel * ay + (1 - heel) * (ty - rise)
     a[:, [0, 2]] = pivot - (1 - w) * reach
@@ -423,6 +445,124 @@ def _place_foot(ankle: np.ndarray, toe: np.ndarray | None, lock: np.ndarray,
     t[:, [0, 2]] = pivot + w * reach
     t[:, 1] = base_y + rise
     return a, t
+
+
+def _knee_angles(distance: np.ndarray, thigh: float, shin: float) -> np.ndarray:
+    """Interior knee angles (degrees) ``(n,)`` of a leg whose ankle is ``distance``
+    ``(n,)`` from its hip."""
+    cos = (thigh * thigh + shin * shin - distance * distance) / (2.0 * thigh * shin)
+    return np.degrees(np.arccos(np.clip(cos, -1.0, 1.0)))
+
+
+def _knee_continuity(world: np.ndarray, leg: Leg, lengths: tuple[float, float],
+                     lift: np.ndarray, ankle: np.ndarray, toe: np.ndarray | None,
+                     contact: np.ndarray, ground: Terrain, dt: float, smooth_time: float
+                     ) -> tuple[np.ndarray, np.ndarray | None]:
+    """Ankle and toe targets ``(n, 3)`` moved along the hip→ankle line off contacts so
+    that the knee angle changes per frame by at most the source's change plus
+    ``KNEE_RATE_SLACK`` degrees; a foot moved into the ground is lifted onto it.
+
+    A foot leaving a flank or swinging over a crest otherwise bends the knee faster than
+    the source does (the planted leg's knee catches up with the source's within a few
+    frames); here the change is spread over the frames around it. Contact frames are
+    kept exactly.
+    """
+    thigh, shin = lengths
+    hip = world[:, leg.hip] + lift
+    reach = ankle - hip
+    distance = np.linalg.norm(reach, axis=1)
+    lowest, full = abs(thigh - shin) + 1e-9 * (thigh + shin), thigh + shin
+    angle = _knee_angles(np.clip(distance, lowest, full), thigh, shin)
+    source = _knee_angles(np.linalg.norm(world[:, leg.ankle] - world[:, leg.hip], axis=1),
+                          thigh, shin)
+    rate = np.empty_like(source)
+    rate[0] = np.inf
+    rate[1:] = np.abs(np.diff(source)) + KNEE_RATE_SLACK
+    free = ~np.asarray(contact, dtype=bool)
+    limited = limit_rate(angle, rate, free)
+    # the limit's corners smoothed (zero-lag spring over smooth_time), then limited again
+    corner = np.where(free, smooth_zero_lag(limited - angle, dt, smooth_time), 0.0)
+    limited = limit_rate(angle + corner, rate, free)
+    changed = np.flatnonzero(np.abs(limited - angle) > 1e-9)
+    if changed.size == 0:
+        return ankle, toe
+    cos = np.cos(np.radians(limited[changed]))
+    wanted = np.sqrt(np.maximum(thigh * thigh + shin * shin - 2.0 * thigh * shin * cos, 0.0))
+    move = reach[changed] * (wanted / np.maximum(distance[changed], 1e-300) - 1.0)[:, None]
+    a = ankle.copy()
+    a[changed] += move
+    t = None
+    if toe is not None:
+        t = toe.copy()
+        t[changed] += move
+        # a toe moved into the ground pitches up onto it about the ankle
+        length = np.linalg.norm(toe[changed] - ankle[changed], axis=1)[:, None]
+        for _ in range(4):
+            under = ground.height(t[changed, 0], t[changed, 2])
+            sunk = under > t[changed, 1]
+            if not np.any(sunk):
+                break
+            rows = changed[sunk]
+            t[rows, 1] = under[sunk]
+            f = t[rows] - a[rows]
+            t[rows] = a[rows] + f * length[sunk] / np.maximum(
+                np.linalg.norm(f, axis=1, keepdims=True), 1e-300)
+    # what is left in the ground lifts the foot
+    depth = ground.height(a[changed, 0], a[changed, 2]) - a[changed, 1]
+    if t is not None:
+        depth = np.maximum(depth, ground.height(t[changed, 0], t[changed, 2]) - t[changed, 1])
+    up = np.maximum(depth, 0.0)
+    a[changed, 1] += up
+    if t is not None:
+        t[changed, 1] += up
+    return a, t
+
+
+def _direct_chain(skeleton: Any, leg: Leg) -> bool:
+    """Whether the knee is the hip's child, the ankle the knee's and the toe the ankle's."""
+    parents = skeleton.parents
+    return bool(parents[leg.knee] == leg.hip and parents[leg.ankle] == leg.knee
+                and (leg.toe is None or parents[leg.toe] == leg.ankle))
+
+
+def _apply_legs(motion: Motion, source_rotations: np.ndarray, world: np.ndarray,
+                legs: Sequence[Leg], lift: np.ndarray, positions: dict[int, np.ndarray],
+                rotations: dict[int, np.ndarray]) -> Motion:
+    """The clip with its root moved by ``lift`` ``(F, 3)`` and each leg's local rotations
+    set so that its knee and ankle reach ``positions`` and its ankle (and toe) take the
+    world ``rotations`` ``(F, 4)``.
+
+    The rule is :func:`limbik.apply_ik`'s (each bone turns by the smallest rotation from
+    its animated direction to its new one, so it keeps its twist), composed directly
+    along the known chain hip → knee → ankle → toe from the clip's world pose
+    ``source_rotations`` ``(F, J, 4)`` and ``world`` ``(F, J, 3)``: only the root moves
+    above the hips, and only vertically, so the hips' parents keep their world rotations.
+    """
+    sk = motion.skeleton
+    q_local = np.array(motion.rotations)
+    translations = motion.local_translations()
+    for leg in legs:
+        parent = int(sk.parents[leg.hip])
+        hip = world[:, leg.hip] + lift
+        hip_q = quaternion_multiply(
+            quaternion_from_two_vectors(world[:, leg.knee] - world[:, leg.hip],
+                                        positions[leg.knee] - hip),
+            source_rotations[:, leg.hip])
+        knee = hip + rotate_vectors(hip_q, translations[:, leg.knee])
+        knee_q = quaternion_multiply(
+            quaternion_from_two_vectors(world[:, leg.ankle] - world[:, leg.knee],
+                                        positions[leg.ankle] - knee),
+            source_rotations[:, leg.knee])
+        q_local[:, leg.hip] = quaternion_multiply(
+            quaternion_conjugate(source_rotations[:, parent]), hip_q)
+        q_local[:, leg.knee] = quaternion_multiply(quaternion_conjugate(hip_q), knee_q)
+        ankle_q = rotations[leg.ankle]
+        q_local[:, leg.ankle] = quaternion_multiply(quaternion_conjugate(knee_q), ankle_q)
+        if leg.toe is not None and leg.toe in rotations:
+            q_local[:, leg.toe] = quaternion_multiply(quaternion_conjugate(ankle_q),
+                                                      rotations[leg.toe])
+    return dataclasses.replace(motion, rotations=q_local,
+                               root_positions=motion.root_positions + lift)
 
 
 def _pin_weight(contact: np.ndarray, frames: int) -> np.ndarray:
@@ -856,6 +996,10 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
         if t is not None and leg.toe is not None:
             length = np.linalg.norm(world[:, leg.toe] - world[:, leg.ankle], axis=1)[:, None]
             free = pins[leg.side] < 1.0
+            # the clamps above move the toe alone: give a free foot its length back
+            f = t[free] - a[free]
+            t[free] = a[free] + f * length[free] / np.maximum(
+                np.linalg.norm(f, axis=1, keepdims=True), 1e-300)
             for _ in range(8):
                 under = ground.height(t[:, 0], t[:, 2])
                 sunk = free & (under > t[:, 1])
@@ -870,6 +1014,10 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
             a[:, 1] += rest
             t[:, 1] += rest
             targets[leg.side] = (a, t)
+    for leg in legs:
+        a, t = targets[leg.side]
+        targets[leg.side] = _knee_continuity(world, leg, lengths[leg.side], lift, a, t,
+                                             masks[leg.side], ground, dt, smooth_time)
     tick(4, "legs")
 
     positions: dict[int, np.ndarray] = {}
@@ -912,8 +1060,12 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
             normal = ground.normal(a[:, 0], a[:, 2])
             rotations[leg.ankle] = quaternion_multiply(_tilt_rotation(normal, max_tilt),
                                                        source_ankle)
-    moved = dataclasses.replace(motion, root_positions=motion.root_positions + lift)
-    planted = apply_ik(moved, positions=positions, rotations=rotations)
+    if all(_direct_chain(motion.skeleton, leg) for leg in legs):
+        planted = _apply_legs(motion, source_rotations, world, legs, lift, positions,
+                              rotations)
+    else:  # joints between hip, knee, ankle and toe: the general pass
+        moved = dataclasses.replace(motion, root_positions=motion.root_positions + lift)
+        planted = apply_ik(moved, positions=positions, rotations=rotations)
     if any(w < 1.0 for w in weight.values()):
         planted = _blend(motion, planted, legs, weight)
     tick(5, "metrics")
@@ -927,7 +1079,8 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
         legs=tuple(leg.side for leg in legs),
         contacts={side: contact_spans(m) for side, m in masks.items()},
         before=_evaluate(motion, full_world, before_ground, legs, masks, None),
-        after=_evaluate(planted, _world_pose(planted)[1], ground, legs, masks, full_world[0]),
+        after=_evaluate(planted, _legs_world_pose(planted, source_rotations, full_world, legs,
+                                                  lift), ground, legs, masks, full_world[0]),
         pelvis_offset=offset,
         lift=lift_by,
         heel_weight=heels,

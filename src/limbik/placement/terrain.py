@@ -10,6 +10,7 @@ import numpy as np
 from limbik._validation import FloatArray, as_float, as_float_array, as_int, as_points
 from limbik.errors import TerrainError
 from limbik.geometry.vectors import normalize
+from limbik.placement._terrain_kernels import sample_heights
 
 __all__ = ["Terrain"]
 
@@ -184,18 +185,17 @@ class Terrain:
         """Ground height at ``(x, z)``; broadcasts, returns shape of ``x + z``."""
         xa = as_float_array(x, "x")
         za = as_float_array(z, "z")
-        xa, za = np.broadcast_arrays(xa, za)
-        fu, fv, i, j = self._cell_coords(xa, za)
-        h00, h01, h10, h11 = self._corners(i, j)
-        return (1 - fv) * ((1 - fu) * h00 + fu * h01) + fv * ((1 - fu) * h10 + fu * h11)
+        return self._height_unchecked(xa, za)
 
     def _height_unchecked(self, x: FloatArray, z: FloatArray) -> FloatArray:
-        """:meth:`height` for float64 arrays of one shape, without validation (hot loops)."""
+        """:meth:`height` for float64 arrays (broadcast together), without validation."""
+        shape = np.broadcast_shapes(np.shape(x), np.shape(z))
         if self._h.size == 1:
-            return np.full(x.shape, float(self._h[0, 0]))
-        fu, fv, i, j = self._cell_coords(x, z)
-        h00, h01, h10, h11 = self._corners(i, j)
-        return (1 - fv) * ((1 - fu) * h00 + fu * h01) + fv * ((1 - fu) * h10 + fu * h11)
+            return np.full(shape, float(self._h[0, 0]))
+        xs = np.ascontiguousarray(np.broadcast_to(x, shape), dtype=np.float64).reshape(-1)
+        zs = np.ascontiguousarray(np.broadcast_to(z, shape), dtype=np.float64).reshape(-1)
+        return sample_heights(self._h, self.cell_size, self.origin[0], self.origin[1], xs,
+                              zs).reshape(shape)
 
     def height_at(self, points: Any) -> FloatArray:
         """Ground height under points ``(..., 3)``: shape ``(...)``."""

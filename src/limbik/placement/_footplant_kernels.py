@@ -1,0 +1,134 @@
+"""Compiled per-frame passes of foot placement over whole clips."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from limbik.placement._terrain_kernels import height_at
+
+
+@njit(cache=True)
+def limit_rate(values: np.ndarray, rate: np.ndarray, free: np.ndarray) -> np.ndarray:
+    """``values`` ``(n,)`` with ``|out[i] - out[i-1]| <= rate[i]`` where it can be had by
+    changing only frames with ``free[i]`` true (the others are kept exactly).
+
+    A forward pass clamps each free frame to its predecessor's reach, a backward pass to
+    its successor's, so a change that would happen within a frame next to a kept frame
+    is spread over the free frames before and after it. Where two kept frames are
+    further apart than the rates between them allow, those rates are scaled up just
+    enough to join them (evenly, rather than in one frame at the end).
+    """
+    n = values.shape[0]
+    out = values.copy()
+    rate = rate.copy()
+    i = 0
+    while i < n:
+        if not free[i]:
+            i += 1
+            continue
+        start = i
+        while i < n and free[i]:
+            i += 1
+        if start > 0 and i < n:
+            available = 0.0
+            for k in range(start, i + 1):
+                available += rate[k]
+            needed = abs(values[i] - values[start - 1])
+            if needed > available:
+                scale = needed / max(available, 1e-300) * (1.0 + 1e-9)
+                for k in range(start, i + 1):
+                    rate[k] *= scale
+    for i in range(1, n):
+        if free[i]:
+            low = out[i - 1] - rate[i]
+            high = out[i - 1] + rate[i]
+            if out[i] < low:
+                out[i] = low
+            elif out[i] > high:
+                out[i] = high
+    for i in range(n - 2, -1, -1):
+        if free[i]:
+            low = out[i + 1] - rate[i + 1]
+            high = out[i + 1] + rate[i + 1]
+            if out[i] < low:
+                out[i] = low
+            elif out[i] > high:
+                out[i] = high
+    return out
+
+
+@njit(cache=True)
+def settle_pitch(heights: np.ndarray, cell: float, x0: float, z0: float, pivot: np.ndarray,
+                 heading: np.ndarray, heel: np.ndarray, length: np.ndarray,
+                 start: np.ndarray, heel_height: np.ndarray, toe_height: np.ndarray,
+                 lowest: np.ndarray, highest: np.ndarray, rounds: int
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per frame, the pitch ``(n,)`` of a foot that follows the ground, and the ground-
+    following heights of its heel and toe ``(n,)`` there.
+
+    The foot (length ``length``, horizontal direction ``heading`` ``(n, 2)``) turns about
+    the point ``pivot`` ``(n, 2)`` that is ``heel`` of the way from the toe to the heel;
+    the heel wants to be ``heel_height`` above the ground under it and the toe
+    ``toe_height``, which asks for a pitch (within ``lowest``..``highest``), which moves
+    the heel and the toe, and so on: starting from the horizontal extent ``start``, at
+    most ``rounds`` rounds of that. Where the rounds do not shrink the change (a steep
+    foot over a steep flank, whose ground moves faster than its pitch), the pitch that
+    is its own answer is bisected for instead, so that a foot moving smoothly turns
+    smoothly.
+    """
+    n = pivot.shape[0]
+    pitch = np.empty(n)
+    heel_y = np.empty(n)
+    toe_y = np.empty(n)
+    for f in range(n):
+        px, pz = pivot[f, 0], pivot[f, 1]
+        hx, hz = heading[f, 0], heading[f, 1]
+        w = heel[f]
+        size = length[f]
+        scale = max(size, 1e-300)
+        reach = start[f]
+        step = np.inf
+        shrinking = True
+        p = 0.0
+        ay = 0.0
+        ty = 0.0
+        for _ in range(rounds):
+            ay = height_at(heights, cell, x0, z0, px - (1 - w) * reach * hx,
+                           pz - (1 - w) * reach * hz) + heel_height[f]
+            ty = height_at(heights, cell, x0, z0, px + w * reach * hx,
+                           pz + w * reach * hz) + toe_height[f]
+            p = np.arcsin(min(max((ty - ay) / scale, -1.0), 1.0))
+            p = min(max(p, lowest[f]), highest[f])
+            new = size * np.cos(p)
+            change = abs(new - reach)
+            shrinking = change <= 0.5 * step
+            step = change
+            reach = new
+            if change <= 1e-10 * size:
+                break
+        if step > 1e-10 * size and not shrinking:
+            lo, hi = lowest[f], highest[f]
+            for _ in range(48):
+                mid = 0.5 * (lo + hi)
+                r = size * np.cos(mid)
+                rise = (height_at(heights, cell, x0, z0, px + w * r * hx, pz + w * r * hz)
+                        + toe_height[f]
+                        - height_at(heights, cell, x0, z0, px - (1 - w) * r * hx,
+                                    pz - (1 - w) * r * hz) - heel_height[f])
+                wanted = min(max(np.arcsin(min(max(rise / scale, -1.0), 1.0)), lowest[f]),
+                             highest[f])
+                if mid > wanted:
+                    hi = mid
+                else:
+                    lo = mid
+            p = 0.5 * (lo + hi)
+            reach = size * np.cos(p)
+            ay = height_at(heights, cell, x0, z0, px - (1 - w) * reach * hx,
+                           pz - (1 - w) * reach * hz) + heel_height[f]
+            ty = height_at(heights, cell, x0, z0, px + w * reach * hx,
+                           pz + w * reach * hz) + toe_height[f]
+        pitch[f] = p
+        heel_y[f] = ay
+        toe_y[f] = ty
+    return pitch, heel_y, toe_y
