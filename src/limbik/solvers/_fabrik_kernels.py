@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
 from numba import njit, prange
 
@@ -418,11 +419,11 @@ def constrain_direction(kind, prm, hax, d, frame):
 
 # --------------------------------------------------------------------------- chain
 @_jit
-def _forward(p, root, lengths, kinds, params, haxes, frame0, use_constraints, constrain_root,
-             seed_frames):
+def _forward(p, root, lengths, frame0, limits):
     """Forward reaching from ``root`` with constraints; writes into ``p`` (n, 3).
 
-    ``seed_frames``: bone i > 0 is constrained in ``CFrame.new(p[i − 1], p[i])`` (seed
+    ``limits``: None, or the constraints (see :func:`solve_chain_range`). With
+    ``seed_frames``, bone i > 0 is constrained in ``CFrame.new(p[i − 1], p[i])`` (seed
     003's look-at frame) instead of the frame carried along the chain.
     """
     n = p.shape[0]
@@ -430,7 +431,7 @@ def _forward(p, root, lengths, kinds, params, haxes, frame0, use_constraints, co
     p[0, 1] = root[1]
     p[0, 2] = root[2]
     lx, ly, lz = frame0[0, 0], frame0[0, 1], frame0[0, 2]
-    if not use_constraints:
+    if limits is None:
         for i in range(n - 1):
             dx, dy, dz = _normalize(p[i + 1, 0] - p[i, 0], p[i + 1, 1] - p[i, 1],
                                     p[i + 1, 2] - p[i, 2], lx, ly, lz)
@@ -440,6 +441,7 @@ def _forward(p, root, lengths, kinds, params, haxes, frame0, use_constraints, co
             p[i + 1, 1] = p[i, 1] + L * dy
             p[i + 1, 2] = p[i, 2] + L * dz
         return
+    kinds, params, haxes, constrain_root, seed_frames = limits
     ux, uy, uz = frame0[1, 0], frame0[1, 1], frame0[1, 2]
     rx, ry, rz = frame0[2, 0], frame0[2, 1], frame0[2, 2]
     for i in range(n - 1):
@@ -568,32 +570,46 @@ def _unbend(p, t, lengths, total):
     return True
 
 
-@_jit_batch
-def solve_chains(pos, target, direction, has_dir, tol_abs, tol_rel, max_iter, min_improvement,
-                 fixed_root, kinds, params, haxes, frame0, constrain_root, seed_frames,
-                 reached, error, iterations):
-    """FABRIK on a batch of chains, in place.
+#: Chains or trees per work item of the parallel drivers.
+CHUNK = 8
+
+
+def use_threads(batch: int) -> bool:
+    """Whether a batch of ``batch`` chains or trees goes to the parallel driver.
+
+    Smaller batches, and any batch on one thread, run the serial driver: it gives the
+    same bits (both run :func:`solve_chain_range` or :func:`solve_tree_range` on each
+    item) and compiles without Numba's parallel passes.
+    """
+    return batch > CHUNK and numba.get_num_threads() > 1
+
+
+@_jit
+def solve_chain_range(start, stop, pos, target, direction, has_dir, tol_abs, tol_rel, max_iter,
+                      min_improvement, fixed_root, frame0, limits, reached, error, iterations):
+    """FABRIK on chains ``start .. stop − 1`` of a batch, in place.
 
     pos (B, n, 3) start poses, overwritten with the solution; target (B, 3);
     direction (B, 3) unit last-bone directions (read when ``has_dir``);
-    tol_abs < 0 means ``tol_rel`` × chain length. Outputs reached (B,) bool,
-    error (B,), iterations (B,) int64. Returns False, touching nothing, when
-    ``pos`` or ``target`` holds NaN or inf.
+    tol_abs < 0 means ``tol_rel`` × chain length; frame0 (3, 3) rows look, up,
+    right of the root frame. ``limits`` is None when no constraint applies (the
+    constraint code is then not compiled at all), else the tuple ``(kinds (n − 1,)
+    int64, params (n − 1, 4), haxes (n − 1, 3), constrain_root, seed_frames)``.
+    Outputs reached (B,) bool, error (B,), iterations (B,) int64. A chain whose
+    pose or target holds NaN or inf is left alone (its outputs unset); returns the
+    number of such chains.
     """
-    B = pos.shape[0]
     n = pos.shape[1]
-    if not (_all_finite(pos) and _all_finite(target)):
-        return False
-    use_constraints = False
-    for i in range(kinds.shape[0]):
-        if kinds[i] != FREE and (i > 0 or constrain_root):
-            use_constraints = True
-    for b in prange(B):
-        lengths = np.empty(n - 1)
-        root = np.empty(3)
-        scratch = np.empty((n, 3))
+    lengths = np.empty(n - 1)
+    root = np.empty(3)
+    scratch = np.empty((n, 3))
+    skipped = 0
+    for b in range(start, stop):
         p = pos[b]
         t = target[b]
+        if not (_all_finite(p) and _all_finite(t)):
+            skipped += 1
+            continue
         total = 0.0
         for i in range(n - 1):
             dx = p[i + 1, 0] - p[i, 0]
@@ -630,30 +646,26 @@ def solve_chains(pos, target, direction, has_dir, tol_abs, tol_rel, max_iter, mi
                 p[i + 1, 1] = p[i, 1] + lengths[i] * dy
                 p[i + 1, 2] = p[i, 2] + lengths[i] * dz
             iterate = False
-            if use_constraints:
+            if limits is not None:
                 for i in range(n):
                     for c in range(3):
                         scratch[i, c] = p[i, c]
-                _forward(p, root, lengths, kinds, params, haxes, frame0, use_constraints,
-                         constrain_root, seed_frames)
+                _forward(p, root, lengths, frame0, limits)
                 iterate = _moved(p, scratch) > 1e-12 * total
         err = _chain_error(p, t, lengths, has_dir, dirx, diry, dirz)
         if iterate:
-            if use_constraints:
+            if limits is not None:
                 # make the start pose itself admissible so every exit satisfies the limits
-                _forward(p, root, lengths, kinds, params, haxes, frame0, use_constraints,
-                         constrain_root, seed_frames)
+                _forward(p, root, lengths, frame0, limits)
                 err = _chain_error(p, t, lengths, has_dir, dirx, diry, dirz)
             while err > tol and it < max_iter:
                 _backward(p, t, lengths, has_dir, dirx, diry, dirz)
                 if fixed_root:
-                    _forward(p, root, lengths, kinds, params, haxes, frame0, use_constraints,
-                             constrain_root, seed_frames)
+                    _forward(p, root, lengths, frame0, limits)
                 else:
                     for c in range(3):
                         scratch[0, c] = p[0, c]
-                    _forward(p, scratch[0], lengths, kinds, params, haxes, frame0,
-                             use_constraints, constrain_root, seed_frames)
+                    _forward(p, scratch[0], lengths, frame0, limits)
                 it += 1
                 new_err = _chain_error(p, t, lengths, has_dir, dirx, diry, dirz)
                 improvement = err - new_err
@@ -662,9 +674,8 @@ def solve_chains(pos, target, direction, has_dir, tol_abs, tol_rel, max_iter, mi
                         and _unbend(p, t, lengths, total)):
                     # stuck on a line through the target: bend once and go on
                     bent = True
-                    if use_constraints:
-                        _forward(p, p[0].copy(), lengths, kinds, params, haxes, frame0,
-                                 use_constraints, constrain_root, seed_frames)
+                    if limits is not None:
+                        _forward(p, p[0].copy(), lengths, frame0, limits)
                     err = _chain_error(p, t, lengths, has_dir, dirx, diry, dirz)
                     continue
                 if improvement < min_improvement:
@@ -672,12 +683,28 @@ def solve_chains(pos, target, direction, has_dir, tol_abs, tol_rel, max_iter, mi
         reached[b] = err <= tol
         error[b] = err
         iterations[b] = it
-    return True
+    return skipped
+
+
+@_jit_batch
+def solve_chains_parallel(pos, target, direction, has_dir, tol_abs, tol_rel, max_iter,
+                          min_improvement, fixed_root, frame0, limits, reached, error,
+                          iterations):
+    """:func:`solve_chain_range` over the whole batch, :data:`CHUNK` chains per work item
+    spread over every thread. Returns the number of chains left alone for NaN or inf."""
+    B = pos.shape[0]
+    skipped = 0
+    for c in prange((B + CHUNK - 1) // CHUNK):
+        skipped += solve_chain_range(c * CHUNK, min(B, (c + 1) * CHUNK), pos, target, direction,
+                                     has_dir, tol_abs, tol_rel, max_iter, min_improvement,
+                                     fixed_root, frame0, limits, reached, error, iterations)
+    return skipped
 
 
 @_jit
 def _all_finite(a):
-    for v in a.ravel():
+    """Whether every value of ``a`` (3,) or (n, 3) is finite."""
+    for v in a.flat:
         if not math.isfinite(v):
             return False
     return True
