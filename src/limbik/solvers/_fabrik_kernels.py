@@ -1,9 +1,14 @@
 """Compiled FABRIK loops: chains, trees and the joint-constraint projections.
 
-Everything here is Numba ``@njit(cache=True)`` code over contiguous float64
-arrays. The public modules (:mod:`limbik.solvers.fabrik`,
-:mod:`limbik.solvers.fabrik_tree`, :mod:`limbik.solvers.constraints`) validate,
-broadcast and allocate; these functions trust their inputs.
+Everything here is Numba code over contiguous float64 arrays, cached on disk. The
+public modules (:mod:`limbik.solvers.fabrik`, :mod:`limbik.solvers.fabrik_tree`,
+:mod:`limbik.solvers.constraints`) validate, broadcast and allocate; these functions
+trust their inputs.
+
+What a first call compiles is kept small: the drivers take ``limits=None`` when no
+constraint applies, and Numba then drops (and never compiles) the constraint code;
+a single chain or tree, or a small batch, runs the serial ``*_range`` driver, and the
+parallel driver compiles only when a batch large enough to use it comes.
 
 Constraints are encoded per bone as ``kind`` (int), ``params`` (4 floats) and
 ``axis`` (3 floats, hinge axis in the parent bone's frame):
@@ -29,6 +34,7 @@ import math
 import numba
 import numpy as np
 from numba import njit, prange
+from numba.extending import register_jitable
 
 FREE = 0
 CONE = 1
@@ -39,13 +45,17 @@ HINGE = 4
 _EPS = 1e-12
 _BISECTION_CAP = 256
 
+#: entry points (called from Python, cached on disk)
 _jit = njit(cache=True, error_model="numpy", fastmath=False)
-#: the batch drivers: one chain or tree per iteration, spread over every thread
+#: the parallel batch drivers: chunks of chains or trees spread over every thread
 _jit_batch = njit(cache=True, error_model="numpy", fastmath=False, parallel=True)
+#: helpers called only from compiled code: compiled into their callers, so they cost no
+#: Python wrapper, machine code or cache file of their own (a cold first call is shorter)
+_inner = register_jitable(error_model="numpy", fastmath=False)
 
 
 # --------------------------------------------------------------------------- small vectors
-@_jit
+@_inner
 def _normalize(x, y, z, fx, fy, fz):
     n = math.sqrt(x * x + y * y + z * z)
     if n < _EPS:
@@ -53,12 +63,12 @@ def _normalize(x, y, z, fx, fy, fz):
     return x / n, y / n, z / n
 
 
-@_jit
+@_inner
 def _cross(ax, ay, az, bx, by, bz):
     return ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx
 
 
-@_jit
+@_inner
 def _transport(lx, ly, lz, ux, uy, uz, dx, dy, dz):
     """Carry a frame (look l, up u) to the new look ``d`` by the minimal rotation l → d.
 
@@ -129,7 +139,7 @@ def look_at(ax, ay, az, bx, by, bz):
 
 
 # --------------------------------------------------------------------------- ellipse
-@_jit
+@_inner
 def _ellipse_root(r0m1, z0, z1, g):
     """Eberly's bisection for the Lagrange parameter, as ``t = s + 1`` (first quadrant).
 
@@ -160,7 +170,7 @@ def _ellipse_root(r0m1, z0, z1, g):
     return t
 
 
-@_jit
+@_inner
 def _ellipse_nearest_q1(e0, e1, y0, y1):
     """Nearest point on the ellipse with semi-axes ``e0 >= e1 > 0`` to ``(y0, y1) >= 0``.
 
@@ -216,7 +226,7 @@ def ellipse_nearest(a, b, x, y):
     return sx * qx, sy * qy
 
 
-@_jit
+@_inner
 def _inside_ellipse(a, b, x, y):
     if a > 0.0 and b > 0.0:
         u = x / a
@@ -229,7 +239,7 @@ def _inside_ellipse(a, b, x, y):
     return x == 0.0 and y == 0.0
 
 
-@_jit
+@_inner
 def _normal_point(a, b, x, y):
     """The ellipse point whose outward normal is parallel to (x, y) (x, y not both 0)."""
     n = math.hypot(x, y)
@@ -244,7 +254,7 @@ def _normal_point(a, b, x, y):
 
 
 # --------------------------------------------------------------------------- constraints
-@_jit
+@_inner
 def _constrain_cone(angle, dx, dy, dz, lx, ly, lz, rx, ry, rz):
     h = dx * lx + dy * ly + dz * lz
     px = dx - h * lx
@@ -267,7 +277,7 @@ def _constrain_cone(angle, dx, dy, dz, lx, ly, lz, rx, ry, rz):
     return c * lx + sn * px, c * ly + sn * py, c * lz + sn * pz
 
 
-@_jit
+@_inner
 def _constrain_ellipse(tl, tr, tu, td, dx, dy, dz, lx, ly, lz, ux, uy, uz, rx, ry, rz):
     """Default elliptical cone: nearest point on the cross-section ellipse at the bone's height.
 
@@ -298,7 +308,7 @@ def _constrain_ellipse(tl, tr, tu, td, dx, dy, dz, lx, ly, lz, ux, uy, uz, rx, r
     return _normalize(vx, vy, vz, lx, ly, lz)
 
 
-@_jit
+@_inner
 def _dist(ax, ay, az, bx, by, bz):
     return math.sqrt((ax - bx) ** 2 + (ay - by) ** 2 + (az - bz) ** 2)
 
@@ -358,7 +368,7 @@ def constrain_seed(cx, cy, cz, lx, ly, lz, ux, uy, uz, rx, ry, rz, left, right, 
     return fx / fm * m, fy / fm * m, fz / fm * m
 
 
-@_jit
+@_inner
 def _constrain_hinge(lo, hi, dx, dy, dz, lx, ly, lz, ax, ay, az):
     """Keep ``d`` in the plane ⟂ ``a`` (unit, ⟂ l) at a signed angle from ``l`` in [lo, hi]."""
     wx, wy, wz = _cross(ax, ay, az, lx, ly, lz)
@@ -380,7 +390,7 @@ def _constrain_hinge(lo, hi, dx, dy, dz, lx, ly, lz, ax, ay, az):
     return ct * lx + st * wx, ct * ly + st * wy, ct * lz + st * wz
 
 
-@_jit
+@_inner
 def _apply_constraint(kind, prm, hax, dx, dy, dz, lx, ly, lz, ux, uy, uz, rx, ry, rz):
     """Constrain the unit direction ``d`` against the frame (l, u, r). Returns a unit vector."""
     if kind == CONE:
@@ -418,7 +428,7 @@ def constrain_direction(kind, prm, hax, d, frame):
 
 
 # --------------------------------------------------------------------------- chain
-@_jit
+@_inner
 def _forward(p, root, lengths, frame0, limits):
     """Forward reaching from ``root`` with constraints; writes into ``p`` (n, 3).
 
@@ -464,7 +474,7 @@ def _forward(p, root, lengths, frame0, limits):
         p[i + 1, 2] = p[i, 2] + L * dz
 
 
-@_jit
+@_inner
 def _backward(p, target, lengths, has_dir, dirx, diry, dirz):
     """Backward reaching from ``target``; writes into ``p`` (n, 3)."""
     n = p.shape[0]
@@ -492,7 +502,7 @@ def _backward(p, target, lengths, has_dir, dirx, diry, dirz):
         p[i, 2] = p[i + 1, 2] + L * dz
 
 
-@_jit
+@_inner
 def _chain_error(p, target, lengths, has_dir, dirx, diry, dirz):
     n = p.shape[0]
     ex = p[n - 1, 0] - target[0]
@@ -508,7 +518,7 @@ def _chain_error(p, target, lengths, has_dir, dirx, diry, dirz):
     return err
 
 
-@_jit
+@_inner
 def _moved(a, b):
     m = 0.0
     for i in range(a.shape[0]):
@@ -517,7 +527,7 @@ def _moved(a, b):
     return m
 
 
-@_jit
+@_inner
 def _unbend(p, t, lengths, total):
     """Bend the chain into a small zigzag (in place) when all joints and the target share a line.
 
@@ -701,7 +711,7 @@ def solve_chains_parallel(pos, target, direction, has_dir, tol_abs, tol_rel, max
     return skipped
 
 
-@_jit
+@_inner
 def _all_finite(a):
     """Whether every value of ``a`` (3,) or (n, 3) is finite."""
     for v in a.flat:
@@ -711,22 +721,21 @@ def _all_finite(a):
 
 
 # --------------------------------------------------------------------------- tree
-@_jit_batch
-def solve_trees(pos, parents, targets, effectors, weights, tol_abs, tol_rel, max_iter,
-                min_improvement, fixed_root, kinds, params, haxes, frame0, constrain_root,
-                seed_frames, reached, error, iterations):
-    """Multi-effector FABRIK on a batch of trees, in place.
+@_jit
+def solve_tree_range(start, stop, pos, parents, targets, effectors, weights, tol_abs, tol_rel,
+                     max_iter, min_improvement, fixed_root, frame0, limits, reached, error,
+                     iterations):
+    """Multi-effector FABRIK on trees ``start .. stop − 1`` of a batch, in place.
 
     pos (B, n, 3); parents (n,) int64 with parents[0] = -1 and parents[j] < j;
     targets (B, k, 3) for the leaves ``effectors`` (k,); weights (B, k) > 0.
     Bone ``j - 1`` joins joint ``parents[j]`` to joint ``j``. The error is the
-    largest effector distance.
+    largest effector distance. ``frame0`` and ``limits`` as in
+    :func:`solve_chain_range`, with one constraint per bone (n − 1).
     """
-    B = pos.shape[0]
-    for b in prange(B):
-        use_constraints, lengths, eff_of, active, w, acc, wacc, frames = _tree_setup(
-            parents, effectors, kinds, constrain_root)
-        root = np.empty(3)
+    lengths, eff_of, active, w, acc, wacc, frames = _tree_setup(parents, effectors)
+    root = np.empty(3)
+    for b in range(start, stop):
         p = pos[b]
         tg = targets[b]
         total = _tree_lengths(p, parents, lengths)
@@ -736,20 +745,18 @@ def solve_trees(pos, parents, targets, effectors, weights, tol_abs, tol_rel, max
         root[1] = p[0, 1]
         root[2] = p[0, 2]
 
-        if use_constraints:
+        if limits is not None:
             # make the start pose admissible so every exit satisfies the limits
-            _tree_forward(p, parents, root, lengths, kinds, params, haxes, frame0,
-                          use_constraints, constrain_root, frames, seed_frames)
+            _tree_forward(p, parents, root, lengths, frame0, frames, limits)
         err = _tree_error(p, tg, effectors)
         it = 0
         while err > tol and it < max_iter:
             _tree_backward(p, parents, tg, eff_of, active, w, lengths, acc, wacc)
             if fixed_root:
-                start = root
+                begin = root
             else:
-                start = p[0].copy()
-            _tree_forward(p, parents, start, lengths, kinds, params, haxes, frame0,
-                          use_constraints, constrain_root, frames, seed_frames)
+                begin = p[0].copy()
+            _tree_forward(p, parents, begin, lengths, frame0, frames, limits)
             it += 1
             new_err = _tree_error(p, tg, effectors)
             improvement = err - new_err
@@ -761,22 +768,37 @@ def solve_trees(pos, parents, targets, effectors, weights, tol_abs, tol_rel, max
         iterations[b] = it
 
 
-@_jit
-def _tree_setup(parents, effectors, kinds, constrain_root):
-    """Whether any constraint applies, and the scratch arrays of the tree loops."""
+@_jit_batch
+def solve_trees_parallel(pos, parents, targets, effectors, weights, tol_abs, tol_rel, max_iter,
+                         min_improvement, fixed_root, frame0, limits, reached, error,
+                         iterations):
+    """:func:`solve_tree_range` over the whole batch, :data:`CHUNK` trees per work item
+    spread over every thread."""
+    B = pos.shape[0]
+    for c in prange((B + CHUNK - 1) // CHUNK):
+        solve_tree_range(c * CHUNK, min(B, (c + 1) * CHUNK), pos, parents, targets, effectors,
+                         weights, tol_abs, tol_rel, max_iter, min_improvement, fixed_root,
+                         frame0, limits, reached, error, iterations)
+
+
+@_inner
+def _tree_setup(parents, effectors):
+    """The scratch arrays of the tree loops: lengths, eff_of, active, w, acc, wacc, frames.
+
+    Only ``eff_of`` (each joint's effector index, or -1) is filled; the loops write
+    the others before reading them.
+    """
     n = parents.shape[0]
-    use_constraints = False
-    for i in range(kinds.shape[0]):
-        if kinds[i] != FREE and (i + 1 < n and (parents[i + 1] != 0 or constrain_root)):
-            use_constraints = True
-    eff_of = np.full(n, -1, dtype=np.int64)
+    eff_of = np.empty(n, dtype=np.int64)
+    for j in range(n):
+        eff_of[j] = -1
     for e in range(effectors.shape[0]):
         eff_of[effectors[e]] = e
-    return (use_constraints, np.empty(n), eff_of, np.zeros(n, dtype=np.bool_), np.zeros(n),
-            np.zeros((n, 3)), np.zeros(n), np.empty((n, 9)))
+    return (np.empty(n), eff_of, np.empty(n, dtype=np.bool_), np.empty(n), np.empty((n, 3)),
+            np.empty(n), np.empty((n, 9)))
 
 
-@_jit
+@_inner
 def _tree_lengths(p, parents, lengths):
     """Bone lengths (``lengths[j]`` for the bone ending at j; ``lengths[0] = 0``); the total."""
     total = 0.0
@@ -791,7 +813,7 @@ def _tree_lengths(p, parents, lengths):
     return total
 
 
-@_jit
+@_inner
 def _tree_weights(parents, effectors, weights, active, w):
     """Which joints lead to an effector, and each joint's pull (its effectors' weights)."""
     n = parents.shape[0]
@@ -807,7 +829,7 @@ def _tree_weights(parents, effectors, weights, active, w):
             w[parents[j]] += w[j]
 
 
-@_jit
+@_inner
 def _tree_backward(p, parents, tg, eff_of, active, w, lengths, acc, wacc):
     """Backward stage: effectors to targets, sub-bases (and the root) to weighted centroids."""
     n = p.shape[0]
@@ -847,28 +869,35 @@ def _tree_backward(p, parents, tg, eff_of, active, w, lengths, acc, wacc):
 
 
 @_jit
-def tree_pass(pos, parents, targets, effectors, weights, lengths_from, roots, backward,
-              kinds, params, haxes, frame0, constrain_root, seed_frames):
-    """One backward or one forward stage on a batch of trees, in place.
+def tree_backward_pass(pos, parents, targets, effectors, weights, lengths_from):
+    """One backward stage on a batch of trees, in place.
 
-    pos (B, n, 3); ``lengths_from`` (B, n, 3) the poses whose bone lengths are kept.
-    ``backward``: targets (B, k, 3) for ``effectors`` (k,) with weights (B, k).
-    Forward: roots (B, 3), constraints applied as in :func:`solve_trees`.
+    pos (B, n, 3); ``lengths_from`` (B, n, 3) the poses whose bone lengths are kept;
+    targets (B, k, 3) for ``effectors`` (k,) with weights (B, k).
     """
-    B = pos.shape[0]
-    use_constraints, lengths, eff_of, active, w, acc, wacc, frames = _tree_setup(
-        parents, effectors, kinds, constrain_root)
-    for b in range(B):
+    lengths, eff_of, active, w, acc, wacc, _ = _tree_setup(parents, effectors)
+    for b in range(pos.shape[0]):
         _tree_lengths(lengths_from[b], parents, lengths)
-        if backward:
-            _tree_weights(parents, effectors, weights[b], active, w)
-            _tree_backward(pos[b], parents, targets[b], eff_of, active, w, lengths, acc, wacc)
-        else:
-            _tree_forward(pos[b], parents, roots[b], lengths, kinds, params, haxes, frame0,
-                          use_constraints, constrain_root, frames, seed_frames)
+        _tree_weights(parents, effectors, weights[b], active, w)
+        _tree_backward(pos[b], parents, targets[b], eff_of, active, w, lengths, acc, wacc)
 
 
 @_jit
+def tree_forward_pass(pos, parents, lengths_from, roots, frame0, limits):
+    """One forward stage on a batch of trees, in place.
+
+    pos (B, n, 3); ``lengths_from`` (B, n, 3) the poses whose bone lengths are kept;
+    roots (B, 3); constraints applied as in :func:`solve_tree_range`.
+    """
+    n = parents.shape[0]
+    lengths = np.empty(n)
+    frames = np.empty((n, 9))
+    for b in range(pos.shape[0]):
+        _tree_lengths(lengths_from[b], parents, lengths)
+        _tree_forward(pos[b], parents, roots[b], lengths, frame0, frames, limits)
+
+
+@_inner
 def _tree_error(p, tg, effectors):
     err = 0.0
     for e in range(effectors.shape[0]):
@@ -880,13 +909,13 @@ def _tree_error(p, tg, effectors):
     return err
 
 
-@_jit
-def _tree_forward(p, parents, root, lengths, kinds, params, haxes, frame0, use_constraints,
-                  constrain_root, frames, seed_frames):
+@_inner
+def _tree_forward(p, parents, root, lengths, frame0, frames, limits):
     """Forward reaching over a tree (parents first); frames[j] = frame of the bone ending at j.
 
-    ``seed_frames``: a bone whose parent bone ends at q > 0 is constrained in
-    ``CFrame.new(p[parents[q]], p[q])`` instead of the carried frame.
+    ``limits`` as in :func:`solve_tree_range`. With ``seed_frames``, a bone whose parent
+    bone ends at q > 0 is constrained in ``CFrame.new(p[parents[q]], p[q])`` instead of
+    the carried frame.
     """
     n = p.shape[0]
     p[0, 0] = root[0]
@@ -895,30 +924,39 @@ def _tree_forward(p, parents, root, lengths, kinds, params, haxes, frame0, use_c
     for m in range(3):
         for c in range(3):
             frames[0, 3 * m + c] = frame0[m, c]
+    if limits is None:
+        for j in range(1, n):
+            q = parents[j]
+            dx, dy, dz = _normalize(p[j, 0] - p[q, 0], p[j, 1] - p[q, 1], p[j, 2] - p[q, 2],
+                                    frames[q, 0], frames[q, 1], frames[q, 2])
+            frames[j, 0] = dx
+            frames[j, 1] = dy
+            frames[j, 2] = dz
+            L = lengths[j]
+            p[j, 0] = p[q, 0] + L * dx
+            p[j, 1] = p[q, 1] + L * dy
+            p[j, 2] = p[q, 2] + L * dz
+        return
+    kinds, params, haxes, constrain_root, seed_frames = limits
     for j in range(1, n):
         q = parents[j]
         f = frames[q]
         lx, ly, lz = f[0], f[1], f[2]
         ux, uy, uz = f[3], f[4], f[5]
         rx, ry, rz = f[6], f[7], f[8]
-        if seed_frames and use_constraints and q > 0:
+        if seed_frames and q > 0:
             g = parents[q]
             lx, ly, lz, ux, uy, uz, rx, ry, rz = look_at(p[g, 0], p[g, 1], p[g, 2],
                                                           p[q, 0], p[q, 1], p[q, 2])
         dx, dy, dz = _normalize(p[j, 0] - p[q, 0], p[j, 1] - p[q, 1], p[j, 2] - p[q, 2],
                                 lx, ly, lz)
-        if use_constraints:
-            kd = kinds[j - 1]
-            if kd != FREE and (q != 0 or constrain_root):
-                dx, dy, dz = _apply_constraint(kd, params[j - 1], haxes[j - 1], dx, dy, dz,
-                                               lx, ly, lz, ux, uy, uz, rx, ry, rz)
-            (frames[j, 0], frames[j, 1], frames[j, 2], frames[j, 3], frames[j, 4], frames[j, 5],
-             frames[j, 6], frames[j, 7], frames[j, 8]) = _transport(lx, ly, lz, ux, uy, uz,
-                                                                    dx, dy, dz)
-        else:
-            frames[j, 0] = dx
-            frames[j, 1] = dy
-            frames[j, 2] = dz
+        kd = kinds[j - 1]
+        if kd != FREE and (q != 0 or constrain_root):
+            dx, dy, dz = _apply_constraint(kd, params[j - 1], haxes[j - 1], dx, dy, dz,
+                                           lx, ly, lz, ux, uy, uz, rx, ry, rz)
+        (frames[j, 0], frames[j, 1], frames[j, 2], frames[j, 3], frames[j, 4], frames[j, 5],
+         frames[j, 6], frames[j, 7], frames[j, 8]) = _transport(lx, ly, lz, ux, uy, uz,
+                                                                dx, dy, dz)
         L = lengths[j]
         p[j, 0] = p[q, 0] + L * dx
         p[j, 1] = p[q, 1] + L * dy
