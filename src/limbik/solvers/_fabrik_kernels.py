@@ -617,7 +617,7 @@ def solve_chain_range(start, stop, pos, target, direction, has_dir, tol_abs, tol
     for b in range(start, stop):
         p = pos[b]
         t = target[b]
-        if not (_all_finite(p) and _all_finite(t)):
+        if not _finite_chain(p, t):
             skipped += 1
             continue
         total = 0.0
@@ -712,12 +712,13 @@ def solve_chains_parallel(pos, target, direction, has_dir, tol_abs, tol_rel, max
 
 
 @_inner
-def _all_finite(a):
-    """Whether every value of ``a`` (3,) or (n, 3) is finite."""
-    for v in a.flat:
-        if not math.isfinite(v):
-            return False
-    return True
+def _finite_chain(p, t):
+    """Whether every value of the pose ``p`` (n, 3) and the target ``t`` (3,) is finite."""
+    for i in range(p.shape[0]):
+        for c in range(3):
+            if not math.isfinite(p[i, c]):
+                return False
+    return math.isfinite(t[0]) and math.isfinite(t[1]) and math.isfinite(t[2])
 
 
 # --------------------------------------------------------------------------- tree
