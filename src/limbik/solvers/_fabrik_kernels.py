@@ -594,9 +594,19 @@ def use_threads(batch: int) -> bool:
     return batch > CHUNK and numba.get_num_threads() > 1
 
 
+@_inner
+def chain_workspace(n):
+    """Scratch of :func:`solve_chain_range` for chains of ``n`` joints (also from Python).
+
+    Passed in rather than allocated there, so a serial solve compiles no allocation.
+    """
+    return np.empty(n - 1), np.empty(3), np.empty((n, 3))
+
+
 @_jit
 def solve_chain_range(start, stop, pos, target, direction, has_dir, tol_abs, tol_rel, max_iter,
-                      min_improvement, fixed_root, frame0, limits, reached, error, iterations):
+                      min_improvement, fixed_root, frame0, limits, reached, error, iterations,
+                      work):
     """FABRIK on chains ``start .. stop − 1`` of a batch, in place.
 
     pos (B, n, 3) start poses, overwritten with the solution; target (B, 3);
@@ -605,14 +615,13 @@ def solve_chain_range(start, stop, pos, target, direction, has_dir, tol_abs, tol
     right of the root frame. ``limits`` is None when no constraint applies (the
     constraint code is then not compiled at all), else the tuple ``(kinds (n − 1,)
     int64, params (n − 1, 4), haxes (n − 1, 3), constrain_root, seed_frames)``.
-    Outputs reached (B,) bool, error (B,), iterations (B,) int64. A chain whose
+    Outputs reached (B,) bool, error (B,), iterations (B,) int64; ``work`` is
+    :func:`chain_workspace`'s scratch. A chain whose
     pose or target holds NaN or inf is left alone (its outputs unset); returns the
     number of such chains.
     """
     n = pos.shape[1]
-    lengths = np.empty(n - 1)
-    root = np.empty(3)
-    scratch = np.empty((n, 3))
+    lengths, root, scratch = work
     skipped = 0
     for b in range(start, stop):
         p = pos[b]
@@ -703,11 +712,13 @@ def solve_chains_parallel(pos, target, direction, has_dir, tol_abs, tol_rel, max
     """:func:`solve_chain_range` over the whole batch, :data:`CHUNK` chains per work item
     spread over every thread. Returns the number of chains left alone for NaN or inf."""
     B = pos.shape[0]
+    n = pos.shape[1]
     skipped = 0
     for c in prange((B + CHUNK - 1) // CHUNK):
         skipped += solve_chain_range(c * CHUNK, min(B, (c + 1) * CHUNK), pos, target, direction,
                                      has_dir, tol_abs, tol_rel, max_iter, min_improvement,
-                                     fixed_root, frame0, limits, reached, error, iterations)
+                                     fixed_root, frame0, limits, reached, error, iterations,
+                                     chain_workspace(n))
     return skipped
 
 
@@ -725,17 +736,17 @@ def _finite_chain(p, t):
 @_jit
 def solve_tree_range(start, stop, pos, parents, targets, effectors, weights, tol_abs, tol_rel,
                      max_iter, min_improvement, fixed_root, frame0, limits, reached, error,
-                     iterations):
+                     iterations, work):
     """Multi-effector FABRIK on trees ``start .. stop − 1`` of a batch, in place.
 
     pos (B, n, 3); parents (n,) int64 with parents[0] = -1 and parents[j] < j;
     targets (B, k, 3) for the leaves ``effectors`` (k,); weights (B, k) > 0.
     Bone ``j - 1`` joins joint ``parents[j]`` to joint ``j``. The error is the
     largest effector distance. ``frame0`` and ``limits`` as in
-    :func:`solve_chain_range`, with one constraint per bone (n − 1).
+    :func:`solve_chain_range`, with one constraint per bone (n − 1); ``work`` is
+    :func:`tree_workspace`'s scratch.
     """
-    lengths, eff_of, active, w, acc, wacc, frames = _tree_setup(parents, effectors)
-    root = np.empty(3)
+    lengths, eff_of, active, w, acc, wacc, frames, root = work
     for b in range(start, stop):
         p = pos[b]
         tg = targets[b]
@@ -779,15 +790,18 @@ def solve_trees_parallel(pos, parents, targets, effectors, weights, tol_abs, tol
     for c in prange((B + CHUNK - 1) // CHUNK):
         solve_tree_range(c * CHUNK, min(B, (c + 1) * CHUNK), pos, parents, targets, effectors,
                          weights, tol_abs, tol_rel, max_iter, min_improvement, fixed_root,
-                         frame0, limits, reached, error, iterations)
+                         frame0, limits, reached, error, iterations,
+                         tree_workspace(parents, effectors))
 
 
 @_inner
-def _tree_setup(parents, effectors):
-    """The scratch arrays of the tree loops: lengths, eff_of, active, w, acc, wacc, frames.
+def tree_workspace(parents, effectors):
+    """Scratch of the tree loops (also from Python): lengths, eff_of, active, w, acc, wacc,
+    frames, root.
 
     Only ``eff_of`` (each joint's effector index, or -1) is filled; the loops write
-    the others before reading them.
+    the others before reading them. Passed in rather than allocated in the serial
+    drivers, so they compile no allocation.
     """
     n = parents.shape[0]
     eff_of = np.empty(n, dtype=np.int64)
@@ -796,7 +810,7 @@ def _tree_setup(parents, effectors):
     for e in range(effectors.shape[0]):
         eff_of[effectors[e]] = e
     return (np.empty(n), eff_of, np.empty(n, dtype=np.bool_), np.empty(n), np.empty((n, 3)),
-            np.empty(n), np.empty((n, 9)))
+            np.empty(n), np.empty((n, 9)), np.empty(3))
 
 
 @_inner
@@ -870,13 +884,14 @@ def _tree_backward(p, parents, tg, eff_of, active, w, lengths, acc, wacc):
 
 
 @_jit
-def tree_backward_pass(pos, parents, targets, effectors, weights, lengths_from):
+def tree_backward_pass(pos, parents, targets, effectors, weights, lengths_from, work):
     """One backward stage on a batch of trees, in place.
 
     pos (B, n, 3); ``lengths_from`` (B, n, 3) the poses whose bone lengths are kept;
-    targets (B, k, 3) for ``effectors`` (k,) with weights (B, k).
+    targets (B, k, 3) for ``effectors`` (k,) with weights (B, k); ``work`` as in
+    :func:`solve_tree_range`.
     """
-    lengths, eff_of, active, w, acc, wacc, _ = _tree_setup(parents, effectors)
+    lengths, eff_of, active, w, acc, wacc, _, _ = work
     for b in range(pos.shape[0]):
         _tree_lengths(lengths_from[b], parents, lengths)
         _tree_weights(parents, effectors, weights[b], active, w)
@@ -884,15 +899,13 @@ def tree_backward_pass(pos, parents, targets, effectors, weights, lengths_from):
 
 
 @_jit
-def tree_forward_pass(pos, parents, lengths_from, roots, frame0, limits):
+def tree_forward_pass(pos, parents, lengths_from, roots, frame0, limits, work):
     """One forward stage on a batch of trees, in place.
 
     pos (B, n, 3); ``lengths_from`` (B, n, 3) the poses whose bone lengths are kept;
-    roots (B, 3); constraints applied as in :func:`solve_tree_range`.
+    roots (B, 3); constraints applied and ``work`` as in :func:`solve_tree_range`.
     """
-    n = parents.shape[0]
-    lengths = np.empty(n)
-    frames = np.empty((n, 9))
+    lengths, _, _, _, _, _, frames, _ = work
     for b in range(pos.shape[0]):
         _tree_lengths(lengths_from[b], parents, lengths)
         _tree_forward(pos[b], parents, roots[b], lengths, frame0, frames, limits)

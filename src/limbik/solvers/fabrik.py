@@ -213,7 +213,7 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
     args = (p, t, d, has_dir, tol_abs, tol_rel, max_it, min_imp, bool(fixed_root), frame0,
             limits, reached, error, iterations)
     skipped = (K.solve_chains_parallel(*args) if K.use_threads(size)
-               else K.solve_chain_range(0, size, *args))
+               else K.solve_chain_range(0, size, *args, K.chain_workspace(n)))
     if skipped:  # the kernel found NaN or inf: raise the error that names it
         as_float_array(positions, "positions", ())
         as_points(target, "target")

@@ -164,13 +164,13 @@ class FabrikTree:
             p, tg = p / unit, tg / unit
             tol_abs = tol_abs / unit if tol_abs >= 0 else tol_abs
             min_imp = min_imp / unit
-        args = (p, self.parents, tg, np.array(effectors, dtype=np.int64), wt, tol_abs, tol_rel,
-                max_it, min_imp, fixed_root, self._frame0, self._limits, reached, error,
-                iterations)
+        eff = np.array(effectors, dtype=np.int64)
+        args = (p, self.parents, tg, eff, wt, tol_abs, tol_rel, max_it, min_imp, fixed_root,
+                self._frame0, self._limits, reached, error, iterations)
         if K.use_threads(size):
             K.solve_trees_parallel(*args)
         else:
-            K.solve_tree_range(0, size, *args)
+            K.solve_tree_range(0, size, *args, K.tree_workspace(self.parents, eff))
         p *= unit
         error *= unit
         return Solution(positions=p.reshape(shape + (n, 3)), reached=reached.reshape(shape),
@@ -246,8 +246,9 @@ class FabrikTree:
         """
         shape, _, effectors, tg, wt, p = self._prepare(targets, weights,
                                                           self._pose(positions))
-        K.tree_backward_pass(p, self.parents, tg, np.array(effectors, dtype=np.int64), wt,
-                             p.copy())
+        eff = np.array(effectors, dtype=np.int64)
+        K.tree_backward_pass(p, self.parents, tg, eff, wt, p.copy(),
+                             K.tree_workspace(self.parents, eff))
         return p.reshape(shape + (self.n_joints, 3))
 
     def forward(self, positions: Any, *, root: Any = None, lengths_from: Any = None
@@ -270,7 +271,8 @@ class FabrikTree:
         p = np.array(np.broadcast_to(pose, shape + (n, 3)), order="C").reshape(size, n, 3)
         lf = np.array(np.broadcast_to(ref, shape + (n, 3)), order="C").reshape(size, n, 3)
         roots = np.array(np.broadcast_to(r, shape + (3,)), order="C").reshape(size, 3)
-        K.tree_forward_pass(p, self.parents, lf, roots, self._frame0, self._limits)
+        K.tree_forward_pass(p, self.parents, lf, roots, self._frame0, self._limits,
+                            K.tree_workspace(self.parents, np.zeros(0, dtype=np.int64)))
         return p.reshape(shape + (n, 3))
 
     def _pose(self, positions: Any) -> FloatArray:
