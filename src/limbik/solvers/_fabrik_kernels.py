@@ -1,9 +1,14 @@
 """Compiled FABRIK loops: chains, trees and the joint-constraint projections.
 
-Everything here is Numba ``@njit(cache=True)`` code over contiguous float64
-arrays. The public modules (:mod:`limbik.solvers.fabrik`,
-:mod:`limbik.solvers.fabrik_tree`, :mod:`limbik.solvers.constraints`) validate,
-broadcast and allocate; these functions trust their inputs.
+Everything here is Numba code over contiguous float64 arrays, cached on disk. The
+public modules (:mod:`limbik.solvers.fabrik`, :mod:`limbik.solvers.fabrik_tree`,
+:mod:`limbik.solvers.constraints`) validate, broadcast and allocate; these functions
+trust their inputs.
+
+What a first call compiles is kept small: the drivers take ``limits=None`` when no
+constraint applies, and Numba then drops (and never compiles) the constraint code;
+a single chain or tree, or a small batch, runs the serial ``*_range`` driver, and the
+parallel driver compiles only when a batch large enough to use it comes.
 
 Constraints are encoded per bone as ``kind`` (int), ``params`` (4 floats) and
 ``axis`` (3 floats, hinge axis in the parent bone's frame):
@@ -26,8 +31,10 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
 from numba import njit, prange
+from numba.extending import register_jitable
 
 FREE = 0
 CONE = 1
@@ -38,13 +45,17 @@ HINGE = 4
 _EPS = 1e-12
 _BISECTION_CAP = 256
 
+#: entry points (called from Python, cached on disk)
 _jit = njit(cache=True, error_model="numpy", fastmath=False)
-#: the batch drivers: one chain or tree per iteration, spread over every thread
+#: the parallel batch drivers: chunks of chains or trees spread over every thread
 _jit_batch = njit(cache=True, error_model="numpy", fastmath=False, parallel=True)
+#: helpers called only from compiled code: compiled into their callers, so they cost no
+#: Python wrapper, machine code or cache file of their own (a cold first call is shorter)
+_inner = register_jitable(error_model="numpy", fastmath=False)
 
 
 # --------------------------------------------------------------------------- small vectors
-@_jit
+@_inner
 def _normalize(x, y, z, fx, fy, fz):
     n = math.sqrt(x * x + y * y + z * z)
     if n < _EPS:
@@ -52,12 +63,12 @@ def _normalize(x, y, z, fx, fy, fz):
     return x / n, y / n, z / n
 
 
-@_jit
+@_inner
 def _cross(ax, ay, az, bx, by, bz):
     return ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx
 
 
-@_jit
+@_inner
 def _transport(lx, ly, lz, ux, uy, uz, dx, dy, dz):
     """Carry a frame (look l, up u) to the new look ``d`` by the minimal rotation l → d.
 
@@ -128,7 +139,7 @@ def look_at(ax, ay, az, bx, by, bz):
 
 
 # --------------------------------------------------------------------------- ellipse
-@_jit
+@_inner
 def _ellipse_root(r0m1, z0, z1, g):
     """Eberly's bisection for the Lagrange parameter, as ``t = s + 1`` (first quadrant).
 
@@ -159,7 +170,7 @@ def _ellipse_root(r0m1, z0, z1, g):
     return t
 
 
-@_jit
+@_inner
 def _ellipse_nearest_q1(e0, e1, y0, y1):
     """Nearest point on the ellipse with semi-axes ``e0 >= e1 > 0`` to ``(y0, y1) >= 0``.
 
@@ -215,7 +226,7 @@ def ellipse_nearest(a, b, x, y):
     return sx * qx, sy * qy
 
 
-@_jit
+@_inner
 def _inside_ellipse(a, b, x, y):
     if a > 0.0 and b > 0.0:
         u = x / a
@@ -228,7 +239,7 @@ def _inside_ellipse(a, b, x, y):
     return x == 0.0 and y == 0.0
 
 
-@_jit
+@_inner
 def _normal_point(a, b, x, y):
     """The ellipse point whose outward normal is parallel to (x, y) (x, y not both 0)."""
     n = math.hypot(x, y)
@@ -243,7 +254,7 @@ def _normal_point(a, b, x, y):
 
 
 # --------------------------------------------------------------------------- constraints
-@_jit
+@_inner
 def _constrain_cone(angle, dx, dy, dz, lx, ly, lz, rx, ry, rz):
     h = dx * lx + dy * ly + dz * lz
     px = dx - h * lx
@@ -266,7 +277,7 @@ def _constrain_cone(angle, dx, dy, dz, lx, ly, lz, rx, ry, rz):
     return c * lx + sn * px, c * ly + sn * py, c * lz + sn * pz
 
 
-@_jit
+@_inner
 def _constrain_ellipse(tl, tr, tu, td, dx, dy, dz, lx, ly, lz, ux, uy, uz, rx, ry, rz):
     """Default elliptical cone: nearest point on the cross-section ellipse at the bone's height.
 
@@ -297,7 +308,7 @@ def _constrain_ellipse(tl, tr, tu, td, dx, dy, dz, lx, ly, lz, ux, uy, uz, rx, r
     return _normalize(vx, vy, vz, lx, ly, lz)
 
 
-@_jit
+@_inner
 def _dist(ax, ay, az, bx, by, bz):
     return math.sqrt((ax - bx) ** 2 + (ay - by) ** 2 + (az - bz) ** 2)
 
@@ -357,7 +368,7 @@ def constrain_seed(cx, cy, cz, lx, ly, lz, ux, uy, uz, rx, ry, rz, left, right, 
     return fx / fm * m, fy / fm * m, fz / fm * m
 
 
-@_jit
+@_inner
 def _constrain_hinge(lo, hi, dx, dy, dz, lx, ly, lz, ax, ay, az):
     """Keep ``d`` in the plane ⟂ ``a`` (unit, ⟂ l) at a signed angle from ``l`` in [lo, hi]."""
     wx, wy, wz = _cross(ax, ay, az, lx, ly, lz)
@@ -379,7 +390,7 @@ def _constrain_hinge(lo, hi, dx, dy, dz, lx, ly, lz, ax, ay, az):
     return ct * lx + st * wx, ct * ly + st * wy, ct * lz + st * wz
 
 
-@_jit
+@_inner
 def _apply_constraint(kind, prm, hax, dx, dy, dz, lx, ly, lz, ux, uy, uz, rx, ry, rz):
     """Constrain the unit direction ``d`` against the frame (l, u, r). Returns a unit vector."""
     if kind == CONE:
@@ -417,12 +428,12 @@ def constrain_direction(kind, prm, hax, d, frame):
 
 
 # --------------------------------------------------------------------------- chain
-@_jit
-def _forward(p, root, lengths, kinds, params, haxes, frame0, use_constraints, constrain_root,
-             seed_frames):
+@_inner
+def _forward(p, root, lengths, frame0, limits):
     """Forward reaching from ``root`` with constraints; writes into ``p`` (n, 3).
 
-    ``seed_frames``: bone i > 0 is constrained in ``CFrame.new(p[i − 1], p[i])`` (seed
+    ``limits``: None, or the constraints (see :func:`solve_chain_range`). With
+    ``seed_frames``, bone i > 0 is constrained in ``CFrame.new(p[i − 1], p[i])`` (seed
     003's look-at frame) instead of the frame carried along the chain.
     """
     n = p.shape[0]
@@ -430,7 +441,7 @@ def _forward(p, root, lengths, kinds, params, haxes, frame0, use_constraints, co
     p[0, 1] = root[1]
     p[0, 2] = root[2]
     lx, ly, lz = frame0[0, 0], frame0[0, 1], frame0[0, 2]
-    if not use_constraints:
+    if limits is None:
         for i in range(n - 1):
             dx, dy, dz = _normalize(p[i + 1, 0] - p[i, 0], p[i + 1, 1] - p[i, 1],
                                     p[i + 1, 2] - p[i, 2], lx, ly, lz)
@@ -440,6 +451,7 @@ def _forward(p, root, lengths, kinds, params, haxes, frame0, use_constraints, co
             p[i + 1, 1] = p[i, 1] + L * dy
             p[i + 1, 2] = p[i, 2] + L * dz
         return
+    kinds, params, haxes, constrain_root, seed_frames = limits
     ux, uy, uz = frame0[1, 0], frame0[1, 1], frame0[1, 2]
     rx, ry, rz = frame0[2, 0], frame0[2, 1], frame0[2, 2]
     for i in range(n - 1):
@@ -462,7 +474,7 @@ def _forward(p, root, lengths, kinds, params, haxes, frame0, use_constraints, co
         p[i + 1, 2] = p[i, 2] + L * dz
 
 
-@_jit
+@_inner
 def _backward(p, target, lengths, has_dir, dirx, diry, dirz):
     """Backward reaching from ``target``; writes into ``p`` (n, 3)."""
     n = p.shape[0]
@@ -490,7 +502,7 @@ def _backward(p, target, lengths, has_dir, dirx, diry, dirz):
         p[i, 2] = p[i + 1, 2] + L * dz
 
 
-@_jit
+@_inner
 def _chain_error(p, target, lengths, has_dir, dirx, diry, dirz):
     n = p.shape[0]
     ex = p[n - 1, 0] - target[0]
@@ -506,7 +518,7 @@ def _chain_error(p, target, lengths, has_dir, dirx, diry, dirz):
     return err
 
 
-@_jit
+@_inner
 def _moved(a, b):
     m = 0.0
     for i in range(a.shape[0]):
@@ -515,7 +527,7 @@ def _moved(a, b):
     return m
 
 
-@_jit
+@_inner
 def _unbend(p, t, lengths, total):
     """Bend the chain into a small zigzag (in place) when all joints and the target share a line.
 
@@ -568,32 +580,55 @@ def _unbend(p, t, lengths, total):
     return True
 
 
-@_jit_batch
-def solve_chains(pos, target, direction, has_dir, tol_abs, tol_rel, max_iter, min_improvement,
-                 fixed_root, kinds, params, haxes, frame0, constrain_root, seed_frames,
-                 reached, error, iterations):
-    """FABRIK on a batch of chains, in place.
+#: Chains or trees per work item of the parallel drivers.
+CHUNK = 8
+
+
+def use_threads(batch: int) -> bool:
+    """Whether a batch of ``batch`` chains or trees goes to the parallel driver.
+
+    Smaller batches, and any batch on one thread, run the serial driver: it gives the
+    same bits (both run :func:`solve_chain_range` or :func:`solve_tree_range` on each
+    item) and compiles without Numba's parallel passes.
+    """
+    return batch > CHUNK and numba.get_num_threads() > 1
+
+
+@_inner
+def chain_workspace(n):
+    """Scratch of :func:`solve_chain_range` for chains of ``n`` joints (also from Python).
+
+    Passed in rather than allocated there, so a serial solve compiles no allocation.
+    """
+    return np.empty(n - 1), np.empty(3), np.empty((n, 3))
+
+
+@_jit
+def solve_chain_range(start, stop, pos, target, direction, has_dir, tol_abs, tol_rel, max_iter,
+                      min_improvement, fixed_root, frame0, limits, reached, error, iterations,
+                      work):
+    """FABRIK on chains ``start .. stop − 1`` of a batch, in place.
 
     pos (B, n, 3) start poses, overwritten with the solution; target (B, 3);
     direction (B, 3) unit last-bone directions (read when ``has_dir``);
-    tol_abs < 0 means ``tol_rel`` × chain length. Outputs reached (B,) bool,
-    error (B,), iterations (B,) int64. Returns False, touching nothing, when
-    ``pos`` or ``target`` holds NaN or inf.
+    tol_abs < 0 means ``tol_rel`` × chain length; frame0 (3, 3) rows look, up,
+    right of the root frame. ``limits`` is None when no constraint applies (the
+    constraint code is then not compiled at all), else the tuple ``(kinds (n − 1,)
+    int64, params (n − 1, 4), haxes (n − 1, 3), constrain_root, seed_frames)``.
+    Outputs reached (B,) bool, error (B,), iterations (B,) int64; ``work`` is
+    :func:`chain_workspace`'s scratch. A chain whose
+    pose or target holds NaN or inf is left alone (its outputs unset); returns the
+    number of such chains.
     """
-    B = pos.shape[0]
     n = pos.shape[1]
-    if not (_all_finite(pos) and _all_finite(target)):
-        return False
-    use_constraints = False
-    for i in range(kinds.shape[0]):
-        if kinds[i] != FREE and (i > 0 or constrain_root):
-            use_constraints = True
-    for b in prange(B):
-        lengths = np.empty(n - 1)
-        root = np.empty(3)
-        scratch = np.empty((n, 3))
+    lengths, root, scratch = work
+    skipped = 0
+    for b in range(start, stop):
         p = pos[b]
         t = target[b]
+        if not _finite_chain(p, t):
+            skipped += 1
+            continue
         total = 0.0
         for i in range(n - 1):
             dx = p[i + 1, 0] - p[i, 0]
@@ -630,30 +665,26 @@ def solve_chains(pos, target, direction, has_dir, tol_abs, tol_rel, max_iter, mi
                 p[i + 1, 1] = p[i, 1] + lengths[i] * dy
                 p[i + 1, 2] = p[i, 2] + lengths[i] * dz
             iterate = False
-            if use_constraints:
+            if limits is not None:
                 for i in range(n):
                     for c in range(3):
                         scratch[i, c] = p[i, c]
-                _forward(p, root, lengths, kinds, params, haxes, frame0, use_constraints,
-                         constrain_root, seed_frames)
+                _forward(p, root, lengths, frame0, limits)
                 iterate = _moved(p, scratch) > 1e-12 * total
         err = _chain_error(p, t, lengths, has_dir, dirx, diry, dirz)
         if iterate:
-            if use_constraints:
+            if limits is not None:
                 # make the start pose itself admissible so every exit satisfies the limits
-                _forward(p, root, lengths, kinds, params, haxes, frame0, use_constraints,
-                         constrain_root, seed_frames)
+                _forward(p, root, lengths, frame0, limits)
                 err = _chain_error(p, t, lengths, has_dir, dirx, diry, dirz)
             while err > tol and it < max_iter:
                 _backward(p, t, lengths, has_dir, dirx, diry, dirz)
                 if fixed_root:
-                    _forward(p, root, lengths, kinds, params, haxes, frame0, use_constraints,
-                             constrain_root, seed_frames)
+                    _forward(p, root, lengths, frame0, limits)
                 else:
                     for c in range(3):
                         scratch[0, c] = p[0, c]
-                    _forward(p, scratch[0], lengths, kinds, params, haxes, frame0,
-                             use_constraints, constrain_root, seed_frames)
+                    _forward(p, scratch[0], lengths, frame0, limits)
                 it += 1
                 new_err = _chain_error(p, t, lengths, has_dir, dirx, diry, dirz)
                 improvement = err - new_err
@@ -662,9 +693,8 @@ def solve_chains(pos, target, direction, has_dir, tol_abs, tol_rel, max_iter, mi
                         and _unbend(p, t, lengths, total)):
                     # stuck on a line through the target: bend once and go on
                     bent = True
-                    if use_constraints:
-                        _forward(p, p[0].copy(), lengths, kinds, params, haxes, frame0,
-                                 use_constraints, constrain_root, seed_frames)
+                    if limits is not None:
+                        _forward(p, p[0].copy(), lengths, frame0, limits)
                     err = _chain_error(p, t, lengths, has_dir, dirx, diry, dirz)
                     continue
                 if improvement < min_improvement:
@@ -672,34 +702,52 @@ def solve_chains(pos, target, direction, has_dir, tol_abs, tol_rel, max_iter, mi
         reached[b] = err <= tol
         error[b] = err
         iterations[b] = it
-    return True
+    return skipped
 
 
-@_jit
-def _all_finite(a):
-    for v in a.ravel():
-        if not math.isfinite(v):
-            return False
-    return True
+@_jit_batch
+def solve_chains_parallel(pos, target, direction, has_dir, tol_abs, tol_rel, max_iter,
+                          min_improvement, fixed_root, frame0, limits, reached, error,
+                          iterations):
+    """:func:`solve_chain_range` over the whole batch, :data:`CHUNK` chains per work item
+    spread over every thread. Returns the number of chains left alone for NaN or inf."""
+    B = pos.shape[0]
+    n = pos.shape[1]
+    skipped = 0
+    for c in prange((B + CHUNK - 1) // CHUNK):
+        skipped += solve_chain_range(c * CHUNK, min(B, (c + 1) * CHUNK), pos, target, direction,
+                                     has_dir, tol_abs, tol_rel, max_iter, min_improvement,
+                                     fixed_root, frame0, limits, reached, error, iterations,
+                                     chain_workspace(n))
+    return skipped
+
+
+@_inner
+def _finite_chain(p, t):
+    """Whether every value of the pose ``p`` (n, 3) and the target ``t`` (3,) is finite."""
+    for i in range(p.shape[0]):
+        for c in range(3):
+            if not math.isfinite(p[i, c]):
+                return False
+    return math.isfinite(t[0]) and math.isfinite(t[1]) and math.isfinite(t[2])
 
 
 # --------------------------------------------------------------------------- tree
-@_jit_batch
-def solve_trees(pos, parents, targets, effectors, weights, tol_abs, tol_rel, max_iter,
-                min_improvement, fixed_root, kinds, params, haxes, frame0, constrain_root,
-                seed_frames, reached, error, iterations):
-    """Multi-effector FABRIK on a batch of trees, in place.
+@_jit
+def solve_tree_range(start, stop, pos, parents, targets, effectors, weights, tol_abs, tol_rel,
+                     max_iter, min_improvement, fixed_root, frame0, limits, reached, error,
+                     iterations, work):
+    """Multi-effector FABRIK on trees ``start .. stop − 1`` of a batch, in place.
 
     pos (B, n, 3); parents (n,) int64 with parents[0] = -1 and parents[j] < j;
     targets (B, k, 3) for the leaves ``effectors`` (k,); weights (B, k) > 0.
     Bone ``j - 1`` joins joint ``parents[j]`` to joint ``j``. The error is the
-    largest effector distance.
+    largest effector distance. ``frame0`` and ``limits`` as in
+    :func:`solve_chain_range`, with one constraint per bone (n − 1); ``work`` is
+    :func:`tree_workspace`'s scratch.
     """
-    B = pos.shape[0]
-    for b in prange(B):
-        use_constraints, lengths, eff_of, active, w, acc, wacc, frames = _tree_setup(
-            parents, effectors, kinds, constrain_root)
-        root = np.empty(3)
+    lengths, eff_of, active, w, acc, wacc, frames, root = work
+    for b in range(start, stop):
         p = pos[b]
         tg = targets[b]
         total = _tree_lengths(p, parents, lengths)
@@ -709,20 +757,18 @@ def solve_trees(pos, parents, targets, effectors, weights, tol_abs, tol_rel, max
         root[1] = p[0, 1]
         root[2] = p[0, 2]
 
-        if use_constraints:
+        if limits is not None:
             # make the start pose admissible so every exit satisfies the limits
-            _tree_forward(p, parents, root, lengths, kinds, params, haxes, frame0,
-                          use_constraints, constrain_root, frames, seed_frames)
+            _tree_forward(p, parents, root, lengths, frame0, frames, limits)
         err = _tree_error(p, tg, effectors)
         it = 0
         while err > tol and it < max_iter:
             _tree_backward(p, parents, tg, eff_of, active, w, lengths, acc, wacc)
             if fixed_root:
-                start = root
+                begin = root
             else:
-                start = p[0].copy()
-            _tree_forward(p, parents, start, lengths, kinds, params, haxes, frame0,
-                          use_constraints, constrain_root, frames, seed_frames)
+                begin = p[0].copy()
+            _tree_forward(p, parents, begin, lengths, frame0, frames, limits)
             it += 1
             new_err = _tree_error(p, tg, effectors)
             improvement = err - new_err
@@ -734,22 +780,40 @@ def solve_trees(pos, parents, targets, effectors, weights, tol_abs, tol_rel, max
         iterations[b] = it
 
 
-@_jit
-def _tree_setup(parents, effectors, kinds, constrain_root):
-    """Whether any constraint applies, and the scratch arrays of the tree loops."""
+@_jit_batch
+def solve_trees_parallel(pos, parents, targets, effectors, weights, tol_abs, tol_rel, max_iter,
+                         min_improvement, fixed_root, frame0, limits, reached, error,
+                         iterations):
+    """:func:`solve_tree_range` over the whole batch, :data:`CHUNK` trees per work item
+    spread over every thread."""
+    B = pos.shape[0]
+    for c in prange((B + CHUNK - 1) // CHUNK):
+        solve_tree_range(c * CHUNK, min(B, (c + 1) * CHUNK), pos, parents, targets, effectors,
+                         weights, tol_abs, tol_rel, max_iter, min_improvement, fixed_root,
+                         frame0, limits, reached, error, iterations,
+                         tree_workspace(parents, effectors))
+
+
+@_inner
+def tree_workspace(parents, effectors):
+    """Scratch of the tree loops (also from Python): lengths, eff_of, active, w, acc, wacc,
+    frames, root.
+
+    Only ``eff_of`` (each joint's effector index, or -1) is filled; the loops write
+    the others before reading them. Passed in rather than allocated in the serial
+    drivers, so they compile no allocation.
+    """
     n = parents.shape[0]
-    use_constraints = False
-    for i in range(kinds.shape[0]):
-        if kinds[i] != FREE and (i + 1 < n and (parents[i + 1] != 0 or constrain_root)):
-            use_constraints = True
-    eff_of = np.full(n, -1, dtype=np.int64)
+    eff_of = np.empty(n, dtype=np.int64)
+    for j in range(n):
+        eff_of[j] = -1
     for e in range(effectors.shape[0]):
         eff_of[effectors[e]] = e
-    return (use_constraints, np.empty(n), eff_of, np.zeros(n, dtype=np.bool_), np.zeros(n),
-            np.zeros((n, 3)), np.zeros(n), np.empty((n, 9)))
+    return (np.empty(n), eff_of, np.empty(n, dtype=np.bool_), np.empty(n), np.empty((n, 3)),
+            np.empty(n), np.empty((n, 9)), np.empty(3))
 
 
-@_jit
+@_inner
 def _tree_lengths(p, parents, lengths):
     """Bone lengths (``lengths[j]`` for the bone ending at j; ``lengths[0] = 0``); the total."""
     total = 0.0
@@ -764,7 +828,7 @@ def _tree_lengths(p, parents, lengths):
     return total
 
 
-@_jit
+@_inner
 def _tree_weights(parents, effectors, weights, active, w):
     """Which joints lead to an effector, and each joint's pull (its effectors' weights)."""
     n = parents.shape[0]
@@ -780,7 +844,7 @@ def _tree_weights(parents, effectors, weights, active, w):
             w[parents[j]] += w[j]
 
 
-@_jit
+@_inner
 def _tree_backward(p, parents, tg, eff_of, active, w, lengths, acc, wacc):
     """Backward stage: effectors to targets, sub-bases (and the root) to weighted centroids."""
     n = p.shape[0]
@@ -820,28 +884,34 @@ def _tree_backward(p, parents, tg, eff_of, active, w, lengths, acc, wacc):
 
 
 @_jit
-def tree_pass(pos, parents, targets, effectors, weights, lengths_from, roots, backward,
-              kinds, params, haxes, frame0, constrain_root, seed_frames):
-    """One backward or one forward stage on a batch of trees, in place.
+def tree_backward_pass(pos, parents, targets, effectors, weights, lengths_from, work):
+    """One backward stage on a batch of trees, in place.
 
-    pos (B, n, 3); ``lengths_from`` (B, n, 3) the poses whose bone lengths are kept.
-    ``backward``: targets (B, k, 3) for ``effectors`` (k,) with weights (B, k).
-    Forward: roots (B, 3), constraints applied as in :func:`solve_trees`.
+    pos (B, n, 3); ``lengths_from`` (B, n, 3) the poses whose bone lengths are kept;
+    targets (B, k, 3) for ``effectors`` (k,) with weights (B, k); ``work`` as in
+    :func:`solve_tree_range`.
     """
-    B = pos.shape[0]
-    use_constraints, lengths, eff_of, active, w, acc, wacc, frames = _tree_setup(
-        parents, effectors, kinds, constrain_root)
-    for b in range(B):
+    lengths, eff_of, active, w, acc, wacc, _, _ = work
+    for b in range(pos.shape[0]):
         _tree_lengths(lengths_from[b], parents, lengths)
-        if backward:
-            _tree_weights(parents, effectors, weights[b], active, w)
-            _tree_backward(pos[b], parents, targets[b], eff_of, active, w, lengths, acc, wacc)
-        else:
-            _tree_forward(pos[b], parents, roots[b], lengths, kinds, params, haxes, frame0,
-                          use_constraints, constrain_root, frames, seed_frames)
+        _tree_weights(parents, effectors, weights[b], active, w)
+        _tree_backward(pos[b], parents, targets[b], eff_of, active, w, lengths, acc, wacc)
 
 
 @_jit
+def tree_forward_pass(pos, parents, lengths_from, roots, frame0, limits, work):
+    """One forward stage on a batch of trees, in place.
+
+    pos (B, n, 3); ``lengths_from`` (B, n, 3) the poses whose bone lengths are kept;
+    roots (B, 3); constraints applied and ``work`` as in :func:`solve_tree_range`.
+    """
+    lengths, _, _, _, _, _, frames, _ = work
+    for b in range(pos.shape[0]):
+        _tree_lengths(lengths_from[b], parents, lengths)
+        _tree_forward(pos[b], parents, roots[b], lengths, frame0, frames, limits)
+
+
+@_inner
 def _tree_error(p, tg, effectors):
     err = 0.0
     for e in range(effectors.shape[0]):
@@ -853,13 +923,13 @@ def _tree_error(p, tg, effectors):
     return err
 
 
-@_jit
-def _tree_forward(p, parents, root, lengths, kinds, params, haxes, frame0, use_constraints,
-                  constrain_root, frames, seed_frames):
+@_inner
+def _tree_forward(p, parents, root, lengths, frame0, frames, limits):
     """Forward reaching over a tree (parents first); frames[j] = frame of the bone ending at j.
 
-    ``seed_frames``: a bone whose parent bone ends at q > 0 is constrained in
-    ``CFrame.new(p[parents[q]], p[q])`` instead of the carried frame.
+    ``limits`` as in :func:`solve_tree_range`. With ``seed_frames``, a bone whose parent
+    bone ends at q > 0 is constrained in ``CFrame.new(p[parents[q]], p[q])`` instead of
+    the carried frame.
     """
     n = p.shape[0]
     p[0, 0] = root[0]
@@ -868,30 +938,39 @@ def _tree_forward(p, parents, root, lengths, kinds, params, haxes, frame0, use_c
     for m in range(3):
         for c in range(3):
             frames[0, 3 * m + c] = frame0[m, c]
+    if limits is None:
+        for j in range(1, n):
+            q = parents[j]
+            dx, dy, dz = _normalize(p[j, 0] - p[q, 0], p[j, 1] - p[q, 1], p[j, 2] - p[q, 2],
+                                    frames[q, 0], frames[q, 1], frames[q, 2])
+            frames[j, 0] = dx
+            frames[j, 1] = dy
+            frames[j, 2] = dz
+            L = lengths[j]
+            p[j, 0] = p[q, 0] + L * dx
+            p[j, 1] = p[q, 1] + L * dy
+            p[j, 2] = p[q, 2] + L * dz
+        return
+    kinds, params, haxes, constrain_root, seed_frames = limits
     for j in range(1, n):
         q = parents[j]
         f = frames[q]
         lx, ly, lz = f[0], f[1], f[2]
         ux, uy, uz = f[3], f[4], f[5]
         rx, ry, rz = f[6], f[7], f[8]
-        if seed_frames and use_constraints and q > 0:
+        if seed_frames and q > 0:
             g = parents[q]
             lx, ly, lz, ux, uy, uz, rx, ry, rz = look_at(p[g, 0], p[g, 1], p[g, 2],
                                                           p[q, 0], p[q, 1], p[q, 2])
         dx, dy, dz = _normalize(p[j, 0] - p[q, 0], p[j, 1] - p[q, 1], p[j, 2] - p[q, 2],
                                 lx, ly, lz)
-        if use_constraints:
-            kd = kinds[j - 1]
-            if kd != FREE and (q != 0 or constrain_root):
-                dx, dy, dz = _apply_constraint(kd, params[j - 1], haxes[j - 1], dx, dy, dz,
-                                               lx, ly, lz, ux, uy, uz, rx, ry, rz)
-            (frames[j, 0], frames[j, 1], frames[j, 2], frames[j, 3], frames[j, 4], frames[j, 5],
-             frames[j, 6], frames[j, 7], frames[j, 8]) = _transport(lx, ly, lz, ux, uy, uz,
-                                                                    dx, dy, dz)
-        else:
-            frames[j, 0] = dx
-            frames[j, 1] = dy
-            frames[j, 2] = dz
+        kd = kinds[j - 1]
+        if kd != FREE and (q != 0 or constrain_root):
+            dx, dy, dz = _apply_constraint(kd, params[j - 1], haxes[j - 1], dx, dy, dz,
+                                           lx, ly, lz, ux, uy, uz, rx, ry, rz)
+        (frames[j, 0], frames[j, 1], frames[j, 2], frames[j, 3], frames[j, 4], frames[j, 5],
+         frames[j, 6], frames[j, 7], frames[j, 8]) = _transport(lx, ly, lz, ux, uy, uz,
+                                                                dx, dy, dz)
         L = lengths[j]
         p[j, 0] = p[q, 0] + L * dx
         p[j, 1] = p[q, 1] + L * dy

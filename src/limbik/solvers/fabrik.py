@@ -54,6 +54,20 @@ def root_frame_rows(root_frame: Frame | None) -> tuple[FloatArray, bool]:
     return rows, True
 
 
+def kernel_limits(kinds: np.ndarray, params: FloatArray, axes: FloatArray,
+                  constrain_root: bool, seed_frames: bool, from_root: np.ndarray
+                  ) -> tuple[np.ndarray, FloatArray, FloatArray, bool, bool] | None:
+    """The kernels' ``limits`` argument: None when no constraint applies, so that an
+    unconstrained solve compiles and runs no constraint code.
+
+    ``from_root`` (n_bones,) bool marks the bones that leave the root: their
+    constraints apply only with a root frame (``constrain_root``).
+    """
+    if not np.any((kinds != K.FREE) & (constrain_root | ~from_root)):
+        return None
+    return kinds, params, axes, bool(constrain_root), bool(seed_frames)
+
+
 def _as_array(value: Any, name: str) -> FloatArray:
     """``value`` as a float64 array, without the finiteness scan (the kernels check that)."""
     return as_real_array(value, name)
@@ -194,10 +208,13 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
         p, t = p / unit, t / unit
         tol_abs = tol_abs / unit if tol_abs >= 0 else tol_abs
         min_imp = min_imp / unit
-    ok = K.solve_chains(p, t, d, has_dir, tol_abs, tol_rel, max_it, min_imp, bool(fixed_root),
-                        kinds, params, axes, frame0, constrain_root, seed_frames, reached, error,
-                        iterations)
-    if not ok:  # the kernel found NaN or inf: raise the error that names it
+    limits = kernel_limits(kinds, params, axes, constrain_root, seed_frames,
+                           np.arange(n - 1) == 0)
+    args = (p, t, d, has_dir, tol_abs, tol_rel, max_it, min_imp, bool(fixed_root), frame0,
+            limits, reached, error, iterations)
+    skipped = (K.solve_chains_parallel(*args) if K.use_threads(size)
+               else K.solve_chain_range(0, size, *args, K.chain_workspace(n)))
+    if skipped:  # the kernel found NaN or inf: raise the error that names it
         as_float_array(positions, "positions", ())
         as_points(target, "target")
         raise NonFiniteInputError("positions and target must be finite")  # pragma: no cover

@@ -33,6 +33,7 @@ from limbik.solvers.fabrik import (
     check_cone_frames,
     check_min_improvement,
     check_tolerance,
+    kernel_limits,
     root_frame_rows,
 )
 from limbik.solvers.solution import Solution
@@ -104,9 +105,10 @@ class FabrikTree:
                 f"positions must have shape (..., {n}, 3) for {n} joints, got {pos.shape}",
                 argument="positions")
         self.positions = pos
-        self._kinds, self._params, self._axes = encode_constraints(constraints, n - 1)
-        self._frame0, self._constrain_root = root_frame_rows(root_frame)
-        self._seed_frames = check_cone_frames(cone_frames)
+        kinds, params, axes = encode_constraints(constraints, n - 1)
+        self._frame0, constrain_root = root_frame_rows(root_frame)
+        self._limits = kernel_limits(kinds, params, axes, constrain_root,
+                                     check_cone_frames(cone_frames), self.parents[1:] == 0)
         children = np.bincount(self.parents[1:], minlength=n)
         self.leaves = tuple(int(j) for j in np.flatnonzero(children == 0) if j != 0)
 
@@ -182,10 +184,13 @@ class FabrikTree:
             p, tg = p / unit, tg / unit
             tol_abs = tol_abs / unit if tol_abs >= 0 else tol_abs
             min_imp = min_imp / unit
-        K.solve_trees(p, self.parents, tg, np.array(effectors, dtype=np.int64), wt, tol_abs,
-                      tol_rel, max_it, min_imp, fixed_root, self._kinds, self._params,
-                      self._axes, self._frame0, self._constrain_root, self._seed_frames,
-                      reached, error, iterations)
+        eff = np.array(effectors, dtype=np.int64)
+        args = (p, self.parents, tg, eff, wt, tol_abs, tol_rel, max_it, min_imp, fixed_root,
+                self._frame0, self._limits, reached, error, iterations)
+        if K.use_threads(size):
+            K.solve_trees_parallel(*args)
+        else:
+            K.solve_tree_range(0, size, *args, K.tree_workspace(self.parents, eff))
         p *= unit
         error *= unit
         solved = p.reshape(shape + (n, 3))
@@ -268,12 +273,11 @@ class FabrikTree:
         lengths are taken from it); ``targets`` and ``weights`` as in :meth:`solve`.
         Returns the new pose ``(..., n, 3)``.
         """
-        shape, size, effectors, tg, wt, p = self._prepare(targets, weights,
+        shape, _, effectors, tg, wt, p = self._prepare(targets, weights,
                                                           self._pose(positions))
-        lengths_from = p.copy()
-        K.tree_pass(p, self.parents, tg, np.array(effectors, dtype=np.int64), wt, lengths_from,
-                    np.zeros((size, 3)), True, self._kinds, self._params, self._axes,
-                    self._frame0, self._constrain_root, self._seed_frames)
+        eff = np.array(effectors, dtype=np.int64)
+        K.tree_backward_pass(p, self.parents, tg, eff, wt, p.copy(),
+                             K.tree_workspace(self.parents, eff))
         return p.reshape(shape + (self.n_joints, 3))
 
     def forward(self, positions: Any, *, root: Any = None, lengths_from: Any = None
@@ -296,9 +300,8 @@ class FabrikTree:
         p = np.array(np.broadcast_to(pose, shape + (n, 3)), order="C").reshape(size, n, 3)
         lf = np.array(np.broadcast_to(ref, shape + (n, 3)), order="C").reshape(size, n, 3)
         roots = np.array(np.broadcast_to(r, shape + (3,)), order="C").reshape(size, 3)
-        K.tree_pass(p, self.parents, np.zeros((size, 1, 3)), np.zeros(1, dtype=np.int64),
-                    np.ones((size, 1)), lf, roots, False, self._kinds, self._params, self._axes,
-                    self._frame0, self._constrain_root, self._seed_frames)
+        K.tree_forward_pass(p, self.parents, lf, roots, self._frame0, self._limits,
+                            K.tree_workspace(self.parents, np.zeros(0, dtype=np.int64)))
         return p.reshape(shape + (n, 3))
 
     def _pose(self, positions: Any) -> FloatArray:
