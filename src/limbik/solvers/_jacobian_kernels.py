@@ -406,100 +406,30 @@ def _clip_q(q, lower, upper, kind):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def all_joint_positions_range(start, stop, rot, trans, axis, kind, q,
-                              out):  # pragma: no cover - compiled
-    """Positions ``out[b] (n + 1, 3)`` of the base and every joint frame (fixed ones too),
-    for ``b`` in ``start .. stop - 1``.
+def joint_positions(wr, wp, frame, offset, out):  # pragma: no cover - compiled
+    """Positions ``out (n + 1, 3)`` of the base and every joint frame (fixed ones too).
 
-    ``rot (n, 3, 3)``, ``trans (n, 3)``, ``axis (n, 3)``, ``kind (n,)`` (0 rotation,
-    1 translation, 2 fixed) are the unmerged joints; ``q (B, dof)``.
+    ``wr``, ``wp`` are the frames written by :func:`chain_fk`; ``frame (n + 1,)`` and
+    ``offset (n + 1, 3)`` are :attr:`JointChain.position_map`.
     """
-    n = kind.shape[0]
-    r = np.empty((3, 3))
-    t = np.empty((3, 3))
-    for b in range(start, stop):
-        for i in range(3):
-            for j in range(3):
-                r[i, j] = 1.0 if i == j else 0.0
-        px = 0.0
-        py = 0.0
-        pz = 0.0
-        out[b, 0, 0] = 0.0
-        out[b, 0, 1] = 0.0
-        out[b, 0, 2] = 0.0
-        k = 0
-        for jn in range(n):
-            v = trans[jn]
-            px += r[0, 0] * v[0] + r[0, 1] * v[1] + r[0, 2] * v[2]
-            py += r[1, 0] * v[0] + r[1, 1] * v[1] + r[1, 2] * v[2]
-            pz += r[2, 0] * v[0] + r[2, 1] * v[1] + r[2, 2] * v[2]
-            f = rot[jn]
-            for i in range(3):
-                for j in range(3):
-                    t[i, j] = r[i, 0] * f[0, j] + r[i, 1] * f[1, j] + r[i, 2] * f[2, j]
-            for i in range(3):
-                for j in range(3):
-                    r[i, j] = t[i, j]
-            if kind[jn] != 2:
-                ux = axis[jn, 0]
-                uy = axis[jn, 1]
-                uz = axis[jn, 2]
-                wx = r[0, 0] * ux + r[0, 1] * uy + r[0, 2] * uz
-                wy = r[1, 0] * ux + r[1, 1] * uy + r[1, 2] * uz
-                wz = r[2, 0] * ux + r[2, 1] * uy + r[2, 2] * uz
-                angle = q[b, k]
-                k += 1
-                if kind[jn] == 1:
-                    px += wx * angle
-                    py += wy * angle
-                    pz += wz * angle
-                else:
-                    m00, m01, m02, m10, m11, m12, m20, m21, m22 = _axis_rotation(wx, wy, wz,
-                                                                                 angle)
-                    for j in range(3):
-                        a0 = r[0, j]
-                        a1 = r[1, j]
-                        a2 = r[2, j]
-                        r[0, j] = m00 * a0 + m01 * a1 + m02 * a2
-                        r[1, j] = m10 * a0 + m11 * a1 + m12 * a2
-                        r[2, j] = m20 * a0 + m21 * a1 + m22 * a2
-            out[b, jn + 1, 0] = px
-            out[b, jn + 1, 1] = py
-            out[b, jn + 1, 2] = pz
-
-
-@njit(cache=True, parallel=True)
-def all_joint_positions(rot, trans, axis, kind, q, out):  # pragma: no cover - compiled
-    """:func:`all_joint_positions_range` over the whole batch ``q (B, dof)``, every thread."""
-    batch = q.shape[0]
-    for c in prange((batch + CHUNK - 1) // CHUNK):
-        all_joint_positions_range(c * CHUNK, min(batch, (c + 1) * CHUNK), rot, trans, axis,
-                                  kind, q, out)
-
-
-@njit(cache=True)
-def _copy_frames(wr, wp, wa, e, wr2, wp2, wa2, e2):  # pragma: no cover - compiled
-    """Copy the frames, axes and error of a trial point (``*2``) over the current ones."""
-    for k in range(wr.shape[0]):
-        for i in range(3):
-            wp[k, i] = wp2[k, i]
-            for j in range(3):
-                wr[k, i, j] = wr2[k, i, j]
-    for k in range(wa.shape[0]):
-        for i in range(3):
-            wa[k, i] = wa2[k, i]
-    for i in range(6):
-        e[i] = e2[i]
+    for i in range(frame.shape[0]):
+        f = frame[i]
+        for c in range(3):
+            if f < 0:
+                out[i, c] = offset[i, c]
+            else:
+                out[i, c] = (wp[f, c] + wr[f, c, 0] * offset[i, 0] + wr[f, c, 1] * offset[i, 1]
+                             + wr[f, c, 2] * offset[i, 2])
 
 
 @njit(cache=True)
 def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                    target_p, target_r, use_rot, w_pos, w_rot, q_first, restarts, seeds,
                    sample_lo, sample_hi, lam_floor, max_step, tolerance, angle_tolerance,
-                   max_iterations, patience,
-                   q_out, err_out, reached_out, iters_out):  # pragma: no cover - compiled
+                   max_iterations, patience, frame, offset,
+                   q_out, err_out, reached_out, iters_out, pos_out):  # pragma: no cover - compiled
     """Levenberg–Marquardt on batch elements ``start .. stop - 1`` (arguments as in
-    :func:`limbik.solvers._joint_kernels.joint_solve`).
+    :func:`limbik.solvers._joint_kernels.joint_solve_range`).
 
     Each iteration solves ``(J Jᵀ + λ I) y = e``, ``dq = Jᵀ y`` with the adaptive damping
     ``λ = μ · ½|e|² + lam_floor`` (small near a solution: Gauss–Newton steps; large far
@@ -507,7 +437,7 @@ def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
     ``μ`` halves, else ``μ`` grows fourfold and the step is retried from the same point.
     An attempt ends when the target is reached, after ``max_iterations`` iterations,
     when no damping lowers the error, or when the squared error has not halved for
-    ``patience`` iterations; restarts are drawn as in ``joint_solve``.
+    ``patience`` iterations; restarts are drawn as in ``joint_solve_range``.
     """
     m = axis.shape[0]
     nrow = 6 if use_rot else 3
@@ -523,7 +453,6 @@ def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
     q = np.empty(m)
     q2 = np.empty(m)
     jac = np.empty((nrow, m))
-    dq = np.empty(m)
     jjt = np.empty((nrow, nrow))
     a = np.empty((nrow, nrow))
     y = np.zeros(6)
@@ -591,12 +520,11 @@ def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                         s = 0.0
                         for i in range(nrow):
                             s += jac[i, k] * y[i]
-                        dq[k] = s
-                        if abs(s) > big:
-                            big = abs(s)
+                        q2[k] = s
+                        big = max(big, abs(s))
                     scale = max_step / big if big > max_step else 1.0
                     for k in range(m):
-                        q2[k] = q[k] + scale * dq[k]
+                        q2[k] = q[k] + scale * q2[k]
                     _clip_q(q2, lower, upper, kind)
                     chain_fk(pre_rot, pre_trans, axis, kind, q2, wr2, wp2, wa2)
                     perr2, aerr2 = _pose_error(wr2, wp2, m, target_p[b], target_r[b], w_pos,
@@ -606,9 +534,12 @@ def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                         new2 += e2[i] * e2[i]
                     if new2 < err2:
                         accepted = True
-                        for k in range(m):
-                            q[k] = q2[k]
-                        _copy_frames(wr, wp, wa, e, wr2, wp2, wa2, e2)
+                        # the trial point becomes the current one: swap the buffers
+                        q, q2 = q2, q
+                        wr, wr2 = wr2, wr
+                        wp, wp2 = wp2, wp
+                        wa, wa2 = wa2, wa
+                        e, e2 = e2, e
                         err2 = new2
                         perr = perr2
                         aerr = aerr2
@@ -629,18 +560,20 @@ def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                 break
         reached_out[b] = done
         iters_out[b] = total
+        chain_fk(pre_rot, pre_trans, axis, kind, q_out[b], wr, wp, wa)
+        joint_positions(wr, wp, frame, offset, pos_out[b])
 
 
 @njit(cache=True, parallel=True)
 def lm_solve(pre_rot, pre_trans, axis, kind, lower, upper, target_p, target_r, use_rot, w_pos,
              w_rot, q_first, restarts, seeds, sample_lo, sample_hi, lam_floor, max_step,
-             tolerance, angle_tolerance, max_iterations, patience,
-             q_out, err_out, reached_out, iters_out):  # pragma: no cover - compiled
+             tolerance, angle_tolerance, max_iterations, patience, frame, offset,
+             q_out, err_out, reached_out, iters_out, pos_out):  # pragma: no cover - compiled
     """:func:`lm_solve_range` over the whole batch, chunks of :data:`CHUNK` on every thread."""
     batch = target_p.shape[0]
     for c in prange((batch + CHUNK - 1) // CHUNK):
         lm_solve_range(c * CHUNK, min(batch, (c + 1) * CHUNK), pre_rot, pre_trans, axis, kind,
                        lower, upper, target_p, target_r, use_rot, w_pos, w_rot, q_first,
                        restarts, seeds, sample_lo, sample_hi, lam_floor, max_step, tolerance,
-                       angle_tolerance, max_iterations, patience,
-                       q_out, err_out, reached_out, iters_out)
+                       angle_tolerance, max_iterations, patience, frame, offset,
+                       q_out, err_out, reached_out, iters_out, pos_out)
