@@ -28,7 +28,7 @@ from typing import Any
 from limbik._validation import choice
 from limbik.chain.joint_chain import JointChain
 from limbik.solvers import _jacobian_kernels as _k
-from limbik.solvers._joint_problem import fast_float, check_chain, joint_problem
+from limbik.solvers._joint_problem import check_chain, fast_float, joint_problem
 from limbik.solvers.solution import Solution
 from limbik.tolerances import (
     ITERATIVE_ANGLE_TOL,
