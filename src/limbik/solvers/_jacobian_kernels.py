@@ -36,17 +36,6 @@ def splitmix64(state):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _axis_rotation(wx, wy, wz, angle):  # pragma: no cover - compiled
-    """Rotation matrix entries (row-major) of ``angle`` about the unit axis ``w``."""
-    s = np.sin(angle)
-    c = np.cos(angle)
-    C = 1.0 - c
-    return (c + wx * wx * C, wx * wy * C - wz * s, wx * wz * C + wy * s,
-            wy * wx * C + wz * s, c + wy * wy * C, wy * wz * C - wx * s,
-            wz * wx * C - wy * s, wz * wy * C + wx * s, c + wz * wz * C)
-
-
-@njit(cache=True)
 def chain_fk(pre_rot, pre_trans, axis, kind, q, wr, wp, wa):  # pragma: no cover - compiled
     """World frames of one chain at ``q`` (m,).
 
@@ -99,8 +88,19 @@ def chain_fk(pre_rot, pre_trans, axis, kind, q, wr, wp, wa):  # pragma: no cover
                 py += wy * q[k]
                 pz += wz * q[k]
             else:
-                # R <- R · Rot(u, q) = Rot_world(w, q) · R
-                m00, m01, m02, m10, m11, m12, m20, m21, m22 = _axis_rotation(wx, wy, wz, q[k])
+                # R <- R · Rot(u, q) = Rot_world(w, q) · R, Rot_world by Rodrigues' formula
+                sn = np.sin(q[k])
+                cs = np.cos(q[k])
+                cc = 1.0 - cs
+                m00 = cs + wx * wx * cc
+                m01 = wx * wy * cc - wz * sn
+                m02 = wx * wz * cc + wy * sn
+                m10 = wy * wx * cc + wz * sn
+                m11 = cs + wy * wy * cc
+                m12 = wy * wz * cc - wx * sn
+                m20 = wz * wx * cc - wy * sn
+                m21 = wz * wy * cc + wx * sn
+                m22 = cs + wz * wz * cc
                 a00 = m00 * r00 + m01 * r10 + m02 * r20
                 a01 = m00 * r01 + m01 * r11 + m02 * r21
                 a02 = m00 * r02 + m01 * r12 + m02 * r22
@@ -128,43 +128,58 @@ def chain_fk(pre_rot, pre_trans, axis, kind, q, wr, wp, wa):  # pragma: no cover
 
 
 @njit(cache=True)
-def rotation_error(rt, r, out):  # pragma: no cover - compiled
-    """Rotation vector (axis · angle, world frame) of ``rt · rᵀ``, written to ``out`` (3,).
+def _pose_error(wr, wp, m, target_p, target_r, w_pos, w_rot, use_rot, e):  # pragma: no cover
+    """Weighted error vector ``e`` (3 or 6); returns (position error, angle error).
 
-    Returns the angle in ``[0, π]``. Uses the quaternion of the relative rotation, so it
-    is accurate near 0 and near a half turn.
+    The rotation error (rows 3 to 5) is the rotation vector (axis · angle, world frame)
+    of ``target_r · Rᵀ`` with ``R = wr[m]``, through the quaternion of that relative
+    rotation (Shepperd), so it is accurate near 0 and near a half turn.
     """
-    e00 = rt[0, 0] * r[0, 0] + rt[0, 1] * r[0, 1] + rt[0, 2] * r[0, 2]
-    e01 = rt[0, 0] * r[1, 0] + rt[0, 1] * r[1, 1] + rt[0, 2] * r[1, 2]
-    e02 = rt[0, 0] * r[2, 0] + rt[0, 1] * r[2, 1] + rt[0, 2] * r[2, 2]
-    e10 = rt[1, 0] * r[0, 0] + rt[1, 1] * r[0, 1] + rt[1, 2] * r[0, 2]
-    e11 = rt[1, 0] * r[1, 0] + rt[1, 1] * r[1, 1] + rt[1, 2] * r[1, 2]
-    e12 = rt[1, 0] * r[2, 0] + rt[1, 1] * r[2, 1] + rt[1, 2] * r[2, 2]
-    e20 = rt[2, 0] * r[0, 0] + rt[2, 1] * r[0, 1] + rt[2, 2] * r[0, 2]
-    e21 = rt[2, 0] * r[1, 0] + rt[2, 1] * r[1, 1] + rt[2, 2] * r[1, 2]
-    e22 = rt[2, 0] * r[2, 0] + rt[2, 1] * r[2, 1] + rt[2, 2] * r[2, 2]
+    dx = target_p[0] - wp[m, 0]
+    dy = target_p[1] - wp[m, 1]
+    dz = target_p[2] - wp[m, 2]
+    e[0] = w_pos * dx
+    e[1] = w_pos * dy
+    e[2] = w_pos * dz
+    perr = np.sqrt(dx * dx + dy * dy + dz * dz)
+    if not use_rot:
+        return perr, 0.0
+    cur = wr[m]
+    e00 = target_r[0, 0] * cur[0, 0] + target_r[0, 1] * cur[0, 1] + target_r[0, 2] * cur[0, 2]
+    e01 = target_r[0, 0] * cur[1, 0] + target_r[0, 1] * cur[1, 1] + target_r[0, 2] * cur[1, 2]
+    e02 = target_r[0, 0] * cur[2, 0] + target_r[0, 1] * cur[2, 1] + target_r[0, 2] * cur[2, 2]
+    e10 = target_r[1, 0] * cur[0, 0] + target_r[1, 1] * cur[0, 1] + target_r[1, 2] * cur[0, 2]
+    e11 = target_r[1, 0] * cur[1, 0] + target_r[1, 1] * cur[1, 1] + target_r[1, 2] * cur[1, 2]
+    e12 = target_r[1, 0] * cur[2, 0] + target_r[1, 1] * cur[2, 1] + target_r[1, 2] * cur[2, 2]
+    e20 = target_r[2, 0] * cur[0, 0] + target_r[2, 1] * cur[0, 1] + target_r[2, 2] * cur[0, 2]
+    e21 = target_r[2, 0] * cur[1, 0] + target_r[2, 1] * cur[1, 1] + target_r[2, 2] * cur[1, 2]
+    e22 = target_r[2, 0] * cur[2, 0] + target_r[2, 1] * cur[2, 1] + target_r[2, 2] * cur[2, 2]
     tr = e00 + e11 + e22
     # Shepperd: the largest of w, x, y, z first
     if tr >= e00 and tr >= e11 and tr >= e22:
-        s = np.sqrt(max(1.0 + tr, 1e-300)) * 2.0
+        s = 1.0 + tr
+        s = np.sqrt(s if s > 1e-300 else 1e-300) * 2.0
         w = 0.25 * s
         x = (e21 - e12) / s
         y = (e02 - e20) / s
         z = (e10 - e01) / s
     elif e00 >= e11 and e00 >= e22:
-        s = np.sqrt(max(1.0 + e00 - e11 - e22, 1e-300)) * 2.0
+        s = 1.0 + e00 - e11 - e22
+        s = np.sqrt(s if s > 1e-300 else 1e-300) * 2.0
         w = (e21 - e12) / s
         x = 0.25 * s
         y = (e01 + e10) / s
         z = (e02 + e20) / s
     elif e11 >= e22:
-        s = np.sqrt(max(1.0 + e11 - e00 - e22, 1e-300)) * 2.0
+        s = 1.0 + e11 - e00 - e22
+        s = np.sqrt(s if s > 1e-300 else 1e-300) * 2.0
         w = (e02 - e20) / s
         x = (e01 + e10) / s
         y = 0.25 * s
         z = (e12 + e21) / s
     else:
-        s = np.sqrt(max(1.0 + e22 - e00 - e11, 1e-300)) * 2.0
+        s = 1.0 + e22 - e00 - e11
+        s = np.sqrt(s if s > 1e-300 else 1e-300) * 2.0
         w = (e10 - e01) / s
         x = (e02 + e20) / s
         y = (e12 + e21) / s
@@ -176,35 +191,11 @@ def rotation_error(rt, r, out):  # pragma: no cover - compiled
         z = -z
     sn = np.sqrt(x * x + y * y + z * z)
     angle = 2.0 * np.arctan2(sn, w)
-    if sn < 1e-300:
-        out[0] = 0.0
-        out[1] = 0.0
-        out[2] = 0.0
-        return 0.0
-    f = angle / sn
-    out[0] = x * f
-    out[1] = y * f
-    out[2] = z * f
-    return angle
-
-
-@njit(cache=True)
-def _pose_error(wr, wp, m, target_p, target_r, w_pos, w_rot, use_rot, e, rv):  # pragma: no cover
-    """Weighted error vector ``e`` (3 or 6); returns (position error, angle error)."""
-    dx = target_p[0] - wp[m, 0]
-    dy = target_p[1] - wp[m, 1]
-    dz = target_p[2] - wp[m, 2]
-    e[0] = w_pos * dx
-    e[1] = w_pos * dy
-    e[2] = w_pos * dz
-    perr = np.sqrt(dx * dx + dy * dy + dz * dz)
-    aerr = 0.0
-    if use_rot:
-        aerr = rotation_error(target_r, wr[m], rv)
-        e[3] = w_rot * rv[0]
-        e[4] = w_rot * rv[1]
-        e[5] = w_rot * rv[2]
-    return perr, aerr
+    f = angle / sn if sn >= 1e-300 else 0.0
+    e[3] = w_rot * (x * f)
+    e[4] = w_rot * (y * f)
+    e[5] = w_rot * (z * f)
+    return perr, angle
 
 
 @njit(cache=True)
@@ -239,15 +230,15 @@ def _fill_jacobian(wp, wa, kind, m, nrow, w_pos, w_rot, jac):  # pragma: no cove
 
 
 @njit(cache=True)
-def _solve_spd(a, b, n, out, l, y):  # pragma: no cover - compiled
-    """Solve ``a x = b`` for a symmetric positive-definite ``a (n, n)`` by Cholesky.
+def _solve_spd(a, shift, b, n, out, l, y):  # pragma: no cover - compiled
+    """Solve ``(a + shift · I) x = b`` for a symmetric positive-definite result by Cholesky.
 
-    ``l (6, 6)`` and ``y (6,)`` are work space. Returns False when ``a`` is not
-    numerically positive definite.
+    ``a (n, n)`` is left as it is; ``l (6, 6)`` and ``y (6,)`` are work space. Returns
+    False when the matrix is not numerically positive definite.
     """
     for i in range(n):
         for j in range(i + 1):
-            s = a[i, j]
+            s = a[i, j] + shift if i == j else a[i, j]
             for k in range(j):
                 s -= l[i, k] * l[j, k]
             if i == j:
@@ -353,9 +344,7 @@ def _step(method, jac, e, nrow, m, lam2, cutoff, dq, work):  # pragma: no cover 
         for i in range(nrow):
             y[i] = alpha * e[i]
     elif method == METHOD_DLS:
-        for i in range(nrow):
-            jjt[i, i] += lam2
-        if not _solve_spd(jjt, e, nrow, y, l, y2):
+        if not _solve_spd(jjt, lam2, e, nrow, y, l, y2):
             for i in range(nrow):
                 y[i] = 0.0
     else:
@@ -426,8 +415,9 @@ def joint_positions(wr, wp, frame, offset, out):  # pragma: no cover - compiled
 def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                    target_p, target_r, use_rot, w_pos, w_rot, q_first, restarts, seeds,
                    sample_lo, sample_hi, lam_floor, max_step, tolerance, angle_tolerance,
-                   max_iterations, patience, frame, offset,
-                   q_out, err_out, reached_out, iters_out, pos_out):  # pragma: no cover - compiled
+                   max_iterations, patience, frame, offset, rot_buf, pos_buf, axis_buf, q_buf,
+                   work, q_out, err_out, reached_out, iters_out,
+                   pos_out):  # pragma: no cover - compiled
     """Levenberg–Marquardt on batch elements ``start .. stop - 1`` (arguments as in
     :func:`limbik.solvers._joint_kernels.joint_solve_range`).
 
@@ -438,26 +428,28 @@ def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
     An attempt ends when the target is reached, after ``max_iterations`` iterations,
     when no damping lowers the error, or when the squared error has not halved for
     ``patience`` iterations; restarts are drawn as in ``joint_solve_range``.
+
+    Scratch space, from :func:`lm_scratch`: ``rot_buf (2, m + 1, 3, 3)``,
+    ``pos_buf (2, m + 1, 3)``, ``axis_buf (2, m, 3)``, ``q_buf (2, m)`` (current and
+    trial point) and ``work (5, 6, max(m, 6))``.
     """
     m = axis.shape[0]
     nrow = 6 if use_rot else 3
-    wr = np.empty((m + 1, 3, 3))
-    wp = np.empty((m + 1, 3))
-    wa = np.empty((m, 3))
-    wr2 = np.empty((m + 1, 3, 3))
-    wp2 = np.empty((m + 1, 3))
-    wa2 = np.empty((m, 3))
-    e = np.zeros(6)
-    e2 = np.zeros(6)
-    rv = np.empty(3)
-    q = np.empty(m)
-    q2 = np.empty(m)
-    jac = np.empty((nrow, m))
-    jjt = np.empty((nrow, nrow))
-    a = np.empty((nrow, nrow))
-    y = np.zeros(6)
-    chol = np.empty((6, 6))
-    tmp = np.zeros(6)
+    wr = rot_buf[0]
+    wr2 = rot_buf[1]
+    wp = pos_buf[0]
+    wp2 = pos_buf[1]
+    wa = axis_buf[0]
+    wa2 = axis_buf[1]
+    q = q_buf[0]
+    q2 = q_buf[1]
+    jac = work[0]
+    jjt = work[1]
+    chol = work[2]
+    e = work[3, 0]
+    e2 = work[3, 1]
+    y = work[3, 2]
+    tmp = work[3, 3]
     for b in range(start, stop):
         best = np.inf
         total = 0
@@ -474,7 +466,7 @@ def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
             _clip_q(q, lower, upper, kind)
             chain_fk(pre_rot, pre_trans, axis, kind, q, wr, wp, wa)
             perr, aerr = _pose_error(wr, wp, m, target_p[b], target_r[b], w_pos, w_rot,
-                                     use_rot, e, rv)
+                                     use_rot, e)
             err2 = 0.0
             for i in range(nrow):
                 err2 += e[i] * e[i]
@@ -507,12 +499,7 @@ def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                 _gram(jac, nrow, m, jjt)
                 accepted = False
                 for _trial in range(12):
-                    lam = mu * 0.5 * err2 + lam_floor
-                    for i in range(nrow):
-                        for j in range(nrow):
-                            a[i, j] = jjt[i, j]
-                        a[i, i] += lam
-                    if not _solve_spd(a, e, nrow, y, chol, tmp):
+                    if not _solve_spd(jjt, mu * 0.5 * err2 + lam_floor, e, nrow, y, chol, tmp):
                         mu *= 4.0
                         continue
                     big = 0.0
@@ -521,14 +508,15 @@ def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                         for i in range(nrow):
                             s += jac[i, k] * y[i]
                         q2[k] = s
-                        big = max(big, abs(s))
+                        if abs(s) > big:
+                            big = abs(s)
                     scale = max_step / big if big > max_step else 1.0
                     for k in range(m):
                         q2[k] = q[k] + scale * q2[k]
                     _clip_q(q2, lower, upper, kind)
                     chain_fk(pre_rot, pre_trans, axis, kind, q2, wr2, wp2, wa2)
                     perr2, aerr2 = _pose_error(wr2, wp2, m, target_p[b], target_r[b], w_pos,
-                                               w_rot, use_rot, e2, rv)
+                                               w_rot, use_rot, e2)
                     new2 = 0.0
                     for i in range(nrow):
                         new2 += e2[i] * e2[i]
@@ -543,7 +531,7 @@ def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                         err2 = new2
                         perr = perr2
                         aerr = aerr2
-                        mu = max(mu * 0.5, 1e-6)
+                        mu = mu * 0.5 if mu > 2e-6 else 1e-6
                         break
                     mu *= 4.0
                 total += 1
@@ -560,7 +548,9 @@ def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                 break
         reached_out[b] = done
         iters_out[b] = total
-        chain_fk(pre_rot, pre_trans, axis, kind, q_out[b], wr, wp, wa)
+        for k in range(m):
+            q[k] = q_out[b, k]
+        chain_fk(pre_rot, pre_trans, axis, kind, q, wr, wp, wa)
         joint_positions(wr, wp, frame, offset, pos_out[b])
 
 
@@ -569,11 +559,21 @@ def lm_solve(pre_rot, pre_trans, axis, kind, lower, upper, target_p, target_r, u
              w_rot, q_first, restarts, seeds, sample_lo, sample_hi, lam_floor, max_step,
              tolerance, angle_tolerance, max_iterations, patience, frame, offset,
              q_out, err_out, reached_out, iters_out, pos_out):  # pragma: no cover - compiled
-    """:func:`lm_solve_range` over the whole batch, chunks of :data:`CHUNK` on every thread."""
+    """:func:`lm_solve_range` over the whole batch, chunks of :data:`CHUNK` on every thread,
+    each chunk with its own scratch space."""
     batch = target_p.shape[0]
+    m = axis.shape[0]
     for c in prange((batch + CHUNK - 1) // CHUNK):
         lm_solve_range(c * CHUNK, min(batch, (c + 1) * CHUNK), pre_rot, pre_trans, axis, kind,
                        lower, upper, target_p, target_r, use_rot, w_pos, w_rot, q_first,
                        restarts, seeds, sample_lo, sample_hi, lam_floor, max_step, tolerance,
                        angle_tolerance, max_iterations, patience, frame, offset,
+                       np.empty((2, m + 1, 3, 3)), np.empty((2, m + 1, 3)), np.empty((2, m, 3)),
+                       np.empty((2, m)), np.zeros((5, 6, max(m, 6))),
                        q_out, err_out, reached_out, iters_out, pos_out)
+
+
+def lm_scratch(m: int) -> tuple[np.ndarray, ...]:
+    """Scratch arrays of :func:`lm_solve_range` for a chain of ``m`` movable joints."""
+    return (np.empty((2, m + 1, 3, 3)), np.empty((2, m + 1, 3)), np.empty((2, m, 3)),
+            np.empty((2, m)), np.zeros((5, 6, max(m, 6))))

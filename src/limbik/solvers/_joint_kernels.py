@@ -57,7 +57,6 @@ def joint_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
     wp = np.empty((m + 1, 3))
     wa = np.empty((m, 3))
     e = np.empty(6)
-    rv = np.empty(3)
     q = np.empty(m)
     jac = np.empty((nrow, m))
     dq = np.empty(m)
@@ -84,7 +83,7 @@ def joint_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
             for it in range(max_iterations + 1):
                 chain_fk(pre_rot, pre_trans, axis, kind, q, wr, wp, wa)
                 perr, aerr = _pose_error(wr, wp, m, target_p[b], target_r[b], w_pos, w_rot,
-                                         use_rot, e, rv)
+                                         use_rot, e)
                 err = 0.0
                 for i in range(nrow):
                     err += e[i] * e[i]
@@ -128,7 +127,9 @@ def joint_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                 break
         reached_out[b] = done
         iters_out[b] = total
-        chain_fk(pre_rot, pre_trans, axis, kind, q_out[b], wr, wp, wa)
+        for k in range(m):
+            q[k] = q_out[b, k]
+        chain_fk(pre_rot, pre_trans, axis, kind, q, wr, wp, wa)
         joint_positions(wr, wp, frame, offset, pos_out[b])
 
 

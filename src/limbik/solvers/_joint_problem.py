@@ -161,7 +161,8 @@ class JointProblem:
             if parallel:
                 _jk.lm_solve(*args, float(lam), self.max_step, *limits, *outs)
             else:
-                _jk.lm_solve_range(0, count, *args, float(lam), self.max_step, *limits, *outs)
+                _jk.lm_solve_range(0, count, *args, float(lam), self.max_step, *limits,
+                                   *_jk.lm_scratch(chain.dof), *outs)
         elif parallel:
             _k.joint_solve(*args, method, float(lam), float(cutoff), self.max_step, *limits,
                            *outs)
