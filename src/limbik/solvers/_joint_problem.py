@@ -161,8 +161,9 @@ class JointProblem:
             if parallel:
                 _jk.lm_solve(*args, float(lam), self.max_step, *limits, *outs)
             else:
-                _jk.lm_solve_range(0, count, *args, float(lam), self.max_step, *limits,
-                                   *_jk.lm_scratch(chain.dof), *outs)
+                serial: Any = _jk.lm_solve_range  # more arguments than the stubs allow
+                serial(0, count, *args, float(lam), self.max_step, *limits,
+                       *_jk.lm_scratch(chain.dof), *outs)
         elif parallel:
             _k.joint_solve(*args, method, float(lam), float(cutoff), self.max_step, *limits,
                            *outs)
