@@ -10,6 +10,8 @@ kinematics and the Jacobian step rules it uses.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numba import njit, prange
 
@@ -20,11 +22,17 @@ METHOD_SVD_DLS = 3
 #: Levenberg–Marquardt (:func:`lm_solve`); code 4 is the CCD sweep of ``_joint_kernels``.
 METHOD_LM = 5
 
+#: Compiled helpers called only from other kernels: no Python entry point is built for
+#: them, which shortens the first compilation.
+_HELPER_OPTIONS: dict[str, Any] = {"cache": True, "error_model": "numpy",
+                                   "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
+_kernel_helper = njit(**_HELPER_OPTIONS)
+
 #: Batch elements per parallel work item (a chunk shares its scratch arrays).
 CHUNK = 8
 
 
-@njit(cache=True)
+@_kernel_helper
 def splitmix64(state):  # pragma: no cover - compiled
     """One step of the SplitMix64 generator: ``(new state, uniform float in [0, 1))``."""
     state = state + np.uint64(0x9E3779B97F4A7C15)
@@ -35,7 +43,7 @@ def splitmix64(state):  # pragma: no cover - compiled
     return state, float(z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def chain_fk(pre_rot, pre_trans, axis, kind, q, wr, wp, wa):  # pragma: no cover - compiled
     """World frames of one chain at ``q`` (m,).
 
@@ -127,7 +135,7 @@ def chain_fk(pre_rot, pre_trans, axis, kind, q, wr, wp, wa):  # pragma: no cover
         wp[k, 2] = pz
 
 
-@njit(cache=True)
+@_kernel_helper
 def _pose_error(wr, wp, m, target_p, target_r, w_pos, w_rot, use_rot, e):  # pragma: no cover
     """Weighted error vector ``e`` (3 or 6); returns (position error, angle error).
 
@@ -198,7 +206,7 @@ def _pose_error(wr, wp, m, target_p, target_r, w_pos, w_rot, use_rot, e):  # pra
     return perr, angle
 
 
-@njit(cache=True)
+@_kernel_helper
 def _fill_jacobian(wp, wa, kind, m, nrow, w_pos, w_rot, jac):  # pragma: no cover - compiled
     """Weighted geometric Jacobian (rows: linear, then angular) into ``jac (nrow, m)``."""
     tx = wp[m, 0]
@@ -229,7 +237,7 @@ def _fill_jacobian(wp, wa, kind, m, nrow, w_pos, w_rot, jac):  # pragma: no cove
                 jac[5, k] = w_rot * az
 
 
-@njit(cache=True)
+@_kernel_helper
 def _solve_spd(a, shift, b, n, out, l, y):  # pragma: no cover - compiled
     """Solve ``(a + shift · I) x = b`` for a symmetric positive-definite result by Cholesky.
 
@@ -260,7 +268,7 @@ def _solve_spd(a, shift, b, n, out, l, y):  # pragma: no cover - compiled
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _jacobi_eigen(a, n, v):  # pragma: no cover - compiled
     """Eigen-decompose the symmetric ``a (n, n)`` in place by cyclic Jacobi rotations.
 
@@ -305,7 +313,7 @@ def _jacobi_eigen(a, n, v):  # pragma: no cover - compiled
                     v[k, q] = s * vkp + c * vkq
 
 
-@njit(cache=True)
+@_kernel_helper
 def _gram(jac, nrow, m, out):  # pragma: no cover - compiled
     """``out (nrow, nrow) = J Jᵀ`` of the first ``nrow`` rows and ``m`` columns of ``jac``."""
     for i in range(nrow):
@@ -317,7 +325,7 @@ def _gram(jac, nrow, m, out):  # pragma: no cover - compiled
             out[j, i] = s
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _step(method, jac, e, nrow, m, lam2, cutoff, dq, work):  # pragma: no cover - compiled
     """One joint update ``dq (m,)`` for the weighted Jacobian ``jac`` and error ``e``.
 
@@ -381,7 +389,7 @@ def _step(method, jac, e, nrow, m, lam2, cutoff, dq, work):  # pragma: no cover 
         dq[k] = s
 
 
-@njit(cache=True)
+@_kernel_helper
 def _clip_q(q, lower, upper, kind):  # pragma: no cover - compiled
     for k in range(q.shape[0]):
         if q[k] < lower[k]:
@@ -394,7 +402,7 @@ def _clip_q(q, lower, upper, kind):  # pragma: no cover - compiled
                 q[k] = q[k] - 2.0 * np.pi * np.floor((q[k] + np.pi) / (2.0 * np.pi))
 
 
-@njit(cache=True)
+@_kernel_helper
 def joint_positions(wr, wp, frame, offset, out):  # pragma: no cover - compiled
     """Positions ``out (n + 1, 3)`` of the base and every joint frame (fixed ones too).
 
@@ -411,7 +419,7 @@ def joint_positions(wr, wp, frame, offset, out):  # pragma: no cover - compiled
                              + wr[f, c, 2] * offset[i, 2])
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                    target_p, target_r, use_rot, w_pos, w_rot, q_first, restarts, seeds,
                    sample_lo, sample_hi, lam_floor, max_step, tolerance, angle_tolerance,
@@ -554,7 +562,7 @@ def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
         joint_positions(wr, wp, frame, offset, pos_out[b])
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, error_model="numpy")
 def lm_solve(pre_rot, pre_trans, axis, kind, lower, upper, target_p, target_r, use_rot, w_pos,
              w_rot, q_first, restarts, seeds, sample_lo, sample_hi, lam_floor, max_step,
              tolerance, angle_tolerance, max_iterations, patience, frame, offset,
