@@ -653,7 +653,7 @@ def _add_file_frame_options(parser: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
     from limbik import __version__
-    from limbik.tolerances import JACOBIAN_RESTARTS
+    from limbik.tolerances import JACOBIAN_RESTARTS, LM_RESTARTS
 
     parser = _Parser(
         prog="limbik", description="Inverse kinematics for limbs, chains and skeletons.")
@@ -794,7 +794,8 @@ Examples:
                        "attempt (a result reports the iterations of all attempts)")
     solve.add_argument("--restarts", type=_non_negative_int,
                        help="ccd/Jacobian on joints: extra attempts from random starts while "
-                       f"the target is not reached (default {JACOBIAN_RESTARTS}); 0 makes "
+                       f"the target is not reached (default {JACOBIAN_RESTARTS}, {LM_RESTARTS} for "
+                       "lm); 0 makes "
                        "--max-iterations a total")
     solve.add_argument("--orientation", type=float, nargs=4, metavar=("X", "Y", "Z", "W"),
                        help="ccd/Jacobian on joints: the tip's orientation as a quaternion "

@@ -55,4 +55,7 @@ ANIMATED_TRANSLATION_RTOL = 1e-5
 #: Aim: the aim axis counts as on its target when within this angle (rad).
 AIM_ANGLE_TOL = 1e-10
 #: Levenberg–Marquardt steps without halving the squared error before a restart.
-LM_PATIENCE = 6
+LM_PATIENCE = 3
+#: Default random restarts of Levenberg–Marquardt: its attempts are short (a stalled
+#: one gives way after ``LM_PATIENCE`` steps), so it affords more of them.
+LM_RESTARTS = 30

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from limbik import Frame, JointChain, jacobian_ik
+from limbik import Frame, JointChain, ccd, jacobian_ik
 from limbik.errors import InvalidInputError, NonFiniteInputError
 from limbik.solvers import JACOBIAN_METHODS
 from limbik.solvers._jacobian_kernels import _jacobi_eigen, chain_fk
@@ -230,3 +230,39 @@ def test_orientation_only_pose_target(panda):
     got = panda.forward(sol.q[sol.reached]).quaternion
     dots = np.abs(np.sum(got * moved.quaternion[sol.reached], axis=-1))
     assert np.all(dots > 1 - 1e-9)
+
+
+def fixed_joints_everywhere_arm():
+    """Fixed joints before the first movable joint, between movable ones and after the
+    last, rotated origins, a prismatic joint: every case of JointChain.position_map."""
+    return JointChain.from_joints([
+        {"type": "fixed", "origin": {"xyz": (0.1, 0.2, 0.3), "rpy": (0.3, -0.2, 0.5)}},
+        {"type": "revolute", "axis": (0, 0, 1), "origin": {"xyz": (0, 0, 0.2)}, "lower": -2,
+         "upper": 2},
+        {"type": "fixed", "origin": {"xyz": (0.3, 0.1, 0), "rpy": (0.0, 0.4, 0.0)}},
+        {"type": "fixed", "origin": {"xyz": (0.0, 0.2, 0.1), "rpy": (0.7, 0.0, -0.3)}},
+        {"type": "prismatic", "axis": (1, 1, 0), "origin": {"xyz": (0.1, 0, 0)}, "lower": 0,
+         "upper": 0.4},
+        {"type": "revolute", "axis": (1, 0, 1), "origin": {"xyz": (0.2, 0, 0)}, "lower": -3,
+         "upper": 3},
+        {"type": "fixed", "origin": {"xyz": (0.1, 0, 0.05), "rpy": (0.1, 0.2, 0.3)}},
+        {"type": "fixed", "origin": {"xyz": (0.0, 0.15, 0.0)}},
+    ])
+
+
+@pytest.mark.parametrize("method", ["lm", "dls", "ccd"])
+@pytest.mark.parametrize("make", [fixed_joints_everywhere_arm, spatial_arm, planar_arm])
+def test_solution_positions_are_the_joint_frames_of_its_q(make, method):
+    """The positions a joint-space solve returns (written by the kernel from its own forward
+    kinematics) are the chain's joint frames at the returned q, fixed joints included,
+    for single and batched targets."""
+    chain = make()
+    rng = np.random.default_rng(3)
+    goals = chain.forward(chain.random_q(70, rng))  # >= 64: the parallel kernel too
+    for target in (goals.position, goals.position[0], goals, goals[1]):
+        if method == "ccd":
+            sol = ccd(chain, target, restarts=1, max_iterations=30)
+        else:
+            sol = jacobian_ik(chain, target, method=method, restarts=1, max_iterations=30)
+        np.testing.assert_allclose(sol.positions, chain.joint_positions(sol.q), atol=1e-12)
+        np.testing.assert_allclose(sol.positions[..., 0, :], 0.0, atol=0.0)

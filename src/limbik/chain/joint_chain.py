@@ -149,6 +149,7 @@ class JointChain:
         "_merged",
         "_middle",
         "_name",
+        "_position_map",
         "_reach",
         "_upper",
     )
@@ -182,6 +183,7 @@ class JointChain:
         self._lower.flags.writeable = False
         self._upper.flags.writeable = False
         self._merged = self._merge()
+        self._position_map = self._map_positions()
         # a length scale: sum of origin offsets (never zero)
         reach = float(np.sum(np.linalg.norm(trans, axis=-1)))
         prismatic_range = [min(abs(j.lower), abs(j.upper)) if np.isfinite(j.lower)
@@ -331,6 +333,18 @@ class JointChain:
         return self._merged
 
     @property
+    def position_map(self) -> tuple[np.ndarray, FloatArray]:
+        """Where each joint frame sits relative to the merged frames of :attr:`kernel_arrays`.
+
+        ``(frame (n_joints + 1,), offset (n_joints + 1, 3))``: the position of entry ``i``
+        of :meth:`joint_positions` (the base, then every joint frame) is
+        ``p[frame[i]] + R[frame[i]] @ offset[i]``, where ``R``, ``p`` are the world frames
+        of the movable joints after their motion (index ``dof``: the tip) and frame
+        ``-1`` is the base.
+        """
+        return self._position_map
+
+    @property
     def joint_arrays(self) -> tuple[FloatArray, FloatArray, FloatArray, np.ndarray]:
         """Every joint, unmerged: ``(rot (n, 3, 3), trans (n, 3), axis (n, 3), kind (n,))``.
 
@@ -371,6 +385,32 @@ class JointChain:
         return (np.ascontiguousarray(np.array(pre_r)), np.ascontiguousarray(np.array(pre_t)),
                 np.ascontiguousarray(np.array(axes).reshape(m, 3)),
                 np.array(kinds, dtype=np.int64), lower, upper)
+
+    def _map_positions(self) -> tuple[np.ndarray, FloatArray]:
+        rot, trans, _, kind = self._arrays
+        n = len(kind)
+        frame = np.full(n + 1, -1, dtype=np.int64)
+        offset = np.zeros((n + 1, 3))
+        acc_r = np.eye(3)
+        acc_t = np.zeros(3)
+        last = -1
+        for i in range(n):
+            acc_t = acc_t + acc_r @ trans[i]
+            acc_r = acc_r @ rot[i]
+            if kind[i] == KIND_FIXED:
+                frame[i + 1] = last
+                offset[i + 1] = acc_t
+                continue
+            last += 1
+            frame[i + 1] = last
+            acc_r = np.eye(3)
+            acc_t = np.zeros(3)
+        if kind[n - 1] == KIND_FIXED:  # the tip is the merged frame ``dof``, offset 0
+            frame[n] = last + 1
+            offset[n] = 0.0
+        frame.flags.writeable = False
+        offset.flags.writeable = False
+        return frame, offset
 
     def check_q(self, q: Any, name: str = "q") -> FloatArray:
         """Validate joint coordinates: finite float64 of shape ``(..., dof)``."""

@@ -10,6 +10,8 @@ kinematics and the Jacobian step rules it uses.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numba import njit, prange
 
@@ -20,11 +22,17 @@ METHOD_SVD_DLS = 3
 #: Levenberg–Marquardt (:func:`lm_solve`); code 4 is the CCD sweep of ``_joint_kernels``.
 METHOD_LM = 5
 
+#: Compiled helpers called only from other kernels: no Python entry point is built for
+#: them, which shortens the first compilation.
+_HELPER_OPTIONS: dict[str, Any] = {"cache": True, "error_model": "numpy",
+                                   "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
+_kernel_helper = njit(**_HELPER_OPTIONS)
+
 #: Batch elements per parallel work item (a chunk shares its scratch arrays).
 CHUNK = 8
 
 
-@njit(cache=True)
+@_kernel_helper
 def splitmix64(state):  # pragma: no cover - compiled
     """One step of the SplitMix64 generator: ``(new state, uniform float in [0, 1))``."""
     state = state + np.uint64(0x9E3779B97F4A7C15)
@@ -35,18 +43,7 @@ def splitmix64(state):  # pragma: no cover - compiled
     return state, float(z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
 
 
-@njit(cache=True)
-def _axis_rotation(wx, wy, wz, angle):  # pragma: no cover - compiled
-    """Rotation matrix entries (row-major) of ``angle`` about the unit axis ``w``."""
-    s = np.sin(angle)
-    c = np.cos(angle)
-    C = 1.0 - c
-    return (c + wx * wx * C, wx * wy * C - wz * s, wx * wz * C + wy * s,
-            wy * wx * C + wz * s, c + wy * wy * C, wy * wz * C - wx * s,
-            wz * wx * C - wy * s, wz * wy * C + wx * s, c + wz * wz * C)
-
-
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def chain_fk(pre_rot, pre_trans, axis, kind, q, wr, wp, wa):  # pragma: no cover - compiled
     """World frames of one chain at ``q`` (m,).
 
@@ -99,8 +96,19 @@ def chain_fk(pre_rot, pre_trans, axis, kind, q, wr, wp, wa):  # pragma: no cover
                 py += wy * q[k]
                 pz += wz * q[k]
             else:
-                # R <- R · Rot(u, q) = Rot_world(w, q) · R
-                m00, m01, m02, m10, m11, m12, m20, m21, m22 = _axis_rotation(wx, wy, wz, q[k])
+                # R <- R · Rot(u, q) = Rot_world(w, q) · R, Rot_world by Rodrigues' formula
+                sn = np.sin(q[k])
+                cs = np.cos(q[k])
+                cc = 1.0 - cs
+                m00 = cs + wx * wx * cc
+                m01 = wx * wy * cc - wz * sn
+                m02 = wx * wz * cc + wy * sn
+                m10 = wy * wx * cc + wz * sn
+                m11 = cs + wy * wy * cc
+                m12 = wy * wz * cc - wx * sn
+                m20 = wz * wx * cc - wy * sn
+                m21 = wz * wy * cc + wx * sn
+                m22 = cs + wz * wz * cc
                 a00 = m00 * r00 + m01 * r10 + m02 * r20
                 a01 = m00 * r01 + m01 * r11 + m02 * r21
                 a02 = m00 * r02 + m01 * r12 + m02 * r22
@@ -127,44 +135,59 @@ def chain_fk(pre_rot, pre_trans, axis, kind, q, wr, wp, wa):  # pragma: no cover
         wp[k, 2] = pz
 
 
-@njit(cache=True)
-def rotation_error(rt, r, out):  # pragma: no cover - compiled
-    """Rotation vector (axis · angle, world frame) of ``rt · rᵀ``, written to ``out`` (3,).
+@_kernel_helper
+def _pose_error(wr, wp, m, target_p, target_r, w_pos, w_rot, use_rot, e):  # pragma: no cover
+    """Weighted error vector ``e`` (3 or 6); returns (position error, angle error).
 
-    Returns the angle in ``[0, π]``. Uses the quaternion of the relative rotation, so it
-    is accurate near 0 and near a half turn.
+    The rotation error (rows 3 to 5) is the rotation vector (axis · angle, world frame)
+    of ``target_r · Rᵀ`` with ``R = wr[m]``, through the quaternion of that relative
+    rotation (Shepperd), so it is accurate near 0 and near a half turn.
     """
-    e00 = rt[0, 0] * r[0, 0] + rt[0, 1] * r[0, 1] + rt[0, 2] * r[0, 2]
-    e01 = rt[0, 0] * r[1, 0] + rt[0, 1] * r[1, 1] + rt[0, 2] * r[1, 2]
-    e02 = rt[0, 0] * r[2, 0] + rt[0, 1] * r[2, 1] + rt[0, 2] * r[2, 2]
-    e10 = rt[1, 0] * r[0, 0] + rt[1, 1] * r[0, 1] + rt[1, 2] * r[0, 2]
-    e11 = rt[1, 0] * r[1, 0] + rt[1, 1] * r[1, 1] + rt[1, 2] * r[1, 2]
-    e12 = rt[1, 0] * r[2, 0] + rt[1, 1] * r[2, 1] + rt[1, 2] * r[2, 2]
-    e20 = rt[2, 0] * r[0, 0] + rt[2, 1] * r[0, 1] + rt[2, 2] * r[0, 2]
-    e21 = rt[2, 0] * r[1, 0] + rt[2, 1] * r[1, 1] + rt[2, 2] * r[1, 2]
-    e22 = rt[2, 0] * r[2, 0] + rt[2, 1] * r[2, 1] + rt[2, 2] * r[2, 2]
+    dx = target_p[0] - wp[m, 0]
+    dy = target_p[1] - wp[m, 1]
+    dz = target_p[2] - wp[m, 2]
+    e[0] = w_pos * dx
+    e[1] = w_pos * dy
+    e[2] = w_pos * dz
+    perr = np.sqrt(dx * dx + dy * dy + dz * dz)
+    if not use_rot:
+        return perr, 0.0
+    cur = wr[m]
+    e00 = target_r[0, 0] * cur[0, 0] + target_r[0, 1] * cur[0, 1] + target_r[0, 2] * cur[0, 2]
+    e01 = target_r[0, 0] * cur[1, 0] + target_r[0, 1] * cur[1, 1] + target_r[0, 2] * cur[1, 2]
+    e02 = target_r[0, 0] * cur[2, 0] + target_r[0, 1] * cur[2, 1] + target_r[0, 2] * cur[2, 2]
+    e10 = target_r[1, 0] * cur[0, 0] + target_r[1, 1] * cur[0, 1] + target_r[1, 2] * cur[0, 2]
+    e11 = target_r[1, 0] * cur[1, 0] + target_r[1, 1] * cur[1, 1] + target_r[1, 2] * cur[1, 2]
+    e12 = target_r[1, 0] * cur[2, 0] + target_r[1, 1] * cur[2, 1] + target_r[1, 2] * cur[2, 2]
+    e20 = target_r[2, 0] * cur[0, 0] + target_r[2, 1] * cur[0, 1] + target_r[2, 2] * cur[0, 2]
+    e21 = target_r[2, 0] * cur[1, 0] + target_r[2, 1] * cur[1, 1] + target_r[2, 2] * cur[1, 2]
+    e22 = target_r[2, 0] * cur[2, 0] + target_r[2, 1] * cur[2, 1] + target_r[2, 2] * cur[2, 2]
     tr = e00 + e11 + e22
     # Shepperd: the largest of w, x, y, z first
     if tr >= e00 and tr >= e11 and tr >= e22:
-        s = np.sqrt(max(1.0 + tr, 1e-300)) * 2.0
+        s = 1.0 + tr
+        s = np.sqrt(s if s > 1e-300 else 1e-300) * 2.0
         w = 0.25 * s
         x = (e21 - e12) / s
         y = (e02 - e20) / s
         z = (e10 - e01) / s
     elif e00 >= e11 and e00 >= e22:
-        s = np.sqrt(max(1.0 + e00 - e11 - e22, 1e-300)) * 2.0
+        s = 1.0 + e00 - e11 - e22
+        s = np.sqrt(s if s > 1e-300 else 1e-300) * 2.0
         w = (e21 - e12) / s
         x = 0.25 * s
         y = (e01 + e10) / s
         z = (e02 + e20) / s
     elif e11 >= e22:
-        s = np.sqrt(max(1.0 + e11 - e00 - e22, 1e-300)) * 2.0
+        s = 1.0 + e11 - e00 - e22
+        s = np.sqrt(s if s > 1e-300 else 1e-300) * 2.0
         w = (e02 - e20) / s
         x = (e01 + e10) / s
         y = 0.25 * s
         z = (e12 + e21) / s
     else:
-        s = np.sqrt(max(1.0 + e22 - e00 - e11, 1e-300)) * 2.0
+        s = 1.0 + e22 - e00 - e11
+        s = np.sqrt(s if s > 1e-300 else 1e-300) * 2.0
         w = (e10 - e01) / s
         x = (e02 + e20) / s
         y = (e12 + e21) / s
@@ -176,38 +199,14 @@ def rotation_error(rt, r, out):  # pragma: no cover - compiled
         z = -z
     sn = np.sqrt(x * x + y * y + z * z)
     angle = 2.0 * np.arctan2(sn, w)
-    if sn < 1e-300:
-        out[0] = 0.0
-        out[1] = 0.0
-        out[2] = 0.0
-        return 0.0
-    f = angle / sn
-    out[0] = x * f
-    out[1] = y * f
-    out[2] = z * f
-    return angle
+    f = angle / sn if sn >= 1e-300 else 0.0
+    e[3] = w_rot * (x * f)
+    e[4] = w_rot * (y * f)
+    e[5] = w_rot * (z * f)
+    return perr, angle
 
 
-@njit(cache=True)
-def _pose_error(wr, wp, m, target_p, target_r, w_pos, w_rot, use_rot, e, rv):  # pragma: no cover
-    """Weighted error vector ``e`` (3 or 6); returns (position error, angle error)."""
-    dx = target_p[0] - wp[m, 0]
-    dy = target_p[1] - wp[m, 1]
-    dz = target_p[2] - wp[m, 2]
-    e[0] = w_pos * dx
-    e[1] = w_pos * dy
-    e[2] = w_pos * dz
-    perr = np.sqrt(dx * dx + dy * dy + dz * dz)
-    aerr = 0.0
-    if use_rot:
-        aerr = rotation_error(target_r, wr[m], rv)
-        e[3] = w_rot * rv[0]
-        e[4] = w_rot * rv[1]
-        e[5] = w_rot * rv[2]
-    return perr, aerr
-
-
-@njit(cache=True)
+@_kernel_helper
 def _fill_jacobian(wp, wa, kind, m, nrow, w_pos, w_rot, jac):  # pragma: no cover - compiled
     """Weighted geometric Jacobian (rows: linear, then angular) into ``jac (nrow, m)``."""
     tx = wp[m, 0]
@@ -238,16 +237,16 @@ def _fill_jacobian(wp, wa, kind, m, nrow, w_pos, w_rot, jac):  # pragma: no cove
                 jac[5, k] = w_rot * az
 
 
-@njit(cache=True)
-def _solve_spd(a, b, n, out, l, y):  # pragma: no cover - compiled
-    """Solve ``a x = b`` for a symmetric positive-definite ``a (n, n)`` by Cholesky.
+@_kernel_helper
+def _solve_spd(a, shift, b, n, out, l, y):  # pragma: no cover - compiled
+    """Solve ``(a + shift · I) x = b`` for a symmetric positive-definite result by Cholesky.
 
-    ``l (6, 6)`` and ``y (6,)`` are work space. Returns False when ``a`` is not
-    numerically positive definite.
+    ``a (n, n)`` is left as it is; ``l (6, 6)`` and ``y (6,)`` are work space. Returns
+    False when the matrix is not numerically positive definite.
     """
     for i in range(n):
         for j in range(i + 1):
-            s = a[i, j]
+            s = a[i, j] + shift if i == j else a[i, j]
             for k in range(j):
                 s -= l[i, k] * l[j, k]
             if i == j:
@@ -269,7 +268,7 @@ def _solve_spd(a, b, n, out, l, y):  # pragma: no cover - compiled
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _jacobi_eigen(a, n, v):  # pragma: no cover - compiled
     """Eigen-decompose the symmetric ``a (n, n)`` in place by cyclic Jacobi rotations.
 
@@ -314,7 +313,7 @@ def _jacobi_eigen(a, n, v):  # pragma: no cover - compiled
                     v[k, q] = s * vkp + c * vkq
 
 
-@njit(cache=True)
+@_kernel_helper
 def _gram(jac, nrow, m, out):  # pragma: no cover - compiled
     """``out (nrow, nrow) = J Jᵀ`` of the first ``nrow`` rows and ``m`` columns of ``jac``."""
     for i in range(nrow):
@@ -326,7 +325,7 @@ def _gram(jac, nrow, m, out):  # pragma: no cover - compiled
             out[j, i] = s
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _step(method, jac, e, nrow, m, lam2, cutoff, dq, work):  # pragma: no cover - compiled
     """One joint update ``dq (m,)`` for the weighted Jacobian ``jac`` and error ``e``.
 
@@ -353,9 +352,7 @@ def _step(method, jac, e, nrow, m, lam2, cutoff, dq, work):  # pragma: no cover 
         for i in range(nrow):
             y[i] = alpha * e[i]
     elif method == METHOD_DLS:
-        for i in range(nrow):
-            jjt[i, i] += lam2
-        if not _solve_spd(jjt, e, nrow, y, l, y2):
+        if not _solve_spd(jjt, lam2, e, nrow, y, l, y2):
             for i in range(nrow):
                 y[i] = 0.0
     else:
@@ -392,7 +389,7 @@ def _step(method, jac, e, nrow, m, lam2, cutoff, dq, work):  # pragma: no cover 
         dq[k] = s
 
 
-@njit(cache=True)
+@_kernel_helper
 def _clip_q(q, lower, upper, kind):  # pragma: no cover - compiled
     for k in range(q.shape[0]):
         if q[k] < lower[k]:
@@ -405,101 +402,32 @@ def _clip_q(q, lower, upper, kind):  # pragma: no cover - compiled
                 q[k] = q[k] - 2.0 * np.pi * np.floor((q[k] + np.pi) / (2.0 * np.pi))
 
 
-@njit(cache=True)
-def all_joint_positions_range(start, stop, rot, trans, axis, kind, q,
-                              out):  # pragma: no cover - compiled
-    """Positions ``out[b] (n + 1, 3)`` of the base and every joint frame (fixed ones too),
-    for ``b`` in ``start .. stop - 1``.
+@_kernel_helper
+def joint_positions(wr, wp, frame, offset, out):  # pragma: no cover - compiled
+    """Positions ``out (n + 1, 3)`` of the base and every joint frame (fixed ones too).
 
-    ``rot (n, 3, 3)``, ``trans (n, 3)``, ``axis (n, 3)``, ``kind (n,)`` (0 rotation,
-    1 translation, 2 fixed) are the unmerged joints; ``q (B, dof)``.
+    ``wr``, ``wp`` are the frames written by :func:`chain_fk`; ``frame (n + 1,)`` and
+    ``offset (n + 1, 3)`` are :attr:`JointChain.position_map`.
     """
-    n = kind.shape[0]
-    r = np.empty((3, 3))
-    t = np.empty((3, 3))
-    for b in range(start, stop):
-        for i in range(3):
-            for j in range(3):
-                r[i, j] = 1.0 if i == j else 0.0
-        px = 0.0
-        py = 0.0
-        pz = 0.0
-        out[b, 0, 0] = 0.0
-        out[b, 0, 1] = 0.0
-        out[b, 0, 2] = 0.0
-        k = 0
-        for jn in range(n):
-            v = trans[jn]
-            px += r[0, 0] * v[0] + r[0, 1] * v[1] + r[0, 2] * v[2]
-            py += r[1, 0] * v[0] + r[1, 1] * v[1] + r[1, 2] * v[2]
-            pz += r[2, 0] * v[0] + r[2, 1] * v[1] + r[2, 2] * v[2]
-            f = rot[jn]
-            for i in range(3):
-                for j in range(3):
-                    t[i, j] = r[i, 0] * f[0, j] + r[i, 1] * f[1, j] + r[i, 2] * f[2, j]
-            for i in range(3):
-                for j in range(3):
-                    r[i, j] = t[i, j]
-            if kind[jn] != 2:
-                ux = axis[jn, 0]
-                uy = axis[jn, 1]
-                uz = axis[jn, 2]
-                wx = r[0, 0] * ux + r[0, 1] * uy + r[0, 2] * uz
-                wy = r[1, 0] * ux + r[1, 1] * uy + r[1, 2] * uz
-                wz = r[2, 0] * ux + r[2, 1] * uy + r[2, 2] * uz
-                angle = q[b, k]
-                k += 1
-                if kind[jn] == 1:
-                    px += wx * angle
-                    py += wy * angle
-                    pz += wz * angle
-                else:
-                    m00, m01, m02, m10, m11, m12, m20, m21, m22 = _axis_rotation(wx, wy, wz,
-                                                                                 angle)
-                    for j in range(3):
-                        a0 = r[0, j]
-                        a1 = r[1, j]
-                        a2 = r[2, j]
-                        r[0, j] = m00 * a0 + m01 * a1 + m02 * a2
-                        r[1, j] = m10 * a0 + m11 * a1 + m12 * a2
-                        r[2, j] = m20 * a0 + m21 * a1 + m22 * a2
-            out[b, jn + 1, 0] = px
-            out[b, jn + 1, 1] = py
-            out[b, jn + 1, 2] = pz
+    for i in range(frame.shape[0]):
+        f = frame[i]
+        for c in range(3):
+            if f < 0:
+                out[i, c] = offset[i, c]
+            else:
+                out[i, c] = (wp[f, c] + wr[f, c, 0] * offset[i, 0] + wr[f, c, 1] * offset[i, 1]
+                             + wr[f, c, 2] * offset[i, 2])
 
 
-@njit(cache=True, parallel=True)
-def all_joint_positions(rot, trans, axis, kind, q, out):  # pragma: no cover - compiled
-    """:func:`all_joint_positions_range` over the whole batch ``q (B, dof)``, every thread."""
-    batch = q.shape[0]
-    for c in prange((batch + CHUNK - 1) // CHUNK):
-        all_joint_positions_range(c * CHUNK, min(batch, (c + 1) * CHUNK), rot, trans, axis,
-                                  kind, q, out)
-
-
-@njit(cache=True)
-def _copy_frames(wr, wp, wa, e, wr2, wp2, wa2, e2):  # pragma: no cover - compiled
-    """Copy the frames, axes and error of a trial point (``*2``) over the current ones."""
-    for k in range(wr.shape[0]):
-        for i in range(3):
-            wp[k, i] = wp2[k, i]
-            for j in range(3):
-                wr[k, i, j] = wr2[k, i, j]
-    for k in range(wa.shape[0]):
-        for i in range(3):
-            wa[k, i] = wa2[k, i]
-    for i in range(6):
-        e[i] = e2[i]
-
-
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                    target_p, target_r, use_rot, w_pos, w_rot, q_first, restarts, seeds,
                    sample_lo, sample_hi, lam_floor, max_step, tolerance, angle_tolerance,
-                   max_iterations, patience,
-                   q_out, err_out, reached_out, iters_out):  # pragma: no cover - compiled
+                   max_iterations, patience, frame, offset, rot_buf, pos_buf, axis_buf, q_buf,
+                   work, q_out, err_out, reached_out, iters_out,
+                   pos_out):  # pragma: no cover - compiled
     """Levenberg–Marquardt on batch elements ``start .. stop - 1`` (arguments as in
-    :func:`limbik.solvers._joint_kernels.joint_solve`).
+    :func:`limbik.solvers._joint_kernels.joint_solve_range`).
 
     Each iteration solves ``(J Jᵀ + λ I) y = e``, ``dq = Jᵀ y`` with the adaptive damping
     ``λ = μ · ½|e|² + lam_floor`` (small near a solution: Gauss–Newton steps; large far
@@ -507,28 +435,29 @@ def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
     ``μ`` halves, else ``μ`` grows fourfold and the step is retried from the same point.
     An attempt ends when the target is reached, after ``max_iterations`` iterations,
     when no damping lowers the error, or when the squared error has not halved for
-    ``patience`` iterations; restarts are drawn as in ``joint_solve``.
+    ``patience`` iterations; restarts are drawn as in ``joint_solve_range``.
+
+    Scratch space, from :func:`lm_scratch`: ``rot_buf (2, m + 1, 3, 3)``,
+    ``pos_buf (2, m + 1, 3)``, ``axis_buf (2, m, 3)``, ``q_buf (2, m)`` (current and
+    trial point) and ``work (5, 6, max(m, 6))``.
     """
     m = axis.shape[0]
     nrow = 6 if use_rot else 3
-    wr = np.empty((m + 1, 3, 3))
-    wp = np.empty((m + 1, 3))
-    wa = np.empty((m, 3))
-    wr2 = np.empty((m + 1, 3, 3))
-    wp2 = np.empty((m + 1, 3))
-    wa2 = np.empty((m, 3))
-    e = np.zeros(6)
-    e2 = np.zeros(6)
-    rv = np.empty(3)
-    q = np.empty(m)
-    q2 = np.empty(m)
-    jac = np.empty((nrow, m))
-    dq = np.empty(m)
-    jjt = np.empty((nrow, nrow))
-    a = np.empty((nrow, nrow))
-    y = np.zeros(6)
-    chol = np.empty((6, 6))
-    tmp = np.zeros(6)
+    wr = rot_buf[0]
+    wr2 = rot_buf[1]
+    wp = pos_buf[0]
+    wp2 = pos_buf[1]
+    wa = axis_buf[0]
+    wa2 = axis_buf[1]
+    q = q_buf[0]
+    q2 = q_buf[1]
+    jac = work[0]
+    jjt = work[1]
+    chol = work[2]
+    e = work[3, 0]
+    e2 = work[3, 1]
+    y = work[3, 2]
+    tmp = work[3, 3]
     for b in range(start, stop):
         best = np.inf
         total = 0
@@ -545,7 +474,7 @@ def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
             _clip_q(q, lower, upper, kind)
             chain_fk(pre_rot, pre_trans, axis, kind, q, wr, wp, wa)
             perr, aerr = _pose_error(wr, wp, m, target_p[b], target_r[b], w_pos, w_rot,
-                                     use_rot, e, rv)
+                                     use_rot, e)
             err2 = 0.0
             for i in range(nrow):
                 err2 += e[i] * e[i]
@@ -578,12 +507,7 @@ def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                 _gram(jac, nrow, m, jjt)
                 accepted = False
                 for _trial in range(12):
-                    lam = mu * 0.5 * err2 + lam_floor
-                    for i in range(nrow):
-                        for j in range(nrow):
-                            a[i, j] = jjt[i, j]
-                        a[i, i] += lam
-                    if not _solve_spd(a, e, nrow, y, chol, tmp):
+                    if not _solve_spd(jjt, mu * 0.5 * err2 + lam_floor, e, nrow, y, chol, tmp):
                         mu *= 4.0
                         continue
                     big = 0.0
@@ -591,28 +515,31 @@ def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                         s = 0.0
                         for i in range(nrow):
                             s += jac[i, k] * y[i]
-                        dq[k] = s
+                        q2[k] = s
                         if abs(s) > big:
                             big = abs(s)
                     scale = max_step / big if big > max_step else 1.0
                     for k in range(m):
-                        q2[k] = q[k] + scale * dq[k]
+                        q2[k] = q[k] + scale * q2[k]
                     _clip_q(q2, lower, upper, kind)
                     chain_fk(pre_rot, pre_trans, axis, kind, q2, wr2, wp2, wa2)
                     perr2, aerr2 = _pose_error(wr2, wp2, m, target_p[b], target_r[b], w_pos,
-                                               w_rot, use_rot, e2, rv)
+                                               w_rot, use_rot, e2)
                     new2 = 0.0
                     for i in range(nrow):
                         new2 += e2[i] * e2[i]
                     if new2 < err2:
                         accepted = True
-                        for k in range(m):
-                            q[k] = q2[k]
-                        _copy_frames(wr, wp, wa, e, wr2, wp2, wa2, e2)
+                        # the trial point becomes the current one: swap the buffers
+                        q, q2 = q2, q
+                        wr, wr2 = wr2, wr
+                        wp, wp2 = wp2, wp
+                        wa, wa2 = wa2, wa
+                        e, e2 = e2, e
                         err2 = new2
                         perr = perr2
                         aerr = aerr2
-                        mu = max(mu * 0.5, 1e-6)
+                        mu = mu * 0.5 if mu > 2e-6 else 1e-6
                         break
                     mu *= 4.0
                 total += 1
@@ -629,18 +556,32 @@ def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                 break
         reached_out[b] = done
         iters_out[b] = total
+        for k in range(m):
+            q[k] = q_out[b, k]
+        chain_fk(pre_rot, pre_trans, axis, kind, q, wr, wp, wa)
+        joint_positions(wr, wp, frame, offset, pos_out[b])
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, error_model="numpy")
 def lm_solve(pre_rot, pre_trans, axis, kind, lower, upper, target_p, target_r, use_rot, w_pos,
              w_rot, q_first, restarts, seeds, sample_lo, sample_hi, lam_floor, max_step,
-             tolerance, angle_tolerance, max_iterations, patience,
-             q_out, err_out, reached_out, iters_out):  # pragma: no cover - compiled
-    """:func:`lm_solve_range` over the whole batch, chunks of :data:`CHUNK` on every thread."""
+             tolerance, angle_tolerance, max_iterations, patience, frame, offset,
+             q_out, err_out, reached_out, iters_out, pos_out):  # pragma: no cover - compiled
+    """:func:`lm_solve_range` over the whole batch, chunks of :data:`CHUNK` on every thread,
+    each chunk with its own scratch space."""
     batch = target_p.shape[0]
+    m = axis.shape[0]
     for c in prange((batch + CHUNK - 1) // CHUNK):
         lm_solve_range(c * CHUNK, min(batch, (c + 1) * CHUNK), pre_rot, pre_trans, axis, kind,
                        lower, upper, target_p, target_r, use_rot, w_pos, w_rot, q_first,
                        restarts, seeds, sample_lo, sample_hi, lam_floor, max_step, tolerance,
-                       angle_tolerance, max_iterations, patience,
-                       q_out, err_out, reached_out, iters_out)
+                       angle_tolerance, max_iterations, patience, frame, offset,
+                       np.empty((2, m + 1, 3, 3)), np.empty((2, m + 1, 3)), np.empty((2, m, 3)),
+                       np.empty((2, m)), np.zeros((5, 6, max(m, 6))),
+                       q_out, err_out, reached_out, iters_out, pos_out)
+
+
+def lm_scratch(m: int) -> tuple[np.ndarray, ...]:
+    """Scratch arrays of :func:`lm_solve_range` for a chain of ``m`` movable joints."""
+    return (np.empty((2, m + 1, 3, 3)), np.empty((2, m + 1, 3)), np.empty((2, m, 3)),
+            np.empty((2, m)), np.zeros((5, 6, max(m, 6))))

@@ -19,6 +19,7 @@ from limbik.solvers._jacobian_kernels import (
     _pose_error,
     _step,
     chain_fk,
+    joint_positions,
     splitmix64,
 )
 
@@ -30,8 +31,8 @@ METHOD_CCD = 4
 def joint_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                 target_p, target_r, use_rot, w_pos, w_rot,
                 q_first, restarts, seeds, sample_lo, sample_hi, method, lam, cutoff, max_step,
-                tolerance, angle_tolerance, max_iterations, patience,
-                q_out, err_out, reached_out, iters_out):  # pragma: no cover - compiled
+                tolerance, angle_tolerance, max_iterations, patience, frame, offset,
+                q_out, err_out, reached_out, iters_out, pos_out):  # pragma: no cover - compiled
     """Joint-space IK of batch elements ``start .. stop - 1``.
 
     The chain comes as :attr:`JointChain.kernel_arrays`.
@@ -43,8 +44,10 @@ def joint_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
     ``method``; ``lam``, ``cutoff`` and ``max_step`` are used by the Jacobian rules only.
     An attempt ends when the target is reached, after ``max_iterations`` steps, or when
     the error has not dropped by 0.1 % for ``patience`` steps. Writes the best
-    ``q_out (B, m)``, its ``err_out (B,)`` (weighted pose error norm), ``reached_out (B,)``
-    and the iterations used over all attempts ``iters_out``.
+    ``q_out (B, m)``, its ``err_out (B,)`` (weighted pose error norm), ``reached_out (B,)``,
+    the iterations used over all attempts ``iters_out`` and the joint positions at the
+    best ``q``, ``pos_out (B, n + 1, 3)``, placed by ``frame``, ``offset``
+    (:attr:`JointChain.position_map`).
     """
     attempts = 1 + restarts
     m = axis.shape[0]
@@ -54,7 +57,6 @@ def joint_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
     wp = np.empty((m + 1, 3))
     wa = np.empty((m, 3))
     e = np.empty(6)
-    rv = np.empty(3)
     q = np.empty(m)
     jac = np.empty((nrow, m))
     dq = np.empty(m)
@@ -81,7 +83,7 @@ def joint_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
             for it in range(max_iterations + 1):
                 chain_fk(pre_rot, pre_trans, axis, kind, q, wr, wp, wa)
                 perr, aerr = _pose_error(wr, wp, m, target_p[b], target_r[b], w_pos, w_rot,
-                                         use_rot, e, rv)
+                                         use_rot, e)
                 err = 0.0
                 for i in range(nrow):
                     err += e[i] * e[i]
@@ -125,13 +127,18 @@ def joint_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                 break
         reached_out[b] = done
         iters_out[b] = total
+        for k in range(m):
+            q[k] = q_out[b, k]
+        chain_fk(pre_rot, pre_trans, axis, kind, q, wr, wp, wa)
+        joint_positions(wr, wp, frame, offset, pos_out[b])
 
 
 @njit(cache=True, parallel=True)
 def joint_solve(pre_rot, pre_trans, axis, kind, lower, upper, target_p, target_r, use_rot,
                 w_pos, w_rot, q_first, restarts, seeds, sample_lo, sample_hi, method, lam,
-                cutoff, max_step, tolerance, angle_tolerance, max_iterations, patience,
-                q_out, err_out, reached_out, iters_out):  # pragma: no cover - compiled
+                cutoff, max_step, tolerance, angle_tolerance, max_iterations, patience, frame,
+                offset, q_out, err_out, reached_out, iters_out,
+                pos_out):  # pragma: no cover - compiled
     """:func:`joint_solve_range` over the whole batch, chunks of ``CHUNK`` on every thread."""
     batch = target_p.shape[0]
     for c in prange((batch + CHUNK - 1) // CHUNK):
@@ -139,4 +146,4 @@ def joint_solve(pre_rot, pre_trans, axis, kind, lower, upper, target_p, target_r
                           kind, lower, upper, target_p, target_r, use_rot, w_pos, w_rot,
                           q_first, restarts, seeds, sample_lo, sample_hi, method, lam, cutoff,
                           max_step, tolerance, angle_tolerance, max_iterations, patience,
-                          q_out, err_out, reached_out, iters_out)
+                          frame, offset, q_out, err_out, reached_out, iters_out, pos_out)

@@ -32,6 +32,21 @@ distance (the chain then points at them); error and reached are measured to the 
 PARALLEL_MIN_BATCH = 64
 
 
+def fast_float(value: Any, name: str, minimum: float, exclusive: bool = False) -> float:
+    """:func:`as_float` with a shortcut for a plain finite float within bounds."""
+    if type(value) is float and value < np.inf and (
+            value > minimum if exclusive else value >= minimum):
+        return value
+    return as_float(value, name, minimum=minimum, exclusive=exclusive)
+
+
+def fast_int(value: Any, name: str, minimum: int) -> int:
+    """:func:`as_int` with a shortcut for a plain int within bounds."""
+    if type(value) is int and minimum <= value < 2**63:
+        return value
+    return as_int(value, name, minimum=minimum)
+
+
 def check_chain(chain: Any) -> JointChain:
     """``chain`` if it is a JointChain with at least one movable joint."""
     if not isinstance(chain, JointChain):
@@ -98,7 +113,7 @@ def start_configurations(chain: JointChain, q0: Any, batch: tuple[int, ...],
     return first, seeds, shape
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class JointProblem:
     """Validated inputs of a batched joint-space solve over ``B = prod(shape)`` elements.
 
@@ -131,34 +146,30 @@ class JointProblem:
         """
         chain = self.chain
         count = self.first.shape[0]
-        pre_rot, pre_trans, axis, kind, lower, upper = chain.kernel_arrays
         q = np.zeros((count, chain.dof))
         err = np.zeros(count)
         reached = np.zeros(count, dtype=np.bool_)
         iters = np.zeros(count, dtype=np.int64)
-        args = (pre_rot, pre_trans, axis, kind, lower, upper, self.target_p, self.target_r,
-                self.use_rot, self.w_pos, self.w_rot, self.first, self.restarts, self.seeds,
-                *chain.sampling_bounds())
-        limits = (self.tolerance, self.angle_tolerance, self.max_iterations, self.patience)
-        outs = (q, err, reached, iters)
+        positions = np.empty((count, chain.n_joints + 1, 3))
+        args = (*chain.kernel_arrays, self.target_p, self.target_r, self.use_rot, self.w_pos,
+                self.w_rot, self.first, self.restarts, self.seeds, *chain.sampling_bounds())
+        limits = (self.tolerance, self.angle_tolerance, self.max_iterations, self.patience,
+                  *chain.position_map)
+        outs = (q, err, reached, iters, positions)
         parallel = count >= PARALLEL_MIN_BATCH
         if method == _jk.METHOD_LM:
             if parallel:
                 _jk.lm_solve(*args, float(lam), self.max_step, *limits, *outs)
             else:
-                _jk.lm_solve_range(0, count, *args, float(lam), self.max_step, *limits, *outs)
+                serial: Any = _jk.lm_solve_range  # more arguments than the stubs allow
+                serial(0, count, *args, float(lam), self.max_step, *limits,
+                       *_jk.lm_scratch(chain.dof), *outs)
         elif parallel:
             _k.joint_solve(*args, method, float(lam), float(cutoff), self.max_step, *limits,
                            *outs)
         else:
             _k.joint_solve_range(0, count, *args, method, float(lam), float(cutoff),
                                  self.max_step, *limits, *outs)
-        rot, trans, jaxis, jkind = chain.joint_arrays
-        positions = np.empty((count, chain.n_joints + 1, 3))
-        if parallel:
-            _jk.all_joint_positions(rot, trans, jaxis, jkind, q, positions)
-        else:
-            _jk.all_joint_positions_range(0, count, rot, trans, jaxis, jkind, q, positions)
         if self.far_targets is not None:  # honest error and reached for far targets
             far = np.isfinite(self.far_targets[:, 0])
             miss = positions[far, -1] - self.far_targets[far]
@@ -169,6 +180,25 @@ class JointProblem:
         return Solution._trusted(positions.reshape(shape + positions.shape[1:]),
                                  reached.reshape(shape), err.reshape(shape),
                                  iters.reshape(shape), q=q.reshape(shape + (chain.dof,)))
+
+
+def pull_in_far_targets(tp: FloatArray) -> tuple[FloatArray, FloatArray | None]:
+    """Targets ``tp (B, 3)`` so far that squared distances overflow, moved in.
+
+    Such targets are solved toward the same direction at :data:`FAR_TARGET`, and the
+    error is measured to the true one afterwards. Returns the targets to solve for and
+    the true targets ``(B, 3)`` where one was moved (NaN rows elsewhere; None if none).
+    """
+    big = np.max(np.abs(tp), axis=-1)
+    far = big > FAR_TARGET
+    if not far.any():
+        return tp, None
+    far_targets = np.full(tp.shape, np.nan)
+    far_targets[far] = tp[far]
+    unit = tp[far] / big[far, None]
+    tp = tp.copy()
+    tp[far] = unit / np.linalg.norm(unit, axis=-1, keepdims=True) * FAR_TARGET
+    return tp, far_targets
 
 
 def joint_problem(chain: Any, target: Any, *, tolerance: float | None,
@@ -185,38 +215,30 @@ def joint_problem(chain: Any, target: Any, *, tolerance: float | None,
     """
     chain = check_chain(chain)
     tol = (ITERATIVE_RTOL * chain.reach if tolerance is None
-           else as_float(tolerance, "tolerance", minimum=0.0))
-    angle_tol = as_float(angle_tolerance, "angle_tolerance", minimum=0.0)
-    max_iterations = as_int(max_iterations, "max_iterations", minimum=0)
-    step = (np.inf if max_step is None
-            else as_float(max_step, "max_step", minimum=0.0, exclusive=True))
-    patience = as_int(patience, "patience", minimum=1)
-    restarts = as_int(restarts, "restarts", minimum=0)
+           else fast_float(tolerance, "tolerance", 0.0))
+    angle_tol = fast_float(angle_tolerance, "angle_tolerance", 0.0)
+    max_iterations = fast_int(max_iterations, "max_iterations", 0)
+    step = np.inf if max_step is None else fast_float(max_step, "max_step", 0.0, exclusive=True)
+    patience = fast_int(patience, "patience", 1)
+    restarts = fast_int(restarts, "restarts", 0)
     tp, tr, batch = parse_target(target)
     use_rot = tr is not None
-    w_pos = as_float(position_weight, "position_weight", minimum=0.0) if use_rot else 1.0
-    w_rot = as_float(orientation_weight, "orientation_weight", minimum=0.0) if use_rot else 0.0
+    w_pos = fast_float(position_weight, "position_weight", 0.0) if use_rot else 1.0
+    w_rot = fast_float(orientation_weight, "orientation_weight", 0.0) if use_rot else 0.0
     if w_rot == 0.0:  # orientation ignored: a position target
         use_rot = False
     if use_rot and w_pos == 0.0:  # position ignored: only the orientation decides `reached`
         tol = np.inf
     first, seeds, shape = start_configurations(chain, q0, batch, rng)
     count = first.shape[0]
+    far_targets = None
     if shape == () and tp.shape == (3,):
         tp = np.array(tp, dtype=np.float64).reshape(1, 3)
+        if max(abs(c) for c in tp[0].tolist()) > FAR_TARGET:
+            tp, far_targets = pull_in_far_targets(tp)
     else:
         tp = np.ascontiguousarray(np.broadcast_to(tp, shape + (3,)).reshape(count, 3))
-    # targets so far that squared distances overflow: solve toward the same direction
-    # at FAR_TARGET, then measure the true error
-    big = np.max(np.abs(tp), axis=-1)
-    far = big > FAR_TARGET
-    far_targets = None
-    if np.any(far):
-        far_targets = np.full((count, 3), np.nan)
-        far_targets[far] = tp[far]
-        unit = tp[far] / big[far, None]
-        tp = tp.copy()
-        tp[far] = unit / np.linalg.norm(unit, axis=-1, keepdims=True) * FAR_TARGET
+        tp, far_targets = pull_in_far_targets(tp)
     if tr is None:
         tr_arr = np.zeros((count, 3, 3))
     elif shape == () and tr.shape == (3, 3):

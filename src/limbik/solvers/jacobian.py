@@ -25,10 +25,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from limbik._validation import as_float, choice
+from limbik._validation import choice
 from limbik.chain.joint_chain import JointChain
 from limbik.solvers import _jacobian_kernels as _k
-from limbik.solvers._joint_problem import check_chain, joint_problem
+from limbik.solvers._joint_problem import check_chain, fast_float, joint_problem
 from limbik.solvers.solution import Solution
 from limbik.tolerances import (
     ITERATIVE_ANGLE_TOL,
@@ -37,6 +37,7 @@ from limbik.tolerances import (
     JACOBIAN_PATIENCE,
     JACOBIAN_RESTARTS,
     LM_PATIENCE,
+    LM_RESTARTS,
     MAX_JACOBIAN_ITERATIONS,
 )
 
@@ -54,7 +55,7 @@ def jacobian_ik(chain: JointChain, target: Any, *, method: str = "lm",
                 max_iterations: int = MAX_JACOBIAN_ITERATIONS,
                 max_step: float = JACOBIAN_MAX_STEP, patience: int | None = None,
                 position_weight: float = 1.0, orientation_weight: float = 1.0,
-                restarts: int = JACOBIAN_RESTARTS, rng: Any = None) -> Solution:
+                restarts: int | None = None, rng: Any = None) -> Solution:
     """Solve joint coordinates so the chain's tip reaches ``target``.
 
     Parameters
@@ -84,9 +85,10 @@ def jacobian_ik(chain: JointChain, target: Any, *, method: str = "lm",
     position_weight, orientation_weight : float
         Row weights of a pose target (metres-to-radians trade-off); ignored for points.
         With ``orientation_weight=0`` only the position counts (also for ``reached``).
-    restarts : int
+    restarts : int, optional
         Extra attempts from random configurations within the limits, used only while
-        the target is not reached.
+        the target is not reached (default ``LM_RESTARTS`` for LM, ``JACOBIAN_RESTARTS``
+        for the others).
     rng : None, int or numpy Generator
         Source of the restarts; None means seed 0, so results are reproducible.
 
@@ -101,9 +103,11 @@ def jacobian_ik(chain: JointChain, target: Any, *, method: str = "lm",
     """
     chain = check_chain(chain)
     method = choice(method, "method", JACOBIAN_METHODS)
-    lam = as_float(damping, "damping", minimum=0.0) * chain.reach
+    lam = fast_float(damping, "damping", 0.0) * chain.reach
     if patience is None:
         patience = LM_PATIENCE if method == "lm" else JACOBIAN_PATIENCE
+    if restarts is None:
+        restarts = LM_RESTARTS if method == "lm" else JACOBIAN_RESTARTS
     problem = joint_problem(chain, target, tolerance=tolerance, angle_tolerance=angle_tolerance,
                             max_iterations=max_iterations, patience=patience, restarts=restarts,
                             position_weight=position_weight,
