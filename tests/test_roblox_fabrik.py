@@ -207,6 +207,18 @@ def test_fabrik_chain_keeps_lengths_and_reaches_within_its_tolerance():
                                        np.broadcast_to(u, d.shape), atol=1e-12)
 
 
+def solve_constrained(joints, target, angles):
+    """``chain:solve()`` with the cone ``angles`` (left, right, up, down): ours and the Lua's."""
+    ours = roblox.FabrikChain(joints, target)
+    ref = LuaChain(list(joints), target)
+    for c in (ours, ref):
+        c.constrained = True
+        c.left, c.right, c.up, c.down = angles
+    ours.solve()
+    ref.solve()
+    return ours, ref
+
+
 def test_constrained_chain_matches_the_lua_with_asymmetric_cones_and_the_flip():
     rng = np.random.default_rng(5)
     LuaChain.flips = 0
@@ -214,14 +226,7 @@ def test_constrained_chain_matches_the_lua_with_asymmetric_cones_and_the_flip():
     for _ in range(1200):
         joints = random_chain(rng)
         target = random_target(rng, joints)
-        angles = rng.uniform(0.05, 1.5, size=4)
-        ours = roblox.FabrikChain(joints, target)
-        ref = LuaChain(list(joints), target)
-        for c in (ours, ref):
-            c.constrained = True
-            c.left, c.right, c.up, c.down = angles
-        ours.solve()
-        ref.solve()
+        ours, ref = solve_constrained(joints, target, rng.uniform(0.05, 1.5, size=4))
         worst = max(worst, float(np.abs(ours.joints - np.array(ref.joints)).max()))
     assert worst < 1e-9
     assert LuaChain.flips > 100  # the >90° branch was exercised
@@ -273,13 +278,7 @@ def test_zero_cone_angles_close_their_side_as_the_lua_does():
         angles[rng.random(4) < 0.5] = 0.0
         if k % 10 == 0:
             angles[:] = 0.0
-        ours = roblox.FabrikChain(joints, target)
-        ref = LuaChain(list(joints), target)
-        for c in (ours, ref):
-            c.constrained = True
-            c.left, c.right, c.up, c.down = angles
-        ours.solve()
-        ref.solve()
+        ours, ref = solve_constrained(joints, target, angles)
         assert np.all(np.isfinite(ours.joints))
         worst = max(worst, float(np.abs(ours.joints - np.array(ref.joints)).max()))
         if k % 10 == 0 and np.linalg.norm(target - joints[0]) <= ours.totallength:
