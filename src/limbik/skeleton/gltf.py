@@ -745,11 +745,17 @@ def write_gltf(motion: Motion, path: str | Path, *, source: str | Path,
     if replace is not None:
         old = animations[replace]
         joint_nodes = set(rig.nodes)
-        for ch in old.get("channels", []):  # keep channels on other nodes (morph weights)
-            if ch.get("target", {}).get("node") in joint_nodes:
-                continue
-            samplers.append(old["samplers"][ch["sampler"]])
-            channels.append({**ch, "sampler": len(samplers) - 1})
+        with _well_formed(source):  # the replaced animation's raw JSON, as the file has it
+            for ch in old.get("channels") or []:  # keep channels on other nodes (morphs)
+                if ch["target"].get("node") in joint_nodes:
+                    continue
+                k = ch["sampler"]
+                if isinstance(k, bool) or not isinstance(k, int) or not (
+                        0 <= k < len(old["samplers"])):
+                    raise GltfError(source, 0, f"animation {replace}'s channel samplers as "
+                                    f"indices of its samplers", repr(k)[:40])
+                samplers.append(old["samplers"][k])
+                channels.append({**ch, "sampler": len(samplers) - 1})
         old["channels"], old["samplers"] = channels, samplers
     else:
         animations.append({"name": name or "limbik", "channels": channels,
