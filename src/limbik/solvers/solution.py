@@ -25,8 +25,12 @@ class Solution:
         End-effector distance to the target (for pose targets: the weighted pose error).
     iterations : ndarray of int, shape (...)
         Iterations used (0 for closed-form solvers).
-    rotations : ndarray, shape (..., n_joints - 1, 4), optional
-        World rotation (x, y, z, w) of each bone, where the solver defines them.
+    rotations : ndarray, shape (..., n_joints, 4), optional
+        World rotation (x, y, z, w) of each joint: filled by ``two_bone`` with a pose,
+        and by ``fabrik``, ``FabrikTree.solve`` and ``ccd`` on point chains with
+        ``return_rotations=True`` (each bone turned from the input pose with minimal
+        twist, see :func:`limbik.joint_rotations`). Joint-space solvers leave it None:
+        their frames are ``chain.joint_frames(solution.q)``.
     q : ndarray, shape (..., dof), optional
         Joint coordinates, for joint-space solvers (radians or length units).
     root_offset : ndarray, shape (..., 3), optional
