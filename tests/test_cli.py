@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -105,6 +106,26 @@ def test_view_writes_a_gif(tmp_path, shared_data):
 
     with Image.open(out) as im:
         assert im.n_frames >= 10
+
+
+def test_view_of_a_glb_in_profile_is_in_metres(tmp_path, monkeypatch):
+    """The walk seen from its side; glTF lengths are metres, and the axes say so."""
+    from limbik.viz import plots
+
+    labels: list[str] = []
+    original = plots.animate_motion
+
+    def spy(motion, **kwargs):
+        labels.append(kwargs["units"])
+        return original(motion, **kwargs)
+
+    monkeypatch.setattr(plots, "animate_motion", spy)
+    out = tmp_path / "walk.gif"
+    glb = Path(__file__).parent / "data" / "mixamo_rig.glb"
+    assert main(["view", str(glb), "--animation", "Walk", "--view", "profile", "--fps", "5",
+                 "--out", str(out)]) == 0
+    assert out.stat().st_size > 0
+    assert labels == ["m"]
 
 
 def test_view_without_display_says_so(tmp_path, shared_data, monkeypatch, capsys):

@@ -363,6 +363,9 @@ def _cmd_view(args: argparse.Namespace) -> int:
 
         ground = terrain_for_clip("flat", motion)
     stride = max(1, round(1 / (args.fps * motion.frame_time)))
+    # glTF lengths are metres by the format; --unit converts to metres
+    gltf = str(args.file).lower().endswith((".gltf", ".glb"))
+    units = "m" if args.unit is not None or gltf else "BVH units"
     if args.out is None:
         if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
             from limbik.errors import InvalidInputError
@@ -373,11 +376,11 @@ def _cmd_view(args: argparse.Namespace) -> int:
         import matplotlib.pyplot as plt
 
         animate_motion(motion, terrain=ground, traces=traces, stride=stride, view=args.view,
-                       units="BVH units", title=os.path.basename(str(args.file)))
+                       units=units, title=os.path.basename(str(args.file)))
         plt.show()
         return 0
     animate_motion(motion, out=args.out, terrain=ground, traces=traces, stride=stride,
-                   view=args.view, units="BVH units", title=os.path.basename(str(args.file)))
+                   view=args.view, units=units, title=os.path.basename(str(args.file)))
     print(f"wrote {args.out} ({motion.num_frames} frames, every {stride} drawn)")
     return 0
 
@@ -721,7 +724,9 @@ def build_parser() -> argparse.ArgumentParser:
     view.add_argument("--out", help="write OUT.gif, OUT.mp4 or OUT.html instead of a window")
     view.add_argument("--fps", type=_positive_float, default=30.0,
                       help="frames per second drawn (> 0)")
-    view.add_argument("--view", default="3d", choices=("3d", "side", "front", "top"))
+    view.add_argument("--view", default="3d", choices=("3d", "side", "front", "top", "profile"),
+                      help="3d (default); side (x right, y up), front (z right, y up) or top; "
+                      "profile: from the side of the walk, distance along it to the right")
     view.add_argument("--traces", action="store_true", help="draw the feet's paths")
     view.add_argument("--no-ground", action="store_true", help="do not draw the floor")
     view.set_defaults(handler=_cmd_view)
