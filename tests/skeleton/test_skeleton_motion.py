@@ -169,3 +169,30 @@ def test_writer_adds_channels_a_motion_needs():
     still = limbik.Motion.rest(sk, 2)
     text = limbik.format_bvh(dataclasses.replace(still, root_positions=np.tile([0, 1.0, 0], (2, 1))))
     assert "CHANNELS 0" in text
+
+
+def test_forward_kinematics_reads_its_inputs_without_copying_or_changing_them():
+    """Contiguous inputs are handed to the kernel as they are and come back unchanged;
+    read-only and broadcast inputs give the same world transforms."""
+    from limbik.skeleton.motion import forward_kinematics
+
+    rng = np.random.default_rng(3)
+    parents = np.array([-1, 0, 1, 1, 3])
+    rot = rng.normal(size=(6, 5, 4))
+    rot /= np.linalg.norm(rot, axis=-1, keepdims=True)
+    trans = rng.normal(size=(6, 5, 3))
+    before = rot.copy(), trans.copy()
+    q, p = forward_kinematics(parents, rot, trans)
+    np.testing.assert_array_equal(rot, before[0])
+    np.testing.assert_array_equal(trans, before[1])
+    frozen_rot, frozen_trans = rot.copy(), trans.copy()
+    frozen_rot.flags.writeable = frozen_trans.flags.writeable = False
+    q2, p2 = forward_kinematics(parents, frozen_rot, frozen_trans)
+    np.testing.assert_array_equal(q2, q)
+    np.testing.assert_array_equal(p2, p)
+    q3, p3 = forward_kinematics(parents, rot, trans[0])  # one set of offsets for all frames
+    np.testing.assert_array_equal(q3, q)
+    for f in range(6):  # frame by frame, the same numbers
+        qf, pf = forward_kinematics(parents, rot[f], trans[0])
+        np.testing.assert_array_equal(qf, q[f])
+        np.testing.assert_array_equal(pf, p3[f])

@@ -37,13 +37,21 @@ def forward_kinematics(parents: np.ndarray, local_rotations: FloatArray,
     t_local = np.asarray(local_translations, dtype=np.float64)
     shape = np.broadcast_shapes(q_local.shape[:-1], t_local.shape[:-1])
     joints = shape[-1]
-    q = np.array(np.broadcast_to(q_local, shape + (4,))).reshape(-1, joints, 4)
-    t = np.array(np.broadcast_to(t_local, shape + (3,))).reshape(-1, joints, 3)
+    q = _kernel_rows(q_local, shape + (4,))
+    t = _kernel_rows(t_local, shape + (3,))
     q_world = np.empty_like(q)
     p_world = np.empty_like(t)
     forward_kinematics_kernel(np.ascontiguousarray(parents, dtype=np.int64), q, t, q_world,
                               p_world, np.ones(joints, dtype=np.bool_))
     return q_world.reshape(shape + (4,)), p_world.reshape(shape + (3,))
+
+
+def _kernel_rows(array: FloatArray, shape: tuple[int, ...]) -> FloatArray:
+    """``array`` as writeable C-contiguous rows ``(N, J, width)`` of ``shape``: the array
+    itself, reshaped, when it already is one (the kernel only reads it), else a copy."""
+    if array.shape == shape and array.flags.c_contiguous and array.flags.writeable:
+        return array.reshape(-1, shape[-2], shape[-1])
+    return np.array(np.broadcast_to(array, shape)).reshape(-1, shape[-2], shape[-1])
 
 
 def _unit_quaternions(value: Any) -> FloatArray:
