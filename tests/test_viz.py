@@ -134,6 +134,34 @@ def test_a_bad_animation_suffix_is_refused_before_drawing(tmp_path):
     assert not (tmp_path / "walk.png").exists()
 
 
+def test_an_animation_into_a_missing_folder_is_refused_without_a_warning(tmp_path):
+    import gc
+    import warnings
+
+    from limbik.viz.plots import animate_motion, save_animation
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(InvalidInputError, match="existing folder"):
+            animate_motion(_walk(), out=tmp_path / "nowhere" / "walk.gif")
+        gc.collect()  # matplotlib warns from Animation.__del__ when nothing was drawn
+
+    # a write that fails after drawing started: the error, and no warning either
+    import matplotlib.pyplot as plt
+    from matplotlib.animation import FuncAnimation
+
+    fig = plt.figure()
+    anim = FuncAnimation(fig, lambda i: [], frames=2)
+    (tmp_path / "walk.gif").mkdir()  # a folder where the file should go
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(OSError):
+            save_animation(anim, tmp_path / "walk.gif", 10)
+        del anim
+        gc.collect()
+    plt.close(fig)
+
+
 def test_footplant_plot_has_units_and_wide_contacts():
     """Contacts are spans of time, not hairlines on a distance axis."""
     from limbik.placement.footplant import footplant, terrain_for_clip

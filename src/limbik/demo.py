@@ -164,8 +164,8 @@ def run_scenes(names: Sequence[str] | None = None, folder: Path | None = None, *
 
 #: Rough cold-start cost of each scene (seconds; mostly kernel compilation), used only
 #: to order the work between processes.
-_COST = {"fabrik": 24.0, "jacobian": 17.0, "footplant": 10.0, "arm": 5.0, "leg": 4.0,
-         "planar": 2.0}
+_COST = {"footplant": 13.6, "fabrik": 11.5, "footplanter": 9.6, "jacobian": 7.9,
+         "rotations": 4.5, "arm": 4.2, "leg": 3.5, "planar": 0.9}
 
 
 def default_jobs() -> int:

@@ -427,6 +427,9 @@ def check_animation_path(out: str | Path) -> Path:
     elif suffix not in (".gif", ".html", ".htm"):
         raise InvalidInputError(f"out must end in .gif, .mp4 or .html, got {out}",
                                 argument="out")
+    if not path.absolute().parent.is_dir():
+        raise InvalidInputError(f"out must be in an existing folder, got {out} (no folder "
+                                f"{path.absolute().parent})", argument="out")
     return path
 
 
@@ -477,6 +480,8 @@ def save_animation(anim: Any, out: str | Path, fps: float) -> None:
     """Write an animation atomically: ``.gif`` (Pillow), ``.mp4`` (ffmpeg) or ``.html``."""
     path = check_animation_path(out)
     suffix = path.suffix.lower()
+    # a failed write must not leave matplotlib warning that nothing was rendered
+    anim._draw_was_started = True
     if suffix == ".gif":
         from matplotlib.animation import PillowWriter
 
