@@ -153,8 +153,10 @@ def test_sigint_inside_a_write_raises_keyboard_interrupt_and_cleans_up(tmp_path)
     path.write_text("old")
     with pytest.raises(KeyboardInterrupt), atomic_write(path) as handle:
         handle.write("partial")
-        os.kill(os.getpid(), signal.SIGINT)
-        time.sleep(1.0)  # the handler runs before this returns
+        # to the main thread, where Python runs handlers (os.kill may pick a worker
+        # thread of a parallel kernel; the handler then runs only after the sleep)
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+        time.sleep(1.0)  # the handler interrupts this
     assert path.read_text() == "old" and leftovers(tmp_path) == []
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
@@ -205,7 +207,11 @@ def test_writers_killed_at_random_moments_leave_no_partial_file_and_no_temporary
             time.sleep(rng.uniform(0.0, 0.12))
             signum = rng.choice([signal.SIGTERM, signal.SIGINT])
             child.send_signal(signum)
-            rc = child.wait(timeout=30)
+            try:
+                rc = child.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                pytest.fail(f"trial {trial}: the writer outlived signal {signum!r} by 30 s")
         assert rc != 0
         check_complete(dest)
         assert leftovers(out) == [], (trial, signum)
@@ -218,3 +224,38 @@ def test_write_bvh_round_trip_after_the_rewrite(tmp_path):
     limbik.write_bvh(motion, tmp_path / "a.bvh")
     again = limbik.read_bvh(tmp_path / "a.bvh")
     np.testing.assert_allclose(again.rotations, motion.rotations, atol=1e-12)
+
+
+RESTORE_RACE = r"""
+import importlib.util, os, signal, sys
+spec = importlib.util.spec_from_file_location("limbik_io", sys.argv[1])
+io = importlib.util.module_from_spec(spec); spec.loader.exec_module(io)
+real = signal.signal
+
+def signal_then_restore(signum, handler):
+    # SIGTERM arrives just as the writer puts the default SIGTERM handler back
+    if signum == signal.SIGTERM and handler is signal.SIG_DFL:
+        os.kill(os.getpid(), signal.SIGTERM)
+    return real(signum, handler)
+
+io.signal.signal = signal_then_restore
+with io.atomic_write(sys.argv[2]) as handle:
+    handle.write("complete\n")
+print("survived", flush=True)
+"""
+
+
+@posix_only
+def test_a_signal_while_the_handlers_are_put_back_still_ends_the_process(tmp_path):
+    """SIGTERM during the restore of the old handlers: the file is complete and the
+    process ends by SIGTERM, as without the writer; it is neither lost nor turned into
+    an exception."""
+    script = tmp_path / "race.py"
+    script.write_text(RESTORE_RACE)
+    dest = tmp_path / "out.txt"
+    done = subprocess.run([sys.executable, str(script), str(IO_MODULE), str(dest)],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == -signal.SIGTERM, (done.returncode, done.stderr[-500:])
+    assert "survived" not in done.stdout
+    assert dest.read_text() == "complete\n"
+    assert leftovers(tmp_path) == []

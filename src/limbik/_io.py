@@ -159,7 +159,11 @@ def _replacing(path: str | Path, suffix: str) -> Iterator[tuple[int, str]]:
             raise _renamed(exc, tmp, path) from exc
         raise
     finally:
-        _restore(previous)
+        try:
+            _restore(previous)
+        except _Interrupted as late:  # caught by the writer's handler as it was put back
+            _restore(previous)
+            _redeliver(late.signum, previous_handlers.get(late.signum, signal.SIG_DFL))
 
 
 def _remove(tmp: str | None) -> None:
@@ -169,9 +173,24 @@ def _remove(tmp: str | None) -> None:
 
 
 def _restore(previous: dict[int, _Handler]) -> None:
-    for signum, handler in previous.items():
-        signal.signal(signum, handler)
-    previous.clear()
+    """Put the old handlers back, with SIGINT/SIGTERM blocked meanwhile.
+
+    Without the block, a signal that Python's C-level handler caught just before
+    ``signal.signal`` put back ``SIG_DFL`` is dropped: Python runs the *current* handler
+    for a caught signal, and skips it when that is ``SIG_DFL``. Blocked, the signal waits
+    in the kernel and is delivered to the restored handler when the block is lifted.
+    """
+    if not previous:
+        return
+    mask = getattr(signal, "pthread_sigmask", None)  # POSIX only
+    blocked = mask(signal.SIG_BLOCK, _SIGNALS) if mask is not None else None
+    try:
+        for signum in list(previous):
+            signal.signal(signum, previous[signum])
+            del previous[signum]  # only once it is back: an interruption retries it
+    finally:
+        if mask is not None and blocked is not None:
+            mask(signal.SIG_SETMASK, blocked)
 
 
 @contextlib.contextmanager
