@@ -149,6 +149,16 @@ def test_signal_handlers_are_restored_and_threads_can_write(tmp_path):
 
 @posix_only
 def test_sigint_inside_a_write_raises_keyboard_interrupt_and_cleans_up(tmp_path):
+    # Python's own SIGINT handler, also where the tests run with SIGINT ignored (a
+    # background job of a non-interactive shell inherits SIG_IGN)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        _sigint_inside_a_write(tmp_path)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _sigint_inside_a_write(tmp_path):
     path = tmp_path / "a.txt"
     path.write_text("old")
     with pytest.raises(KeyboardInterrupt), atomic_write(path) as handle:
@@ -162,7 +172,8 @@ def test_sigint_inside_a_write_raises_keyboard_interrupt_and_cleans_up(tmp_path)
 
 
 WRITER = r"""
-import importlib.util, sys
+import importlib.util, signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)  # even if started with it ignored
 spec = importlib.util.spec_from_file_location("limbik_io", sys.argv[1])
 io = importlib.util.module_from_spec(spec); spec.loader.exec_module(io)
 chunk = "x" * 65536 + "\n"
