@@ -495,7 +495,7 @@ def _gif_writer(fps: int) -> Any:
                 return
             frame = Image.frombuffer("RGBA", self.frame_size, canvas.buffer_rgba(), "raw",
                                      "RGBA", 0, 1)
-            lowest_alpha = frame.getchannel("A").getextrema()[0]
+            lowest_alpha: Any = frame.getchannel("A").getextrema()[0]
             frames: list[Any] = self._frames  # type: ignore[attr-defined]
             frames.append(frame.copy() if lowest_alpha < 255 else frame.convert("RGB"))
 
