@@ -148,3 +148,22 @@ def test_the_command_module_imports_without_the_heavy_libraries():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(("extra", "units"), [([], "BVH units"), (["--unit", "cm"], "m")])
+def test_footplant_pictures_name_the_clips_length_unit(tmp_path, shared_data, monkeypatch,
+                                                       extra, units):
+    from limbik.viz import footplant_plot
+
+    seen: list[str] = []
+    original = footplant_plot.plot_footplant
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs["units"])
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(footplant_plot, "plot_footplant", spy)
+    clip = shared_data / "bvh" / "dme_demo_3d_1_raw_footskate.bvh"
+    assert main(["footplant", str(clip), "-o", str(tmp_path / "out.bvh"), "--plot",
+                 str(tmp_path / "out.png"), "--no-progress", *extra]) == 0
+    assert seen == [units]

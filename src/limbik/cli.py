@@ -218,7 +218,8 @@ def _cmd_footplant(args: argparse.Namespace) -> int:
             json.dump(report.to_dict(), handle, indent=2)
         written.append(str(args.report))
     if args.plot:
-        _footplant_picture(Path(args.plot), motion, result, terrain, legs, report)
+        _footplant_picture(Path(args.plot), motion, result, terrain, legs, report,
+                           _length_units(args, args.input))
         written.append(str(args.plot))
     if args.json:
         print(json.dumps({"input": source_name, "terrain": terrain.name, "outputs": written,
@@ -323,8 +324,16 @@ def _footplant_output(args: argparse.Namespace) -> Path:
     return out
 
 
+def _length_units(args: argparse.Namespace, file: Any) -> str:
+    """The axis unit of a clip's pictures: metres for glTF (the format's unit), with
+    ``--unit`` (converted to metres) and for the built-in walk; else the file's own."""
+    gltf = file is not None and str(file).lower().endswith((".gltf", ".glb"))
+    metres = getattr(args, "unit", None) is not None or gltf or file is None
+    return "m" if metres else "BVH units"
+
+
 def _footplant_picture(path: Path, motion: Any, result: Any, terrain: Any, legs: Any,
-                       report: Any) -> None:
+                       report: Any, units: str) -> None:
     from limbik.viz.footplant_plot import plot_footplant
     from limbik.viz.plots import animate_motion, save_figure
 
@@ -332,10 +341,11 @@ def _footplant_picture(path: Path, motion: Any, result: Any, terrain: Any, legs:
         toes = [leg.toe if leg.toe is not None else leg.ankle for leg in legs]
         stride = max(1, round(1 / (30 * result.frame_time)))
         animate_motion(result, out=path, terrain=terrain, traces=toes, compare=motion,
-                       stride=stride, view="profile", title="planted (blue) and source (grey)")
+                       stride=stride, view="profile", title="planted (blue) and source (grey)",
+                       units=units)
     else:
         save_figure(plot_footplant(motion, result, terrain, legs, report.contacts,
-                                   floor=report.floor), path)
+                                   floor=report.floor, units=units), path)
 
 
 def _cmd_view(args: argparse.Namespace) -> int:
@@ -363,9 +373,7 @@ def _cmd_view(args: argparse.Namespace) -> int:
 
         ground = terrain_for_clip("flat", motion)
     stride = max(1, round(1 / (args.fps * motion.frame_time)))
-    # glTF lengths are metres by the format; --unit converts to metres
-    gltf = str(args.file).lower().endswith((".gltf", ".glb"))
-    units = "m" if args.unit is not None or gltf else "BVH units"
+    units = _length_units(args, args.file)
     if args.out is None:
         if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
             from limbik.errors import InvalidInputError
