@@ -136,12 +136,14 @@ def chain_fk(pre_rot, pre_trans, axis, kind, q, wr, wp, wa):  # pragma: no cover
 
 
 @_kernel_helper
-def _pose_error(wr, wp, m, target_p, target_r, w_pos, w_rot, use_rot, e):  # pragma: no cover
+def _pose_error(wr, wp, m, target_p, targets_r, b, w_pos, w_rot, use_rot,
+                e):  # pragma: no cover - compiled
     """Weighted error vector ``e`` (3 or 6); returns (position error, angle error).
 
     The rotation error (rows 3 to 5) is the rotation vector (axis · angle, world frame)
-    of ``target_r · Rᵀ`` with ``R = wr[m]``, through the quaternion of that relative
-    rotation (Shepperd), so it is accurate near 0 and near a half turn.
+    of ``target_r · Rᵀ`` with ``target_r = targets_r[b]`` and ``R = wr[m]``, through the
+    quaternion of that relative rotation (Shepperd), so it is accurate near 0 and near
+    a half turn. ``targets_r=None`` (position targets) compiles without the rotation part.
     """
     dx = target_p[0] - wp[m, 0]
     dy = target_p[1] - wp[m, 1]
@@ -150,8 +152,11 @@ def _pose_error(wr, wp, m, target_p, target_r, w_pos, w_rot, use_rot, e):  # pra
     e[1] = w_pos * dy
     e[2] = w_pos * dz
     perr = np.sqrt(dx * dx + dy * dy + dz * dz)
+    if targets_r is None:
+        return perr, 0.0
     if not use_rot:
         return perr, 0.0
+    target_r = targets_r[b]
     cur = wr[m]
     e00 = target_r[0, 0] * cur[0, 0] + target_r[0, 1] * cur[0, 1] + target_r[0, 2] * cur[0, 2]
     e01 = target_r[0, 0] * cur[1, 0] + target_r[0, 1] * cur[1, 1] + target_r[0, 2] * cur[1, 2]
@@ -473,7 +478,7 @@ def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                     q[k] = sample_lo[k] + (sample_hi[k] - sample_lo[k]) * u
             _clip_q(q, lower, upper, kind)
             chain_fk(pre_rot, pre_trans, axis, kind, q, wr, wp, wa)
-            perr, aerr = _pose_error(wr, wp, m, target_p[b], target_r[b], w_pos, w_rot,
+            perr, aerr = _pose_error(wr, wp, m, target_p[b], target_r, b, w_pos, w_rot,
                                      use_rot, e)
             err2 = 0.0
             for i in range(nrow):
@@ -523,7 +528,7 @@ def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                         q2[k] = q[k] + scale * q2[k]
                     _clip_q(q2, lower, upper, kind)
                     chain_fk(pre_rot, pre_trans, axis, kind, q2, wr2, wp2, wa2)
-                    perr2, aerr2 = _pose_error(wr2, wp2, m, target_p[b], target_r[b], w_pos,
+                    perr2, aerr2 = _pose_error(wr2, wp2, m, target_p[b], target_r, b, w_pos,
                                                w_rot, use_rot, e2)
                     new2 = 0.0
                     for i in range(nrow):

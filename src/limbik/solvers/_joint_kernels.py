@@ -82,7 +82,7 @@ def joint_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
             stall = 0
             for it in range(max_iterations + 1):
                 chain_fk(pre_rot, pre_trans, axis, kind, q, wr, wp, wa)
-                perr, aerr = _pose_error(wr, wp, m, target_p[b], target_r[b], w_pos, w_rot,
+                perr, aerr = _pose_error(wr, wp, m, target_p[b], target_r, b, w_pos, w_rot,
                                          use_rot, e)
                 err = 0.0
                 for i in range(nrow):

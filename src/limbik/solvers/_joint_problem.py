@@ -151,7 +151,10 @@ class JointProblem:
         reached = np.zeros(count, dtype=np.bool_)
         iters = np.zeros(count, dtype=np.int64)
         positions = np.empty((count, chain.n_joints + 1, 3))
-        args = (*chain.kernel_arrays, self.target_p, self.target_r, self.use_rot, self.w_pos,
+        # LM on position targets gets no rotations, so it compiles without the rotation error
+        target_r: Any = (None if method == _jk.METHOD_LM and not self.use_rot
+                         else self.target_r)
+        args = (*chain.kernel_arrays, self.target_p, target_r, self.use_rot, self.w_pos,
                 self.w_rot, self.first, self.restarts, self.seeds, *chain.sampling_bounds())
         limits = (self.tolerance, self.angle_tolerance, self.max_iterations, self.patience,
                   *chain.position_map)
