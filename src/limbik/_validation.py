@@ -183,6 +183,9 @@ def choice(value: Any, name: str, options: tuple[str, ...]) -> str:
 
 def as_int(value: Any, name: str, *, minimum: int | None = None) -> int:
     """A Python int within the int64 range (bools rejected), optionally bounded below."""
+    if type(value) is int and (minimum is None or value >= minimum) and (
+            -(2**63) <= value < 2**63):
+        return value  # the common case, without the checks below
     if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
         raise InvalidInputError(
             f"{name} must be an int, got {type(value).__name__} {value!r:.40}", argument=name
@@ -203,6 +206,9 @@ def as_float(value: Any, name: str, *, minimum: float | None = None,
     Accepts ints and floats (Python or NumPy) and 0-d real arrays; rejects booleans,
     strings, bytes and complex numbers. An int beyond the float range is non-finite.
     """
+    if type(value) is float and -np.inf < value < np.inf and (
+            minimum is None or (value > minimum if exclusive else value >= minimum)):
+        return value  # the common case, without the checks below
     if isinstance(value, bool | np.bool_ | str | bytes | complex | np.complexfloating):
         raise InvalidInputError(f"{name} must be a number, got {type(value).__name__} "
                                 f"{value!r:.40}", argument=name)

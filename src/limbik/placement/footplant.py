@@ -496,17 +496,8 @@ def _knee_continuity(world: np.ndarray, leg: Leg, lengths: tuple[float, float],
         t = toe.copy()
         t[changed] += move
         # a toe moved into the ground pitches up onto it about the ankle
-        length = np.linalg.norm(toe[changed] - ankle[changed], axis=1)[:, None]
-        for _ in range(4):
-            under = ground.height(t[changed, 0], t[changed, 2])
-            sunk = under > t[changed, 1]
-            if not np.any(sunk):
-                break
-            rows = changed[sunk]
-            t[rows, 1] = under[sunk]
-            f = t[rows] - a[rows]
-            t[rows] = a[rows] + f * length[sunk] / np.maximum(
-                np.linalg.norm(f, axis=1, keepdims=True), 1e-300)
+        length = np.linalg.norm(toe - ankle, axis=1)[:, None]
+        _pitch_toes_onto_ground(a, t, length, changed, ground, rounds=4)
     # what is left in the ground lifts the foot
     depth = ground.height(a[changed, 0], a[changed, 2]) - a[changed, 1]
     if t is not None:
@@ -516,6 +507,27 @@ def _knee_continuity(world: np.ndarray, leg: Leg, lengths: tuple[float, float],
     if t is not None:
         t[changed, 1] += up
     return a, t
+
+
+def _at_length(ankle: np.ndarray, toe: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """``toe`` ``(n, 3)`` moved along ``ankle → toe`` to ``length`` ``(n, 1)`` from ``ankle``."""
+    f = toe - ankle
+    return ankle + f * length / np.maximum(np.linalg.norm(f, axis=1, keepdims=True), 1e-300)
+
+
+def _pitch_toes_onto_ground(ankle: np.ndarray, toe: np.ndarray, length: np.ndarray,
+                            rows: np.ndarray, ground: Terrain, *, rounds: int) -> None:
+    """In place: each toe of ``rows`` that is in the ground goes up onto it and back to its
+    ``length`` ``(F, 1)`` from the ankle (the foot pitches about the ankle), up to
+    ``rounds`` times, as long as one is still in the ground."""
+    for _ in range(rounds):
+        under = ground.height(toe[rows, 0], toe[rows, 2])
+        sunk = under > toe[rows, 1]
+        if not np.any(sunk):
+            break
+        moved = rows[sunk]
+        toe[moved, 1] = under[sunk]
+        toe[moved] = _at_length(ankle[moved], toe[moved], length[moved])
 
 
 def _direct_chain(skeleton: Any, leg: Leg) -> bool:
@@ -997,18 +1009,8 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
             length = np.linalg.norm(world[:, leg.toe] - world[:, leg.ankle], axis=1)[:, None]
             free = pins[leg.side] < 1.0
             # the clamps above move the toe alone: give a free foot its length back
-            f = t[free] - a[free]
-            t[free] = a[free] + f * length[free] / np.maximum(
-                np.linalg.norm(f, axis=1, keepdims=True), 1e-300)
-            for _ in range(8):
-                under = ground.height(t[:, 0], t[:, 2])
-                sunk = free & (under > t[:, 1])
-                if not np.any(sunk):
-                    break
-                t[sunk, 1] = under[sunk]
-                f = t[sunk] - a[sunk]
-                t[sunk] = a[sunk] + f * length[sunk] / np.maximum(
-                    np.linalg.norm(f, axis=1, keepdims=True), 1e-300)
+            t[free] = _at_length(a[free], t[free], length[free])
+            _pitch_toes_onto_ground(a, t, length, np.flatnonzero(free), ground, rounds=8)
             # what the pitch could not fix lifts the whole foot
             rest = np.maximum(ground.height(t[:, 0], t[:, 2]) - t[:, 1], 0.0)
             a[:, 1] += rest

@@ -32,21 +32,6 @@ distance (the chain then points at them); error and reached are measured to the 
 PARALLEL_MIN_BATCH = 64
 
 
-def fast_float(value: Any, name: str, minimum: float, exclusive: bool = False) -> float:
-    """:func:`as_float` with a shortcut for a plain finite float within bounds."""
-    if type(value) is float and value < np.inf and (
-            value > minimum if exclusive else value >= minimum):
-        return value
-    return as_float(value, name, minimum=minimum, exclusive=exclusive)
-
-
-def fast_int(value: Any, name: str, minimum: int) -> int:
-    """:func:`as_int` with a shortcut for a plain int within bounds."""
-    if type(value) is int and minimum <= value < 2**63:
-        return value
-    return as_int(value, name, minimum=minimum)
-
-
 def check_chain(chain: Any) -> JointChain:
     """``chain`` if it is a JointChain with at least one movable joint."""
     if not isinstance(chain, JointChain):
@@ -218,16 +203,17 @@ def joint_problem(chain: Any, target: Any, *, tolerance: float | None,
     """
     chain = check_chain(chain)
     tol = (ITERATIVE_RTOL * chain.reach if tolerance is None
-           else fast_float(tolerance, "tolerance", 0.0))
-    angle_tol = fast_float(angle_tolerance, "angle_tolerance", 0.0)
-    max_iterations = fast_int(max_iterations, "max_iterations", 0)
-    step = np.inf if max_step is None else fast_float(max_step, "max_step", 0.0, exclusive=True)
-    patience = fast_int(patience, "patience", 1)
-    restarts = fast_int(restarts, "restarts", 0)
+           else as_float(tolerance, "tolerance", minimum=0.0))
+    angle_tol = as_float(angle_tolerance, "angle_tolerance", minimum=0.0)
+    max_iterations = as_int(max_iterations, "max_iterations", minimum=0)
+    step = (np.inf if max_step is None
+            else as_float(max_step, "max_step", minimum=0.0, exclusive=True))
+    patience = as_int(patience, "patience", minimum=1)
+    restarts = as_int(restarts, "restarts", minimum=0)
     tp, tr, batch = parse_target(target)
     use_rot = tr is not None
-    w_pos = fast_float(position_weight, "position_weight", 0.0) if use_rot else 1.0
-    w_rot = fast_float(orientation_weight, "orientation_weight", 0.0) if use_rot else 0.0
+    w_pos = as_float(position_weight, "position_weight", minimum=0.0) if use_rot else 1.0
+    w_rot = as_float(orientation_weight, "orientation_weight", minimum=0.0) if use_rot else 0.0
     if w_rot == 0.0:  # orientation ignored: a position target
         use_rot = False
     if use_rot and w_pos == 0.0:  # position ignored: only the orientation decides `reached`

@@ -25,10 +25,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from limbik._validation import choice
+from limbik._validation import as_float, choice
 from limbik.chain.joint_chain import JointChain
 from limbik.solvers import _jacobian_kernels as _k
-from limbik.solvers._joint_problem import check_chain, fast_float, joint_problem
+from limbik.solvers._joint_problem import check_chain, joint_problem
 from limbik.solvers.solution import Solution
 from limbik.tolerances import (
     ITERATIVE_ANGLE_TOL,
@@ -103,7 +103,7 @@ def jacobian_ik(chain: JointChain, target: Any, *, method: str = "lm",
     """
     chain = check_chain(chain)
     method = choice(method, "method", JACOBIAN_METHODS)
-    lam = fast_float(damping, "damping", 0.0) * chain.reach
+    lam = as_float(damping, "damping", minimum=0.0) * chain.reach
     if patience is None:
         patience = LM_PATIENCE if method == "lm" else JACOBIAN_PATIENCE
     if restarts is None:
