@@ -10,6 +10,7 @@ kinematics and the Jacobian step rules it uses.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -64,23 +65,36 @@ def chain_fk(pre_rot, pre_trans, axis, kind, q, wr, wp, wa):  # pragma: no cover
     py = 0.0
     pz = 0.0
     for k in range(m + 1):
-        t = pre_trans[k]
-        px += r00 * t[0] + r01 * t[1] + r02 * t[2]
-        py += r10 * t[0] + r11 * t[1] + r12 * t[2]
-        pz += r20 * t[0] + r21 * t[1] + r22 * t[2]
-        f = pre_rot[k]
-        a00 = r00 * f[0, 0] + r01 * f[1, 0] + r02 * f[2, 0]
-        a01 = r00 * f[0, 1] + r01 * f[1, 1] + r02 * f[2, 1]
-        a02 = r00 * f[0, 2] + r01 * f[1, 2] + r02 * f[2, 2]
-        a10 = r10 * f[0, 0] + r11 * f[1, 0] + r12 * f[2, 0]
-        a11 = r10 * f[0, 1] + r11 * f[1, 1] + r12 * f[2, 1]
-        a12 = r10 * f[0, 2] + r11 * f[1, 2] + r12 * f[2, 2]
-        a20 = r20 * f[0, 0] + r21 * f[1, 0] + r22 * f[2, 0]
-        a21 = r20 * f[0, 1] + r21 * f[1, 1] + r22 * f[2, 1]
-        a22 = r20 * f[0, 2] + r21 * f[1, 2] + r22 * f[2, 2]
-        r00, r01, r02 = a00, a01, a02
-        r10, r11, r12 = a10, a11, a12
-        r20, r21, r22 = a20, a21, a22
+        t0 = pre_trans[k, 0]
+        t1 = pre_trans[k, 1]
+        t2 = pre_trans[k, 2]
+        px += r00 * t0 + r01 * t1 + r02 * t2
+        py += r10 * t0 + r11 * t1 + r12 * t2
+        pz += r20 * t0 + r21 * t1 + r22 * t2
+        f00 = pre_rot[k, 0, 0]
+        f01 = pre_rot[k, 0, 1]
+        f02 = pre_rot[k, 0, 2]
+        f10 = pre_rot[k, 1, 0]
+        f11 = pre_rot[k, 1, 1]
+        f12 = pre_rot[k, 1, 2]
+        f20 = pre_rot[k, 2, 0]
+        f21 = pre_rot[k, 2, 1]
+        f22 = pre_rot[k, 2, 2]
+        a0 = r00 * f00 + r01 * f10 + r02 * f20
+        a1 = r00 * f01 + r01 * f11 + r02 * f21
+        r02 = r00 * f02 + r01 * f12 + r02 * f22
+        r00 = a0
+        r01 = a1
+        a0 = r10 * f00 + r11 * f10 + r12 * f20
+        a1 = r10 * f01 + r11 * f11 + r12 * f21
+        r12 = r10 * f02 + r11 * f12 + r12 * f22
+        r10 = a0
+        r11 = a1
+        a0 = r20 * f00 + r21 * f10 + r22 * f20
+        a1 = r20 * f01 + r21 * f11 + r22 * f21
+        r22 = r20 * f02 + r21 * f12 + r22 * f22
+        r20 = a0
+        r21 = a1
         if k < m:
             ux = axis[k, 0]
             uy = axis[k, 1]
@@ -91,14 +105,15 @@ def chain_fk(pre_rot, pre_trans, axis, kind, q, wr, wp, wa):  # pragma: no cover
             wa[k, 0] = wx
             wa[k, 1] = wy
             wa[k, 2] = wz
+            qk = q[k]
             if kind[k] == 1:
-                px += wx * q[k]
-                py += wy * q[k]
-                pz += wz * q[k]
+                px += wx * qk
+                py += wy * qk
+                pz += wz * qk
             else:
                 # R <- R · Rot(u, q) = Rot_world(w, q) · R, Rot_world by Rodrigues' formula
-                sn = np.sin(q[k])
-                cs = np.cos(q[k])
+                sn = math.sin(qk)
+                cs = math.cos(qk)
                 cc = 1.0 - cs
                 m00 = cs + wx * wx * cc
                 m01 = wx * wy * cc - wz * sn
@@ -109,18 +124,22 @@ def chain_fk(pre_rot, pre_trans, axis, kind, q, wr, wp, wa):  # pragma: no cover
                 m20 = wz * wx * cc - wy * sn
                 m21 = wz * wy * cc + wx * sn
                 m22 = cs + wz * wz * cc
-                a00 = m00 * r00 + m01 * r10 + m02 * r20
-                a01 = m00 * r01 + m01 * r11 + m02 * r21
-                a02 = m00 * r02 + m01 * r12 + m02 * r22
-                a10 = m10 * r00 + m11 * r10 + m12 * r20
-                a11 = m10 * r01 + m11 * r11 + m12 * r21
-                a12 = m10 * r02 + m11 * r12 + m12 * r22
-                a20 = m20 * r00 + m21 * r10 + m22 * r20
-                a21 = m20 * r01 + m21 * r11 + m22 * r21
-                a22 = m20 * r02 + m21 * r12 + m22 * r22
-                r00, r01, r02 = a00, a01, a02
-                r10, r11, r12 = a10, a11, a12
-                r20, r21, r22 = a20, a21, a22
+                # column by column: the new column j needs only the old column j
+                a0 = m00 * r00 + m01 * r10 + m02 * r20
+                a1 = m10 * r00 + m11 * r10 + m12 * r20
+                r20 = m20 * r00 + m21 * r10 + m22 * r20
+                r00 = a0
+                r10 = a1
+                a0 = m00 * r01 + m01 * r11 + m02 * r21
+                a1 = m10 * r01 + m11 * r11 + m12 * r21
+                r21 = m20 * r01 + m21 * r11 + m22 * r21
+                r01 = a0
+                r11 = a1
+                a0 = m00 * r02 + m01 * r12 + m02 * r22
+                a1 = m10 * r02 + m11 * r12 + m12 * r22
+                r22 = m20 * r02 + m21 * r12 + m22 * r22
+                r02 = a0
+                r12 = a1
         wr[k, 0, 0] = r00
         wr[k, 0, 1] = r01
         wr[k, 0, 2] = r02
@@ -151,7 +170,7 @@ def _pose_error(wr, wp, m, target_p, targets_r, b, w_pos, w_rot, use_rot,
     e[0] = w_pos * dx
     e[1] = w_pos * dy
     e[2] = w_pos * dz
-    perr = np.sqrt(dx * dx + dy * dy + dz * dz)
+    perr = math.sqrt(dx * dx + dy * dy + dz * dz)
     if targets_r is None:
         return perr, 0.0
     if not use_rot:
@@ -171,28 +190,28 @@ def _pose_error(wr, wp, m, target_p, targets_r, b, w_pos, w_rot, use_rot,
     # Shepperd: the largest of w, x, y, z first
     if tr >= e00 and tr >= e11 and tr >= e22:
         s = 1.0 + tr
-        s = np.sqrt(s if s > 1e-300 else 1e-300) * 2.0
+        s = math.sqrt(s if s > 1e-300 else 1e-300) * 2.0
         w = 0.25 * s
         x = (e21 - e12) / s
         y = (e02 - e20) / s
         z = (e10 - e01) / s
     elif e00 >= e11 and e00 >= e22:
         s = 1.0 + e00 - e11 - e22
-        s = np.sqrt(s if s > 1e-300 else 1e-300) * 2.0
+        s = math.sqrt(s if s > 1e-300 else 1e-300) * 2.0
         w = (e21 - e12) / s
         x = 0.25 * s
         y = (e01 + e10) / s
         z = (e02 + e20) / s
     elif e11 >= e22:
         s = 1.0 + e11 - e00 - e22
-        s = np.sqrt(s if s > 1e-300 else 1e-300) * 2.0
+        s = math.sqrt(s if s > 1e-300 else 1e-300) * 2.0
         w = (e02 - e20) / s
         x = (e01 + e10) / s
         y = 0.25 * s
         z = (e12 + e21) / s
     else:
         s = 1.0 + e22 - e00 - e11
-        s = np.sqrt(s if s > 1e-300 else 1e-300) * 2.0
+        s = math.sqrt(s if s > 1e-300 else 1e-300) * 2.0
         w = (e10 - e01) / s
         x = (e02 + e20) / s
         y = (e12 + e21) / s
@@ -202,8 +221,8 @@ def _pose_error(wr, wp, m, target_p, targets_r, b, w_pos, w_rot, use_rot,
         x = -x
         y = -y
         z = -z
-    sn = np.sqrt(x * x + y * y + z * z)
-    angle = 2.0 * np.arctan2(sn, w)
+    sn = math.sqrt(x * x + y * y + z * z)
+    angle = 2.0 * math.atan2(sn, w)
     f = angle / sn if sn >= 1e-300 else 0.0
     e[3] = w_rot * (x * f)
     e[4] = w_rot * (y * f)
@@ -257,7 +276,7 @@ def _solve_spd(a, shift, b, n, out, l, y):  # pragma: no cover - compiled
             if i == j:
                 if s <= 1e-300:
                     return False
-                l[i, i] = np.sqrt(s)
+                l[i, i] = math.sqrt(s)
             else:
                 l[i, j] = s / l[j, j]
     for i in range(n):
@@ -298,8 +317,8 @@ def _jacobi_eigen(a, n, v):  # pragma: no cover - compiled
                 if abs(apq) < 1e-300:
                     continue
                 theta = (a[q, q] - a[p, p]) / (2.0 * apq)
-                t = (1.0 if theta >= 0.0 else -1.0) / (abs(theta) + np.sqrt(theta * theta + 1.0))
-                c = 1.0 / np.sqrt(t * t + 1.0)
+                t = (1.0 if theta >= 0.0 else -1.0) / (abs(theta) + math.sqrt(theta * theta + 1.0))
+                c = 1.0 / math.sqrt(t * t + 1.0)
                 s = t * c
                 for k in range(n):
                     akp = a[k, p]
@@ -404,7 +423,7 @@ def _clip_q(q, lower, upper, kind):  # pragma: no cover - compiled
         elif kind[k] == 0 and lower[k] == -np.inf and upper[k] == np.inf:
             # unlimited rotation: keep the angle in (-π, π]
             if q[k] > np.pi or q[k] <= -np.pi:
-                q[k] = q[k] - 2.0 * np.pi * np.floor((q[k] + np.pi) / (2.0 * np.pi))
+                q[k] = q[k] - 2.0 * np.pi * math.floor((q[k] + np.pi) / (2.0 * np.pi))
 
 
 @_kernel_helper
@@ -446,21 +465,15 @@ def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
     ``pos_buf (2, m + 1, 3)``, ``axis_buf (2, m, 3)``, ``q_buf (2, m)`` (current and
     trial point) and ``work (5, 6, max(m, 6))``.
     """
+    # The current point and the trial point live in slots ``cur`` and ``1 - cur`` of the
+    # scratch buffers; accepting a trial flips ``cur`` (no array variables are swapped,
+    # which keeps the compiled function small).
     m = axis.shape[0]
     nrow = 6 if use_rot else 3
-    wr = rot_buf[0]
-    wr2 = rot_buf[1]
-    wp = pos_buf[0]
-    wp2 = pos_buf[1]
-    wa = axis_buf[0]
-    wa2 = axis_buf[1]
-    q = q_buf[0]
-    q2 = q_buf[1]
     jac = work[0]
     jjt = work[1]
     chol = work[2]
-    e = work[3, 0]
-    e2 = work[3, 1]
+    errs = work[3]
     y = work[3, 2]
     tmp = work[3, 3]
     for b in range(start, stop):
@@ -469,50 +482,55 @@ def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
         done = False
         state = seeds[b]
         for att in range(1 + restarts):
+            cur = 0
             if att == 0:
                 for k in range(m):
-                    q[k] = q_first[b, k]
+                    q_buf[0, k] = q_first[b, k]
             else:
                 for k in range(m):
                     state, u = splitmix64(state)
-                    q[k] = sample_lo[k] + (sample_hi[k] - sample_lo[k]) * u
-            _clip_q(q, lower, upper, kind)
-            chain_fk(pre_rot, pre_trans, axis, kind, q, wr, wp, wa)
-            perr, aerr = _pose_error(wr, wp, m, target_p[b], target_r, b, w_pos, w_rot,
-                                     use_rot, e)
+                    q_buf[0, k] = sample_lo[k] + (sample_hi[k] - sample_lo[k]) * u
+            _clip_q(q_buf[0], lower, upper, kind)
+            chain_fk(pre_rot, pre_trans, axis, kind, q_buf[0], rot_buf[0], pos_buf[0],
+                     axis_buf[0])
+            perr, aerr = _pose_error(rot_buf[0], pos_buf[0], m, target_p[b], target_r, b, w_pos,
+                                     w_rot, use_rot, errs[0])
             err2 = 0.0
             for i in range(nrow):
-                err2 += e[i] * e[i]
+                err2 += errs[0, i] * errs[0, i]
             mu = 1.0
             attempt_best = err2
             stall = 0
             for it in range(max_iterations + 1):
-                err = np.sqrt(err2)
+                err = math.sqrt(err2)
                 ok = perr <= tolerance and (not use_rot or aerr <= angle_tolerance)
                 if ok or err < best:
                     best = err
                     for k in range(m):
-                        q_out[b, k] = q[k]
+                        q_out[b, k] = q_buf[cur, k]
                     err_out[b] = err
                 if ok:
                     done = True
                     break
                 if it == max_iterations:
                     break
-                _fill_jacobian(wp, wa, kind, m, nrow, w_pos, w_rot, jac)
+                _fill_jacobian(pos_buf[cur], axis_buf[cur], kind, m, nrow, w_pos, w_rot, jac)
                 # a joint at a limit that the gradient pushes further out stays put
                 for k in range(m):
-                    if q[k] <= lower[k] or q[k] >= upper[k]:
+                    qk = q_buf[cur, k]
+                    if qk <= lower[k] or qk >= upper[k]:
                         g = 0.0
                         for i in range(nrow):
-                            g += jac[i, k] * e[i]
-                        if (q[k] <= lower[k] and g < 0.0) or (q[k] >= upper[k] and g > 0.0):
+                            g += jac[i, k] * errs[cur, i]
+                        if (qk <= lower[k] and g < 0.0) or (qk >= upper[k] and g > 0.0):
                             for i in range(nrow):
                                 jac[i, k] = 0.0
                 _gram(jac, nrow, m, jjt)
                 accepted = False
+                nxt = 1 - cur
                 for _trial in range(12):
-                    if not _solve_spd(jjt, mu * 0.5 * err2 + lam_floor, e, nrow, y, chol, tmp):
+                    if not _solve_spd(jjt, mu * 0.5 * err2 + lam_floor, errs[cur], nrow, y, chol,
+                                      tmp):
                         mu *= 4.0
                         continue
                     big = 0.0
@@ -520,27 +538,23 @@ def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                         s = 0.0
                         for i in range(nrow):
                             s += jac[i, k] * y[i]
-                        q2[k] = s
+                        q_buf[nxt, k] = s
                         if abs(s) > big:
                             big = abs(s)
                     scale = max_step / big if big > max_step else 1.0
                     for k in range(m):
-                        q2[k] = q[k] + scale * q2[k]
-                    _clip_q(q2, lower, upper, kind)
-                    chain_fk(pre_rot, pre_trans, axis, kind, q2, wr2, wp2, wa2)
-                    perr2, aerr2 = _pose_error(wr2, wp2, m, target_p[b], target_r, b, w_pos,
-                                               w_rot, use_rot, e2)
+                        q_buf[nxt, k] = q_buf[cur, k] + scale * q_buf[nxt, k]
+                    _clip_q(q_buf[nxt], lower, upper, kind)
+                    chain_fk(pre_rot, pre_trans, axis, kind, q_buf[nxt], rot_buf[nxt],
+                             pos_buf[nxt], axis_buf[nxt])
+                    perr2, aerr2 = _pose_error(rot_buf[nxt], pos_buf[nxt], m, target_p[b],
+                                               target_r, b, w_pos, w_rot, use_rot, errs[nxt])
                     new2 = 0.0
                     for i in range(nrow):
-                        new2 += e2[i] * e2[i]
+                        new2 += errs[nxt, i] * errs[nxt, i]
                     if new2 < err2:
                         accepted = True
-                        # the trial point becomes the current one: swap the buffers
-                        q, q2 = q2, q
-                        wr, wr2 = wr2, wr
-                        wp, wp2 = wp2, wp
-                        wa, wa2 = wa2, wa
-                        e, e2 = e2, e
+                        cur = nxt  # the trial point becomes the current one
                         err2 = new2
                         perr = perr2
                         aerr = aerr2
@@ -562,9 +576,9 @@ def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
         reached_out[b] = done
         iters_out[b] = total
         for k in range(m):
-            q[k] = q_out[b, k]
-        chain_fk(pre_rot, pre_trans, axis, kind, q, wr, wp, wa)
-        joint_positions(wr, wp, frame, offset, pos_out[b])
+            q_buf[0, k] = q_out[b, k]
+        chain_fk(pre_rot, pre_trans, axis, kind, q_buf[0], rot_buf[0], pos_buf[0], axis_buf[0])
+        joint_positions(rot_buf[0], pos_buf[0], frame, offset, pos_out[b])
 
 
 @njit(cache=True, parallel=True, error_model="numpy")

@@ -8,6 +8,8 @@ Jacobian rules of :mod:`limbik.solvers._jacobian_kernels` (``METHOD_TRANSPOSE``,
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit, prange
 
@@ -87,7 +89,7 @@ def joint_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                 err = 0.0
                 for i in range(nrow):
                     err += e[i] * e[i]
-                err = np.sqrt(err)
+                err = math.sqrt(err)
                 ok = perr <= tolerance and (not use_rot or aerr <= angle_tolerance)
                 if ok or err < best:
                     best = err
