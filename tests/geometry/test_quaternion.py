@@ -61,3 +61,13 @@ def test_slerp_stays_unit_and_hits_endpoints(q0, q1):
         q = quaternion_slerp(q0, q1, t)
         assert abs(np.linalg.norm(q) - 1) < 1e-12
     assert abs(abs(np.dot(quaternion_slerp(q0, q1, 1.0), q1)) - 1) < 1e-9
+
+
+def test_two_vectors_nearly_opposite_keeps_the_angle():
+    # 1 + a·b cancels to rounding here; the rotation must still land on b
+    for eps in (1.6e-7, 3e-8, 1e-6, 1e-5):
+        for a in (np.array([0.0, 0.0, 1.0]), np.array([0.6, 0.0, 0.8])):
+            b = -a + np.array([0.0, eps, 0.0])
+            b /= np.linalg.norm(b)
+            q = quaternion_from_two_vectors(a, b)
+            np.testing.assert_allclose(rotate_vectors(q, a), b, atol=1e-12)
