@@ -176,9 +176,9 @@ def quaternion_from_two_vectors(a: FloatArray, b: FloatArray) -> FloatArray:
     # they are taken as the equal a × (a + b) (the small sum a + b is exact) and
     # |a × b|² / (1 - a·b), which keep their digits, so the rotation lands on b even
     # when the two directions are a hair from opposite.
-    near_opposite = (d < 0.0)[..., None]
-    xyz = np.cross(a, np.where(near_opposite, a + b, b))
-    w = np.where(d < 0.0, dot(xyz, xyz) / (1.0 - np.minimum(d, 0.0)), 1.0 + d)
+    near_opposite = d < 0.0
+    xyz = np.cross(a, np.where(near_opposite[..., None], a + b, b))
+    w = np.where(near_opposite, dot(xyz, xyz) / (1.0 - np.minimum(d, 0.0)), 1.0 + d)
     # only truly opposite directions need the perpendicular: nearly opposite ones still
     # have a well-defined cross product (w then carries only rounding)
     opposite = (w < 1e-12) & (dot(xyz, xyz) < 1e-24)
