@@ -239,3 +239,41 @@ def test_batched_equals_one_by_one(qs):
     m = f.as_matrix()
     for i in range(len(qs)):
         np.testing.assert_allclose(f[i].as_matrix(), m[i], atol=1e-15)
+
+
+def test_one_frame_of_plain_numbers_is_the_batched_frame_bit_for_bit():
+    rng = np.random.default_rng(11)
+    for _ in range(2000):
+        scale = 10.0 ** rng.uniform(-10, 10)
+        q, p = rng.normal(size=4) * scale, rng.normal(size=3) * scale
+        batched = Frame(q[None], p[None])
+        for args in ((q, p), (q.tolist(), p.tolist()), (tuple(q), tuple(p))):
+            one = Frame(*args)
+            assert one.shape == ()
+            assert np.array_equal(one.quaternion, batched.quaternion[0])
+            assert np.array_equal(one.position, batched.position[0])
+    assert np.array_equal(Frame([0, 0, 0, 2], [1, 2, 3]).quaternion, [0.0, 0.0, 0.0, 1.0])
+
+
+@pytest.mark.parametrize(
+    ("quaternion", "position", "error", "message"),
+    [
+        ([0.0, 0.0, 0.0, 1e-13], [0, 0, 0], InvalidInputError, "non-zero quaternion"),
+        ([0.0, 0.0, np.nan, 1.0], [0, 0, 0], NonFiniteInputError, "quaternion must be finite"),
+        ([0.0, 0.0, 0.0, 1.0], [0, np.inf, 0], NonFiniteInputError, "position must be finite"),
+        ([False, False, False, True], [0, 0, 0], InvalidInputError, "real numbers"),
+        ([0.0, 0.0, 1.0], [0, 0, 0], InvalidInputError, r"quaternion must have shape"),
+    ],
+)
+def test_one_frame_of_bad_numbers_is_reported_as_a_batch_would_be(quaternion, position, error,
+                                                                  message):
+    with pytest.raises(error, match=message):
+        Frame(quaternion, position)
+
+
+def test_indexing_a_batch_gives_its_own_copy():
+    f = Frame(np.tile([0.0, 0.0, 0.0, 1.0], (3, 1)), np.arange(9.0).reshape(3, 3))
+    one = f[1]
+    assert one.shape == () and np.array_equal(one.position, [3.0, 4.0, 5.0])
+    assert not np.shares_memory(one.position, f.position)
+    assert not one.position.flags.writeable

@@ -266,3 +266,18 @@ def test_solution_positions_are_the_joint_frames_of_its_q(make, method):
             sol = jacobian_ik(chain, target, method=method, restarts=1, max_iterations=30)
         np.testing.assert_allclose(sol.positions, chain.joint_positions(sol.q), atol=1e-12)
         np.testing.assert_allclose(sol.positions[..., 0, :], 0.0, atol=0.0)
+
+
+def test_single_solves_do_not_depend_on_the_solves_before_them(panda):
+    """Single solves reuse their scratch space; what a solve leaves there must not
+    change the next one (position and pose targets, reached and unreached, mixed)."""
+    rng = np.random.default_rng(21)
+    points = rng.uniform(-0.9, 0.9, size=(12, 3)) + [0.0, 0.0, 0.4]
+    quats = rng.normal(size=(12, 4))
+    targets = [points[i] if i % 2 else Frame(quats[i], points[i]) for i in range(12)]
+    first = [jacobian_ik(panda, t) for t in targets]
+    again = [jacobian_ik(panda, t) for t in reversed(targets)][::-1]
+    for a, b in zip(first, again, strict=True):
+        assert np.array_equal(a.q, b.q) and np.array_equal(a.positions, b.positions)
+        assert a.error == b.error and a.reached == b.reached
+    assert 0 < sum(bool(s.reached) for s in first) < 12

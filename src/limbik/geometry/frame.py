@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -36,6 +37,37 @@ _X = np.array([1.0, 0.0, 0.0])
 _Z = np.array([0.0, 0.0, 1.0])
 
 
+def _plain_numbers(value: Any, size: int) -> list[float] | None:
+    """``value`` as ``size`` finite Python floats if it is one such vector of plain
+    numbers (a float64 array, or a list or tuple of ints and floats); else None."""
+    if isinstance(value, np.ndarray):
+        if value.shape != (size,) or value.dtype != np.float64:
+            return None
+        items = value.tolist()
+    elif isinstance(value, list | tuple) and len(value) == size:
+        if not all(type(v) is float or type(v) is int for v in value):
+            return None
+        items = [float(v) for v in value]
+    else:
+        return None
+    return items if all(math.isfinite(v) for v in items) else None
+
+
+def _one_frame(quaternion: Any, position: Any) -> tuple[FloatArray, FloatArray] | None:
+    """Unit quaternion ``(4,)`` and position ``(3,)`` of one frame given as plain numbers,
+    computed as :func:`as_quaternions` does; None for anything else (batches, other
+    types, a quaternion too short to normalise, numbers to be checked and reported)."""
+    q = _plain_numbers(quaternion, 4)
+    p = _plain_numbers(position, 3) if q is not None else None
+    if q is None or p is None:
+        return None
+    x, y, z, w = q
+    n = math.sqrt(x * x + y * y + z * z + w * w)
+    if not 1e-12 <= n < math.inf:
+        return None
+    return np.array([x / n, y / n, z / n, w / n]), np.array(p)
+
+
 class Frame:
     """A batch of rigid transforms, world ← local, like Roblox's ``CFrame``.
 
@@ -59,6 +91,10 @@ class Frame:
 
     def __init__(self, quaternion: Any = (0.0, 0.0, 0.0, 1.0),
                  position: Any = (0.0, 0.0, 0.0)) -> None:
+        one = _one_frame(quaternion, position)
+        if one is not None:  # a single frame of plain numbers: no array round trips
+            self._set(*one)
+            return
         q = as_quaternions(quaternion, "quaternion")
         p = as_points(position, "position")
         shape = broadcast_shapes(("quaternion", q.shape[:-1]), ("position", p.shape[:-1]))
@@ -76,6 +112,9 @@ class Frame:
     def _make(cls, q: FloatArray, p: FloatArray) -> Frame:
         """Trusted constructor: ``q`` unit ``(..., 4)``, ``p`` ``(..., 3)``, broadcast here."""
         out = cls.__new__(cls)
+        if q.shape[:-1] == p.shape[:-1]:
+            out._set(q, p)
+            return out
         shape = np.broadcast_shapes(q.shape[:-1], p.shape[:-1])
         out._set(np.broadcast_to(q, shape + (4,)), np.broadcast_to(p, shape + (3,)))
         return out

@@ -11,6 +11,7 @@ kinematics and the Jacobian step rules it uses.
 from __future__ import annotations
 
 import math
+import threading
 from typing import Any
 
 import numpy as np
@@ -600,7 +601,17 @@ def lm_solve(pre_rot, pre_trans, axis, kind, lower, upper, target_p, target_r, u
                        q_out, err_out, reached_out, iters_out, pos_out)
 
 
+_SCRATCH = threading.local()
+
+
 def lm_scratch(m: int) -> tuple[np.ndarray, ...]:
-    """Scratch arrays of :func:`lm_solve_range` for a chain of ``m`` movable joints."""
-    return (np.empty((2, m + 1, 3, 3)), np.empty((2, m + 1, 3)), np.empty((2, m, 3)),
-            np.empty((2, m)), np.zeros((5, 6, max(m, 6))))
+    """Scratch arrays of :func:`lm_solve_range` for a chain of ``m`` movable joints.
+
+    Kept per thread and per ``m``, so repeated single solves do not allocate them again.
+    """
+    cache = _SCRATCH.__dict__.setdefault("by_dof", {})
+    scratch = cache.get(m)
+    if scratch is None:
+        scratch = cache[m] = (np.empty((2, m + 1, 3, 3)), np.empty((2, m + 1, 3)),
+                              np.empty((2, m, 3)), np.empty((2, m)), np.zeros((5, 6, max(m, 6))))
+    return scratch
