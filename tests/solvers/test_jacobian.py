@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from numba import njit
 
 from limbik import Frame, JointChain, ccd, jacobian_ik
 from limbik.errors import InvalidInputError, NonFiniteInputError
@@ -40,15 +41,21 @@ def spatial_arm():
     ])
 
 
+@njit
+def _chain_fk(pre_rot, pre_trans, axis, kind, q, slot, wr, wp, wa):
+    # chain_fk is a helper without a Python entry point: called through a kernel here
+    chain_fk(pre_rot, pre_trans, axis, kind, q, slot, wr, wp, wa)
+
+
 def test_kernel_fk_matches_joint_chain(panda):
     pre_rot, pre_trans, axis, kind, _, _ = panda.kernel_arrays
     rng = np.random.default_rng(0)
     for q in panda.random_q(5, rng):
-        wr, wp, wa = np.empty((8, 3, 3)), np.empty((8, 3)), np.empty((7, 3))
-        chain_fk(pre_rot, pre_trans, axis, kind, q, wr, wp, wa)
+        wr, wp, wa = np.empty((2, 8, 3, 3)), np.empty((2, 8, 3)), np.empty((2, 7, 3))
+        _chain_fk(pre_rot, pre_trans, axis, kind, np.stack([q, q]), 1, wr, wp, wa)
         f = panda.forward(q)
-        np.testing.assert_allclose(wp[-1], f.position, atol=1e-12)
-        np.testing.assert_allclose(wr[-1], f.rotation_matrix, atol=1e-12)
+        np.testing.assert_allclose(wp[1, -1], f.position, atol=1e-12)
+        np.testing.assert_allclose(wr[1, -1], f.rotation_matrix, atol=1e-12)
 
 
 def test_panda_default_dls_reaches_random_targets(panda):

@@ -45,14 +45,16 @@ def splitmix64(state):  # pragma: no cover - compiled
     return state, float(z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
 
 
-@njit(cache=True, error_model="numpy")
-def chain_fk(pre_rot, pre_trans, axis, kind, q, wr, wp, wa):  # pragma: no cover - compiled
-    """World frames of one chain at ``q`` (m,).
+@_kernel_helper
+def chain_fk(pre_rot, pre_trans, axis, kind, q, s, wr, wp, wa):  # pragma: no cover - compiled
+    """World frames of one chain at ``q[s]`` (m,), written to slot ``s`` of the buffers.
 
-    Writes ``wr (m + 1, 3, 3)`` and ``wp (m + 1, 3)``: frame of movable joint ``k``
-    after its motion (entry ``m``: the tip), and ``wa (m, 3)``: world joint axes.
+    ``q (S, m)``. Writes ``wr[s] (m + 1, 3, 3)`` and ``wp[s] (m + 1, 3)``: frame of
+    movable joint ``k`` after its motion (entry ``m``: the tip), and ``wa[s] (m, 3)``:
+    world joint axes. (Slots instead of views: a view per call costs reference counting
+    in every caller's compiled code.)
     """
-    m = q.shape[0]
+    m = q.shape[1]
     r00 = 1.0
     r01 = 0.0
     r02 = 0.0
@@ -103,10 +105,10 @@ def chain_fk(pre_rot, pre_trans, axis, kind, q, wr, wp, wa):  # pragma: no cover
             wx = r00 * ux + r01 * uy + r02 * uz
             wy = r10 * ux + r11 * uy + r12 * uz
             wz = r20 * ux + r21 * uy + r22 * uz
-            wa[k, 0] = wx
-            wa[k, 1] = wy
-            wa[k, 2] = wz
-            qk = q[k]
+            wa[s, k, 0] = wx
+            wa[s, k, 1] = wy
+            wa[s, k, 2] = wz
+            qk = q[s, k]
             if kind[k] == 1:
                 px += wx * qk
                 py += wy * qk
@@ -141,43 +143,44 @@ def chain_fk(pre_rot, pre_trans, axis, kind, q, wr, wp, wa):  # pragma: no cover
                 r22 = m20 * r02 + m21 * r12 + m22 * r22
                 r02 = a0
                 r12 = a1
-        wr[k, 0, 0] = r00
-        wr[k, 0, 1] = r01
-        wr[k, 0, 2] = r02
-        wr[k, 1, 0] = r10
-        wr[k, 1, 1] = r11
-        wr[k, 1, 2] = r12
-        wr[k, 2, 0] = r20
-        wr[k, 2, 1] = r21
-        wr[k, 2, 2] = r22
-        wp[k, 0] = px
-        wp[k, 1] = py
-        wp[k, 2] = pz
+        wr[s, k, 0, 0] = r00
+        wr[s, k, 0, 1] = r01
+        wr[s, k, 0, 2] = r02
+        wr[s, k, 1, 0] = r10
+        wr[s, k, 1, 1] = r11
+        wr[s, k, 1, 2] = r12
+        wr[s, k, 2, 0] = r20
+        wr[s, k, 2, 1] = r21
+        wr[s, k, 2, 2] = r22
+        wp[s, k, 0] = px
+        wp[s, k, 1] = py
+        wp[s, k, 2] = pz
 
 
 @_kernel_helper
-def _pose_error(wr, wp, m, target_p, targets_r, b, w_pos, w_rot, use_rot,
+def _pose_error(wr, wp, slot, m, targets_p, targets_r, b, w_pos, w_rot, use_rot,
                 e):  # pragma: no cover - compiled
-    """Weighted error vector ``e`` (3 or 6); returns (position error, angle error).
+    """Weighted error vector ``e[slot]`` (3 or 6) of the frames in that slot of ``wr``,
+    ``wp`` against target ``b``; returns (position error, angle error).
 
     The rotation error (rows 3 to 5) is the rotation vector (axis · angle, world frame)
-    of ``target_r · Rᵀ`` with ``target_r = targets_r[b]`` and ``R = wr[m]``, through the
+    of ``target_r · Rᵀ`` with ``target_r = targets_r[b]`` and ``R = wr[slot, m]``, through the
     quaternion of that relative rotation (Shepperd), so it is accurate near 0 and near
     a half turn. ``targets_r=None`` (position targets) compiles without the rotation part.
     """
-    dx = target_p[0] - wp[m, 0]
-    dy = target_p[1] - wp[m, 1]
-    dz = target_p[2] - wp[m, 2]
-    e[0] = w_pos * dx
-    e[1] = w_pos * dy
-    e[2] = w_pos * dz
+    dx = targets_p[b, 0] - wp[slot, m, 0]
+    dy = targets_p[b, 1] - wp[slot, m, 1]
+    dz = targets_p[b, 2] - wp[slot, m, 2]
+    e[slot, 0] = w_pos * dx
+    e[slot, 1] = w_pos * dy
+    e[slot, 2] = w_pos * dz
     perr = math.sqrt(dx * dx + dy * dy + dz * dz)
     if targets_r is None:
         return perr, 0.0
     if not use_rot:
         return perr, 0.0
     target_r = targets_r[b]
-    cur = wr[m]
+    cur = wr[slot, m]
     e00 = target_r[0, 0] * cur[0, 0] + target_r[0, 1] * cur[0, 1] + target_r[0, 2] * cur[0, 2]
     e01 = target_r[0, 0] * cur[1, 0] + target_r[0, 1] * cur[1, 1] + target_r[0, 2] * cur[1, 2]
     e02 = target_r[0, 0] * cur[2, 0] + target_r[0, 1] * cur[2, 1] + target_r[0, 2] * cur[2, 2]
@@ -225,22 +228,23 @@ def _pose_error(wr, wp, m, target_p, targets_r, b, w_pos, w_rot, use_rot,
     sn = math.sqrt(x * x + y * y + z * z)
     angle = 2.0 * math.atan2(sn, w)
     f = angle / sn if sn >= 1e-300 else 0.0
-    e[3] = w_rot * (x * f)
-    e[4] = w_rot * (y * f)
-    e[5] = w_rot * (z * f)
+    e[slot, 3] = w_rot * (x * f)
+    e[slot, 4] = w_rot * (y * f)
+    e[slot, 5] = w_rot * (z * f)
     return perr, angle
 
 
 @_kernel_helper
-def _fill_jacobian(wp, wa, kind, m, nrow, w_pos, w_rot, jac):  # pragma: no cover - compiled
-    """Weighted geometric Jacobian (rows: linear, then angular) into ``jac (nrow, m)``."""
-    tx = wp[m, 0]
-    ty = wp[m, 1]
-    tz = wp[m, 2]
+def _fill_jacobian(wp, wa, s, kind, m, nrow, w_pos, w_rot, jac):  # pragma: no cover - compiled
+    """Weighted geometric Jacobian (rows: linear, then angular) at the frames in slot ``s``
+    into ``jac (nrow, m)``."""
+    tx = wp[s, m, 0]
+    ty = wp[s, m, 1]
+    tz = wp[s, m, 2]
     for k in range(m):
-        ax = wa[k, 0]
-        ay = wa[k, 1]
-        az = wa[k, 2]
+        ax = wa[s, k, 0]
+        ay = wa[s, k, 1]
+        az = wa[s, k, 2]
         if kind[k] == 1:
             jac[0, k] = w_pos * ax
             jac[1, k] = w_pos * ay
@@ -250,9 +254,9 @@ def _fill_jacobian(wp, wa, kind, m, nrow, w_pos, w_rot, jac):  # pragma: no cove
                 jac[4, k] = 0.0
                 jac[5, k] = 0.0
         else:
-            rx = tx - wp[k, 0]
-            ry = ty - wp[k, 1]
-            rz = tz - wp[k, 2]
+            rx = tx - wp[s, k, 0]
+            ry = ty - wp[s, k, 1]
+            rz = tz - wp[s, k, 2]
             jac[0, k] = w_pos * (ay * rz - az * ry)
             jac[1, k] = w_pos * (az * rx - ax * rz)
             jac[2, k] = w_pos * (ax * ry - ay * rx)
@@ -415,16 +419,17 @@ def _step(method, jac, e, nrow, m, lam2, cutoff, dq, work):  # pragma: no cover 
 
 
 @_kernel_helper
-def _clip_q(q, lower, upper, kind):  # pragma: no cover - compiled
-    for k in range(q.shape[0]):
-        if q[k] < lower[k]:
-            q[k] = lower[k]
-        elif q[k] > upper[k]:
-            q[k] = upper[k]
+def _clip_q(q, s, lower, upper, kind):  # pragma: no cover - compiled
+    """Clip ``q[s] (m,)`` to the limits; unlimited rotations wrap into (-π, π]."""
+    for k in range(q.shape[1]):
+        v = q[s, k]
+        if v < lower[k]:
+            q[s, k] = lower[k]
+        elif v > upper[k]:
+            q[s, k] = upper[k]
         elif kind[k] == 0 and lower[k] == -np.inf and upper[k] == np.inf:
-            # unlimited rotation: keep the angle in (-π, π]
-            if q[k] > np.pi or q[k] <= -np.pi:
-                q[k] = q[k] - 2.0 * np.pi * math.floor((q[k] + np.pi) / (2.0 * np.pi))
+            if v > np.pi or v <= -np.pi:
+                q[s, k] = v - 2.0 * np.pi * math.floor((v + np.pi) / (2.0 * np.pi))
 
 
 @_kernel_helper
@@ -477,13 +482,14 @@ def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
     errs = work[3]
     y = work[3, 2]
     tmp = work[3, 3]
+    rhs = work[4, 0]
     for b in range(start, stop):
         best = np.inf
         total = 0
         done = False
         state = seeds[b]
         for att in range(1 + restarts):
-            cur = 0
+            cur = np.intp(0)  # not a literal 0: the helpers compile once, for any slot
             if att == 0:
                 for k in range(m):
                     q_buf[0, k] = q_first[b, k]
@@ -491,11 +497,10 @@ def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                 for k in range(m):
                     state, u = splitmix64(state)
                     q_buf[0, k] = sample_lo[k] + (sample_hi[k] - sample_lo[k]) * u
-            _clip_q(q_buf[0], lower, upper, kind)
-            chain_fk(pre_rot, pre_trans, axis, kind, q_buf[0], rot_buf[0], pos_buf[0],
-                     axis_buf[0])
-            perr, aerr = _pose_error(rot_buf[0], pos_buf[0], m, target_p[b], target_r, b, w_pos,
-                                     w_rot, use_rot, errs[0])
+            _clip_q(q_buf, cur, lower, upper, kind)
+            chain_fk(pre_rot, pre_trans, axis, kind, q_buf, cur, rot_buf, pos_buf, axis_buf)
+            perr, aerr = _pose_error(rot_buf, pos_buf, cur, m, target_p, target_r, b, w_pos,
+                                     w_rot, use_rot, errs)
             err2 = 0.0
             for i in range(nrow):
                 err2 += errs[0, i] * errs[0, i]
@@ -515,7 +520,7 @@ def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                     break
                 if it == max_iterations:
                     break
-                _fill_jacobian(pos_buf[cur], axis_buf[cur], kind, m, nrow, w_pos, w_rot, jac)
+                _fill_jacobian(pos_buf, axis_buf, cur, kind, m, nrow, w_pos, w_rot, jac)
                 # a joint at a limit that the gradient pushes further out stays put
                 for k in range(m):
                     qk = q_buf[cur, k]
@@ -527,11 +532,12 @@ def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                             for i in range(nrow):
                                 jac[i, k] = 0.0
                 _gram(jac, nrow, m, jjt)
+                for i in range(nrow):
+                    rhs[i] = errs[cur, i]
                 accepted = False
                 nxt = 1 - cur
                 for _trial in range(12):
-                    if not _solve_spd(jjt, mu * 0.5 * err2 + lam_floor, errs[cur], nrow, y, chol,
-                                      tmp):
+                    if not _solve_spd(jjt, mu * 0.5 * err2 + lam_floor, rhs, nrow, y, chol, tmp):
                         mu *= 4.0
                         continue
                     big = 0.0
@@ -545,11 +551,11 @@ def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                     scale = max_step / big if big > max_step else 1.0
                     for k in range(m):
                         q_buf[nxt, k] = q_buf[cur, k] + scale * q_buf[nxt, k]
-                    _clip_q(q_buf[nxt], lower, upper, kind)
-                    chain_fk(pre_rot, pre_trans, axis, kind, q_buf[nxt], rot_buf[nxt],
-                             pos_buf[nxt], axis_buf[nxt])
-                    perr2, aerr2 = _pose_error(rot_buf[nxt], pos_buf[nxt], m, target_p[b],
-                                               target_r, b, w_pos, w_rot, use_rot, errs[nxt])
+                    _clip_q(q_buf, nxt, lower, upper, kind)
+                    chain_fk(pre_rot, pre_trans, axis, kind, q_buf, nxt, rot_buf, pos_buf,
+                             axis_buf)
+                    perr2, aerr2 = _pose_error(rot_buf, pos_buf, nxt, m, target_p, target_r, b,
+                                               w_pos, w_rot, use_rot, errs)
                     new2 = 0.0
                     for i in range(nrow):
                         new2 += errs[nxt, i] * errs[nxt, i]
@@ -576,10 +582,11 @@ def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                 break
         reached_out[b] = done
         iters_out[b] = total
+        cur = np.intp(0)
         for k in range(m):
-            q_buf[0, k] = q_out[b, k]
-        chain_fk(pre_rot, pre_trans, axis, kind, q_buf[0], rot_buf[0], pos_buf[0], axis_buf[0])
-        joint_positions(rot_buf[0], pos_buf[0], frame, offset, pos_out[b])
+            q_buf[cur, k] = q_out[b, k]
+        chain_fk(pre_rot, pre_trans, axis, kind, q_buf, cur, rot_buf, pos_buf, axis_buf)
+        joint_positions(rot_buf[cur], pos_buf[cur], frame, offset, pos_out[b])
 
 
 @njit(cache=True, parallel=True, error_model="numpy")

@@ -55,11 +55,18 @@ def joint_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
     m = axis.shape[0]
     nrow = 6 if use_rot else 3
     lam2 = lam * lam
-    wr = np.empty((m + 1, 3, 3))
-    wp = np.empty((m + 1, 3))
-    wa = np.empty((m, 3))
-    e = np.empty(6)
-    q = np.empty(m)
+    # one slot of the helpers' slot buffers, and views of it for the step rules
+    s = np.intp(0)
+    wr_buf = np.empty((1, m + 1, 3, 3))
+    wp_buf = np.empty((1, m + 1, 3))
+    wa_buf = np.empty((1, m, 3))
+    e_buf = np.empty((1, 6))
+    q_buf = np.empty((1, m))
+    wr = wr_buf[0]
+    wp = wp_buf[0]
+    wa = wa_buf[0]
+    e = e_buf[0]
+    q = q_buf[0]
     jac = np.empty((nrow, m))
     dq = np.empty(m)
     work = np.zeros((4, 6, 6))
@@ -79,13 +86,13 @@ def joint_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                 for k in range(m):
                     state, u = splitmix64(state)
                     q[k] = sample_lo[k] + (sample_hi[k] - sample_lo[k]) * u
-            _clip_q(q, lower, upper, kind)
+            _clip_q(q_buf, s, lower, upper, kind)
             attempt_best = np.inf
             stall = 0
             for it in range(max_iterations + 1):
-                chain_fk(pre_rot, pre_trans, axis, kind, q, wr, wp, wa)
-                perr, aerr = _pose_error(wr, wp, m, target_p[b], target_r, b, w_pos, w_rot,
-                                         use_rot, e)
+                chain_fk(pre_rot, pre_trans, axis, kind, q_buf, s, wr_buf, wp_buf, wa_buf)
+                perr, aerr = _pose_error(wr_buf, wp_buf, s, m, target_p, target_r, b, w_pos,
+                                         w_rot, use_rot, e_buf)
                 err = 0.0
                 for i in range(nrow):
                     err += e[i] * e[i]
@@ -113,7 +120,7 @@ def joint_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                               use_rot, w_pos, w_rot, tip_r)
                 else:
                     # the Jacobian step is written out here: as a call it costs ~10 %
-                    _fill_jacobian(wp, wa, kind, m, nrow, w_pos, w_rot, jac)
+                    _fill_jacobian(wp_buf, wa_buf, s, kind, m, nrow, w_pos, w_rot, jac)
                     _step(method, jac, e, nrow, m, lam2, cutoff, dq, work)
                     # limit the largest joint change of one step
                     big = 0.0
@@ -123,7 +130,7 @@ def joint_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                     scale = max_step / big if big > max_step else 1.0
                     for k in range(m):
                         q[k] += scale * dq[k]
-                    _clip_q(q, lower, upper, kind)
+                    _clip_q(q_buf, s, lower, upper, kind)
                 total += 1
             if done:
                 break
@@ -131,7 +138,7 @@ def joint_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
         iters_out[b] = total
         for k in range(m):
             q[k] = q_out[b, k]
-        chain_fk(pre_rot, pre_trans, axis, kind, q, wr, wp, wa)
+        chain_fk(pre_rot, pre_trans, axis, kind, q_buf, s, wr_buf, wp_buf, wa_buf)
         joint_positions(wr, wp, frame, offset, pos_out[b])
 
 
