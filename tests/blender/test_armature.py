@@ -90,7 +90,7 @@ def test_bone_order_puts_parents_first_and_needs_one_root():
         bone_order(["a", "b"], [None, "x"])
 
 
-@pytest.mark.parametrize("order", ["XYZ", "ZXY", "YZX"])
+@pytest.mark.parametrize("order", ["XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX"])
 def test_euler_angles_rebuild_the_rotation_in_blenders_order(order):
     rng = np.random.default_rng(1)
     q = Rotation.random(50, random_state=rng).as_quat()
@@ -102,3 +102,24 @@ def test_euler_angles_rebuild_the_rotation_in_blenders_order(order):
     assert np.allclose(m, Rotation.from_quat(q).as_matrix(), atol=1e-12)
     with pytest.raises(InvalidInputError, match="order must be a permutation of XYZ"):
         euler_from_quaternions(q[:, [3, 0, 1, 2]], "XXY")
+
+
+@pytest.mark.parametrize("order", ["XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX"])
+def test_euler_angles_match_scipy_and_survive_gimbal_lock(order):
+    rng = np.random.default_rng(2)
+    q = Rotation.random(200, random_state=rng).as_quat()
+    e = euler_from_quaternions(q[:, None][..., [3, 0, 1, 2]], order)[:, 0]
+    reference = Rotation.from_quat(q).as_euler(order.lower())
+    for slot, axis in enumerate(order):  # the same angles, up to whole turns of the unwrap
+        turns = (e[:, "XYZ".index(axis)] - reference[:, slot]) / (2 * np.pi)
+        assert np.allclose(turns, np.round(turns), atol=1e-12)
+    # the middle angle at ±90°: the first and last axes line up, the last angle is 0
+    angles = np.c_[rng.uniform(-3, 3, 40), np.full(40, np.pi / 2) * rng.choice([-1, 1], 40),
+                   rng.uniform(-3, 3, 40)]
+    locked = Rotation.from_euler(order.lower(), angles)
+    e = euler_from_quaternions(locked.as_quat()[:, [3, 0, 1, 2]], order)
+    assert np.all(np.isfinite(e)) and np.allclose(e[:, "XYZ".index(order[2])], 0.0)
+    m = np.eye(3)
+    for axis in order:
+        m = Rotation.from_euler(axis.lower(), e[:, ["XYZ".index(axis)]]).as_matrix() @ m
+    assert np.allclose(m, locked.as_matrix(), atol=1e-9)

@@ -277,3 +277,13 @@ def test_indexing_a_batch_gives_its_own_copy():
     assert one.shape == () and np.array_equal(one.position, [3.0, 4.0, 5.0])
     assert not np.shares_memory(one.position, f.position)
     assert not one.position.flags.writeable
+
+
+def test_without_scipy_the_rotation_bridges_say_what_is_missing(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "scipy.spatial.transform", None)  # import fails
+    with pytest.raises(InvalidInputError, match="rotation must be a scipy Rotation, got str"):
+        Frame.from_rotation("x")
+    with pytest.raises(ImportError, match="pip install scipy"):
+        Frame.identity().as_rotation()

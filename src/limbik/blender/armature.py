@@ -177,16 +177,25 @@ def pose_bases(motion: Motion, parents: Sequence[int], rest: FloatArray, pose: F
 def euler_from_quaternions(q_wxyz: FloatArray, order: str) -> FloatArray:
     """Blender Euler angles ``(F, ..., 3)`` (X, Y, Z slots, radians) of quaternions
     ``(F, ..., 4)`` (w, x, y, z), for a rotation mode such as ``"XYZ"`` (X applied
-    first), unwrapped along the frames so keys interpolate without jumps."""
-    from scipy.spatial.transform import Rotation
+    first), unwrapped along the frames so keys interpolate without jumps.
 
-    if sorted(order) != ["X", "Y", "Z"]:
+    With the axes ``i, j, k`` of ``order``, ``R = R_k(γ) R_j(β) R_i(α)`` and
+    ``β ∈ [-π/2, π/2]``; at gimbal lock (``cos β < 1e-7``) ``γ`` is 0.
+    """
+    if not isinstance(order, str) or sorted(order) != ["X", "Y", "Z"]:
         raise InvalidInputError(f"order must be a permutation of XYZ, got {order!r}",
                                 argument="order")
     q = np.asarray(q_wxyz, dtype=np.float64)
-    flat = q.reshape(-1, 4)
-    angles = Rotation.from_quat(flat[:, [1, 2, 3, 0]]).as_euler(order.lower())
-    slots = np.empty_like(angles)
-    for k, axis in enumerate(order):
-        slots[:, "XYZ".index(axis)] = angles[:, k]
+    flat = q.reshape(-1, 4)[:, [1, 2, 3, 0]]
+    r = matrix_from_quaternion(flat / np.linalg.norm(flat, axis=-1, keepdims=True))
+    i, j, k = ("XYZ".index(axis) for axis in order)
+    sign = 1.0 if (j - i) % 3 == 1 else -1.0  # +1 for the cyclic orders XYZ, YZX, ZXY
+    cos_beta = np.hypot(r[:, k, j], r[:, k, k])
+    beta = np.arctan2(-sign * r[:, k, i], cos_beta)
+    locked = cos_beta < 1e-7
+    alpha = np.where(locked, np.arctan2(-sign * r[:, j, k], r[:, j, j]),
+                     np.arctan2(sign * r[:, k, j], r[:, k, k]))
+    gamma = np.where(locked, 0.0, np.arctan2(sign * r[:, j, i], r[:, i, i]))
+    slots = np.empty((len(r), 3))
+    slots[:, i], slots[:, j], slots[:, k] = alpha, beta, gamma
     return np.unwrap(slots.reshape(q.shape[:-1] + (3,)), axis=0)

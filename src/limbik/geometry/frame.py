@@ -37,6 +37,15 @@ _X = np.array([1.0, 0.0, 0.0])
 _Z = np.array([0.0, 0.0, 1.0])
 
 
+def _scipy_rotation() -> Any:
+    """scipy's ``Rotation`` class, or None where scipy (optional) is not installed."""
+    try:
+        from scipy.spatial.transform import Rotation
+    except ImportError:
+        return None
+    return Rotation
+
+
 def _plain_numbers(value: Any, size: int) -> list[float] | None:
     """``value`` as ``size`` finite Python floats if it is one such vector of plain
     numbers (a float64 array, or a list or tuple of ints and floats); else None."""
@@ -215,9 +224,8 @@ class Frame:
     @classmethod
     def from_rotation(cls, rotation: Rotation, position: Any = (0.0, 0.0, 0.0)) -> Frame:
         """From a scipy :class:`~scipy.spatial.transform.Rotation` and positions ``(..., 3)``."""
-        from scipy.spatial.transform import Rotation
-
-        if not isinstance(rotation, Rotation):
+        rotation_class = _scipy_rotation()
+        if rotation_class is None or not isinstance(rotation, rotation_class):
             raise InvalidInputError(
                 f"rotation must be a scipy Rotation, got {type(rotation).__name__}",
                 argument="rotation")
@@ -323,10 +331,13 @@ class Frame:
         return m
 
     def as_rotation(self) -> Rotation:
-        """The rotations as a scipy :class:`~scipy.spatial.transform.Rotation`."""
-        from scipy.spatial.transform import Rotation
-
-        return Rotation.from_quat(self._q)
+        """The rotations as a scipy :class:`~scipy.spatial.transform.Rotation` (needs scipy,
+        an optional dependency: ``pip install scipy``)."""
+        rotation_class = _scipy_rotation()
+        if rotation_class is None:
+            raise ImportError("Frame.as_rotation returns a scipy Rotation, and scipy is not "
+                              "installed: pip install scipy")
+        return rotation_class.from_quat(self._q)
 
     # ------------------------------------------------------------------ batch handling
     def __len__(self) -> int:
