@@ -47,11 +47,17 @@ _BISECTION_CAP = 256
 
 #: entry points (called from Python, cached on disk)
 _jit = njit(cache=True, error_model="numpy", fastmath=False)
+#: entry points that allocate nothing: compiled without Numba's reference-counting
+#: runtime (no reference counts on the arrays they index and slice: less code, a shorter
+#: first compilation, the same bits); their callers own every array they pass
+_jit_no_alloc = njit(cache=True, error_model="numpy", fastmath=False, _nrt=False)
 #: the parallel batch drivers: chunks of chains or trees spread over every thread
 _jit_batch = njit(cache=True, error_model="numpy", fastmath=False, parallel=True)
 #: helpers called only from compiled code: compiled into their callers, so they cost no
-#: Python wrapper, machine code or cache file of their own (a cold first call is shorter)
-_inner = register_jitable(error_model="numpy", fastmath=False)
+#: Python wrapper, machine code or cache file of their own (a cold first call is shorter);
+#: those that allocate nothing also go without the reference-counting runtime
+_inner_alloc = register_jitable(error_model="numpy", fastmath=False)
+_inner = register_jitable(error_model="numpy", fastmath=False, _nrt=False)
 
 
 # --------------------------------------------------------------------------- small vectors
@@ -594,7 +600,7 @@ def use_threads(batch: int) -> bool:
     return batch > CHUNK and numba.get_num_threads() > 1
 
 
-@_inner
+@_inner_alloc
 def chain_workspace(n):
     """Scratch of :func:`solve_chain_range` for chains of ``n`` joints (also from Python).
 
@@ -603,7 +609,7 @@ def chain_workspace(n):
     return np.empty(n - 1), np.empty(3), np.empty((n, 3))
 
 
-@_jit
+@_jit_no_alloc
 def solve_chain_range(start, stop, pos, target, direction, has_dir, tol_abs, tol_rel, max_iter,
                       min_improvement, fixed_root, frame0, limits, reached, error, iterations,
                       work):
@@ -694,7 +700,9 @@ def solve_chain_range(start, stop, pos, target, direction, has_dir, tol_abs, tol
                     # stuck on a line through the target: bend once and go on
                     bent = True
                     if limits is not None:
-                        _forward(p, p[0].copy(), lengths, frame0, limits)
+                        for c in range(3):
+                            scratch[0, c] = p[0, c]
+                        _forward(p, scratch[0], lengths, frame0, limits)
                     err = _chain_error(p, t, lengths, has_dir, dirx, diry, dirz)
                     continue
                 if improvement < min_improvement:
@@ -733,7 +741,7 @@ def _finite_chain(p, t):
 
 
 # --------------------------------------------------------------------------- tree
-@_jit
+@_jit_no_alloc
 def solve_tree_range(start, stop, pos, parents, targets, effectors, weights, tol_abs, tol_rel,
                      max_iter, min_improvement, fixed_root, frame0, limits, reached, error,
                      iterations, work):
@@ -764,11 +772,11 @@ def solve_tree_range(start, stop, pos, parents, targets, effectors, weights, tol
         it = 0
         while err > tol and it < max_iter:
             _tree_backward(p, parents, tg, eff_of, active, w, lengths, acc, wacc)
-            if fixed_root:
-                begin = root
-            else:
-                begin = p[0].copy()
-            _tree_forward(p, parents, begin, lengths, frame0, frames, limits)
+            if not fixed_root:  # the root goes where the backward stage left it
+                root[0] = p[0, 0]
+                root[1] = p[0, 1]
+                root[2] = p[0, 2]
+            _tree_forward(p, parents, root, lengths, frame0, frames, limits)
             it += 1
             new_err = _tree_error(p, tg, effectors)
             improvement = err - new_err
@@ -794,7 +802,7 @@ def solve_trees_parallel(pos, parents, targets, effectors, weights, tol_abs, tol
                          tree_workspace(parents, effectors))
 
 
-@_inner
+@_inner_alloc
 def tree_workspace(parents, effectors):
     """Scratch of the tree loops (also from Python): lengths, eff_of, active, w, acc, wacc,
     frames, root.
@@ -883,7 +891,7 @@ def _tree_backward(p, parents, tg, eff_of, active, w, lengths, acc, wacc):
         p[0, 2] = acc[0, 2] / wacc[0]
 
 
-@_jit
+@_jit_no_alloc
 def tree_backward_pass(pos, parents, targets, effectors, weights, lengths_from, work):
     """One backward stage on a batch of trees, in place.
 
@@ -898,7 +906,7 @@ def tree_backward_pass(pos, parents, targets, effectors, weights, lengths_from, 
         _tree_backward(pos[b], parents, targets[b], eff_of, active, w, lengths, acc, wacc)
 
 
-@_jit
+@_jit_no_alloc
 def tree_forward_pass(pos, parents, lengths_from, roots, frame0, limits, work):
     """One forward stage on a batch of trees, in place.
 
