@@ -36,6 +36,8 @@ import numpy as np
 from numba import njit, prange
 from numba.extending import register_jitable
 
+from limbik._kernel_options import NO_REFCOUNT
+
 FREE = 0
 CONE = 1
 ELLIPSE = 2
@@ -47,17 +49,15 @@ _BISECTION_CAP = 256
 
 #: entry points (called from Python, cached on disk)
 _jit = njit(cache=True, error_model="numpy", fastmath=False)
-#: entry points that allocate nothing: compiled without Numba's reference-counting
-#: runtime (no reference counts on the arrays they index and slice: less code, a shorter
-#: first compilation, the same bits); their callers own every array they pass
-_jit_no_alloc = njit(cache=True, error_model="numpy", fastmath=False, _nrt=False)
+#: entry points that allocate nothing (see :data:`limbik._kernel_options.NO_REFCOUNT`)
+_jit_no_alloc = njit(cache=True, error_model="numpy", fastmath=False, **NO_REFCOUNT)
 #: the parallel batch drivers: chunks of chains or trees spread over every thread
 _jit_batch = njit(cache=True, error_model="numpy", fastmath=False, parallel=True)
 #: helpers called only from compiled code: compiled into their callers, so they cost no
 #: Python wrapper, machine code or cache file of their own (a cold first call is shorter);
-#: those that allocate nothing also go without the reference-counting runtime
+#: those that allocate nothing also go without reference counting
 _inner_alloc = register_jitable(error_model="numpy", fastmath=False)
-_inner = register_jitable(error_model="numpy", fastmath=False, _nrt=False)
+_inner = register_jitable(error_model="numpy", fastmath=False, **NO_REFCOUNT)
 
 
 # --------------------------------------------------------------------------- small vectors

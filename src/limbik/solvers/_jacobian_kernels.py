@@ -17,6 +17,8 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
+from limbik._kernel_options import NO_REFCOUNT
+
 METHOD_TRANSPOSE = 0
 METHOD_PINV = 1
 METHOD_DLS = 2
@@ -24,11 +26,9 @@ METHOD_SVD_DLS = 3
 #: Levenberg–Marquardt (:func:`lm_solve`); code 4 is the CCD sweep of ``_joint_kernels``.
 METHOD_LM = 5
 
-#: Kernels that allocate nothing are compiled without Numba's reference-counting runtime
-#: (``_nrt``): no reference counts on the arrays they index and slice, so less code to
-#: compile (the Levenberg–Marquardt kernel's first call ~0.2 s shorter) and the same
-#: results bit for bit. Their callers own every array they pass.
-_NO_ALLOCATION: dict[str, Any] = {"cache": True, "error_model": "numpy", "_nrt": False}
+#: Kernels that allocate nothing (see :data:`limbik._kernel_options.NO_REFCOUNT`; the
+#: Levenberg–Marquardt kernel's first call is ~0.2 s shorter for it).
+_NO_ALLOCATION: dict[str, Any] = {"cache": True, "error_model": "numpy", **NO_REFCOUNT}
 
 #: Compiled helpers called only from other kernels: no Python entry point is built for
 #: them, which shortens the first compilation.
