@@ -183,3 +183,34 @@ def test_footplant_plot_has_units_and_wide_contacts():
     import matplotlib.pyplot as plt
 
     plt.close(fig)
+
+
+@pytest.mark.parametrize("view", ["side", "profile"])
+def test_a_flat_gif_drawn_over_its_background_has_the_full_redraws_pixels(tmp_path, view):
+    """A GIF of a flat view draws the still figure once and then only the moving lines and
+    the legend; every frame must match the frame of a full redraw, pixel for pixel."""
+    import gc
+    import warnings
+
+    from PIL import Image
+
+    from limbik.viz.plots import animate_motion, save_animation
+
+    motion = _walk()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "animation deleted without rendering" warning
+        ax = animate_motion(motion, out=tmp_path / "fast.gif", view=view, stride=9,
+                            compare=motion, traces=[4], fps=10)
+        _close(ax)
+        gc.collect()
+    ax = animate_motion(motion, view=view, stride=9, compare=motion, traces=[4], fps=10)
+    save_animation(ax.figure.limbik_animation, tmp_path / "full.gif", 10)
+    _close(ax)
+    with Image.open(tmp_path / "fast.gif") as fast, Image.open(tmp_path / "full.gif") as full:
+        assert fast.n_frames == full.n_frames == len(range(0, motion.num_frames, 9)) > 2
+        assert fast.info["duration"] == full.info["duration"] == 100
+        for i in range(full.n_frames):
+            fast.seek(i)
+            full.seek(i)
+            assert np.array_equal(np.asarray(fast.convert("RGB")),
+                                  np.asarray(full.convert("RGB")))

@@ -353,7 +353,7 @@ def animate_motion(motion: Any, *, out: str | Path | None = None, view: str = "3
         f"path of {motion.skeleton.names[t]}" for t in trace_idx]
     for line, text in zip(trace_lines, names, strict=False):
         handles.append(Line2D([], [], color=line.get_color(), ls=":", lw=1.4, label=text))
-    ax.legend(handles=handles, loc="upper left", fontsize=8, framealpha=0.85)
+    legend = ax.legend(handles=handles, loc="upper left", fontsize=8, framealpha=0.85)
     if title:
         ax.set_title(title, fontsize=10)
 
@@ -391,11 +391,57 @@ def animate_motion(motion: Any, *, out: str | Path | None = None, view: str = "3
     update(frames[0])
     frame_time = float(motion.frame_time) * max(int(stride), 1)
     rate = fps if fps is not None else min(30.0, 1.0 / frame_time)
+    # a flat view whose axes stay put: the GIF draws the figure once, then per frame only
+    # the skeleton lines and the legend above them
+    over_background = (out is not None and view != "3d" and Path(out).suffix.lower() == ".gif"
+                       and save_gif_over_background(fig, update, frames,
+                                                    [*ghost, *lines, *trace_lines, legend],
+                                                    out, rate))
     anim = FuncAnimation(fig, update, frames=frames, interval=1000.0 / rate, blit=False)
     fig.limbik_animation = anim
-    if out is not None:
+    if over_background:
+        anim._draw_was_started = True  # written: no warning that nothing was rendered
+    elif out is not None:
         save_animation(anim, out, rate)
     return ax
+
+
+def save_gif_over_background(fig: Any, update: Any, frames: list[int], moving: list[Any],
+                             out: str | Path, fps: float) -> bool:
+    """Write a GIF atomically, drawing the still part of ``fig`` once and, for each frame
+    ``f``, only the ``moving`` artists after ``update(f)`` (in list order, over the rest).
+
+    Returns False, writing nothing, where the canvas is not Agg's (the caller then saves
+    the animation the usual way). Frames last ``1000 / fps`` ms, as matplotlib's writer.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from PIL import Image
+
+    canvas = fig.canvas
+    if not isinstance(canvas, FigureCanvasAgg):
+        return False
+    path = check_animation_path(out)
+    shown = [artist.get_visible() for artist in moving]
+    for artist in moving:
+        artist.set_visible(False)
+    canvas.draw()
+    background = canvas.copy_from_bbox(fig.bbox)
+    for artist, visible in zip(moving, shown, strict=True):
+        artist.set_visible(visible)
+    size = canvas.get_width_height(physical=True)
+    images = []
+    for f in frames:
+        update(f)
+        canvas.restore_region(background)
+        for artist in moving:
+            fig.draw_artist(artist)
+        frame = Image.frombuffer("RGBA", size, canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
+        lowest_alpha: Any = frame.getchannel("A").getextrema()[0]
+        images.append(frame.copy() if lowest_alpha < 255 else frame.convert("RGB"))
+    atomic_save(path, lambda tmp: images[0].save(
+        tmp, format="GIF", save_all=True, append_images=images[1:],
+        duration=int(1000 / max(1, round(fps))), loop=0))
+    return True
 
 
 def _has_axlim_clip() -> bool:
