@@ -400,7 +400,7 @@ def animate_motion(motion: Any, *, out: str | Path | None = None, view: str = "3
     anim = FuncAnimation(fig, update, frames=frames, interval=1000.0 / rate, blit=False)
     fig.limbik_animation = anim
     if over_background:
-        anim._draw_was_started = True  # written: no warning that nothing was rendered
+        anim._draw_was_started = True  # type: ignore[attr-defined]  # written: no warning
     elif out is not None:
         save_animation(anim, out, rate)
     return ax
