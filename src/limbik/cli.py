@@ -121,6 +121,24 @@ def _cmd_demo(args: argparse.Namespace) -> int:
                     scenes=args.scene, jobs=args.jobs)
 
 
+def _cmd_compile(args: argparse.Namespace) -> int:
+    import time
+
+    from limbik.warmup import available_cores, compile_kernels
+
+    names = args.family or None
+    jobs = args.jobs if args.jobs is not None else available_cores()
+    start = time.perf_counter()
+    seconds = compile_kernels(names, jobs=jobs)
+    elapsed = time.perf_counter() - start
+    for name, took in seconds.items():
+        print(f"{name:<14} {took:6.1f} s")
+    print(f"{len(seconds)} families compiled (or loaded from the cache) in {elapsed:.1f} s "
+          f"on {min(jobs, len(seconds))} processes; their first calls now load the kernels "
+          "from the cache")
+    return 0
+
+
 class _ProgressBar:
     """A one-line progress bar on stderr, for long work on a terminal."""
 
@@ -819,6 +837,20 @@ Examples:
                        help="ccd/Jacobian: starting joint values")
     solve.add_argument("--json", action="store_true", help="print the Solution as JSON")
     solve.set_defaults(handler=_cmd_solve)
+
+    from limbik.warmup import FAMILIES
+
+    compile_ = sub.add_parser(
+        "compile", help="compile the kernels ahead of their first use (all cores)",
+        description="Compile limbik's kernels ahead of their first use and cache them on "
+        "disk, one process per solver family, so that later first calls load them in a "
+        "fraction of a second. Run it once after an install (a container build, a cluster "
+        "node, a game's loading screen).")
+    compile_.add_argument("--family", action="append", choices=list(FAMILIES), metavar="NAME",
+                          help="only this family (repeatable): " + ", ".join(FAMILIES))
+    compile_.add_argument("--jobs", type=_positive_int, default=None,
+                          help="worker processes (default: one per core)")
+    compile_.set_defaults(handler=_cmd_compile)
 
     urdf = sub.add_parser("urdf", help="list a URDF file's links and joints (for --base/--tip)")
     urdf.add_argument("file", help="a URDF file")
