@@ -15,7 +15,8 @@ from typing import IO, Any
 
 __all__ = ["MESSAGE", "announce_compilation"]
 
-MESSAGE = "limbik: compiling kernels, once… (later runs load them from the cache)"
+MESSAGE = ("limbik: compiling kernels, once… (later runs load them from the cache; "
+           "`limbik compile` builds them all ahead)")
 
 _installed: list[Any] = []
 
