@@ -185,32 +185,77 @@ def test_footplant_plot_has_units_and_wide_contacts():
     plt.close(fig)
 
 
-@pytest.mark.parametrize("view", ["side", "profile"])
-def test_a_flat_gif_drawn_over_its_background_has_the_full_redraws_pixels(tmp_path, view):
-    """A GIF of a flat view draws the still figure once and then only the moving lines and
-    the legend; every frame must match the frame of a full redraw, pixel for pixel."""
+def _plain(ax):
+    pass
+
+
+def _covered(ax):
+    """Something above the skeleton, a static text, titles of the axes and the figure."""
+    ax.axvspan(-0.5, 0.5, color="yellow", alpha=0.6, zorder=10)
+    ax.set_title("the axes", loc="left")
+    ax.text(0.5, 0.5, "note", transform=ax.transAxes)
+    ax.figure.suptitle("a title", y=0.9)
+
+
+def _animated(ax):
+    """An animated artist of the caller's: drawn only while saving; the usual path."""
+    ax.text(0.2, 0.2, "animated", transform=ax.transAxes, animated=True)
+
+
+def _small_dpi(ax):
+    """A savefig.dpi unlike the figure's: the usual path, which honours it."""
+    import matplotlib
+
+    matplotlib.rcParams["savefig.dpi"] = 40
+
+
+@pytest.mark.parametrize(("view", "decorate"), [("side", _plain), ("profile", _plain),
+                                                ("side", _covered), ("side", _animated),
+                                                ("side", _small_dpi)])
+def test_a_flat_gif_drawn_over_its_background_has_the_full_redraws_pixels(tmp_path, view,
+                                                                           decorate,
+                                                                           monkeypatch):
+    """A GIF of a flat view draws the still figure once and then only what a full draw
+    paints from the moving lines on; every frame must match the frame of a full redraw,
+    pixel for pixel, also with the caller's axes holding other artists."""
     import gc
     import warnings
 
+    import matplotlib
+    import matplotlib.pyplot as plt
     from PIL import Image
 
+    from limbik.viz import plots
     from limbik.viz.plots import animate_motion, save_animation
 
+    usual = []
+    monkeypatch.setattr(plots, "save_animation", lambda *a: usual.append(save_animation(*a)))
     motion = _walk()
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # no "animation deleted without rendering" warning
-        ax = animate_motion(motion, out=tmp_path / "fast.gif", view=view, stride=9,
-                            compare=motion, traces=[4], fps=10)
+    kw = {"view": view, "stride": 9, "compare": motion, "traces": [4], "fps": 10,
+          "title": "a walk"}
+    with matplotlib.rc_context():
+        _, ax = plt.subplots(figsize=(6, 4), dpi=60)
+        decorate(ax)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no "animation deleted without rendering" warning
+            animate_motion(motion, out=tmp_path / "fast.gif", ax=ax, **kw)
+            _close(ax)
+            gc.collect()
+        # the fast path where it can give the same pixels, the usual one elsewhere
+        assert len(usual) == (0 if decorate in (_plain, _covered) else 1)
+        _, ax = plt.subplots(figsize=(6, 4), dpi=60)
+        decorate(ax)
+        animate_motion(motion, ax=ax, **kw)
+        save_animation(ax.figure.limbik_animation, tmp_path / "full.gif", 10)
         _close(ax)
-        gc.collect()
-    ax = animate_motion(motion, view=view, stride=9, compare=motion, traces=[4], fps=10)
-    save_animation(ax.figure.limbik_animation, tmp_path / "full.gif", 10)
-    _close(ax)
     with Image.open(tmp_path / "fast.gif") as fast, Image.open(tmp_path / "full.gif") as full:
-        assert fast.n_frames == full.n_frames == len(range(0, motion.num_frames, 9)) > 2
+        assert fast.size == full.size
+        assert fast.n_frames == full.n_frames
         assert fast.info["duration"] == full.info["duration"] == 100
         for i in range(full.n_frames):
             fast.seek(i)
             full.seek(i)
             assert np.array_equal(np.asarray(fast.convert("RGB")),
                                   np.asarray(full.convert("RGB")))
+    if decorate is _plain:  # a GIF that moves: the comparison above covers real frames
+        assert full.n_frames == len(range(0, motion.num_frames, 9)) > 2

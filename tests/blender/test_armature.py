@@ -123,3 +123,8 @@ def test_euler_angles_match_scipy_and_survive_gimbal_lock(order):
     for axis in order:
         m = Rotation.from_euler(axis.lower(), e[:, ["XYZ".index(axis)]]).as_matrix() @ m
     assert np.allclose(m, locked.as_matrix(), atol=1e-9)
+
+
+def test_euler_angles_of_a_zero_quaternion_are_refused():
+    with pytest.raises(InvalidInputError, match="q_wxyz must be a non-zero quaternion"):
+        euler_from_quaternions(np.zeros((2, 1, 4)), "XYZ")

@@ -262,6 +262,8 @@ def test_one_frame_of_plain_numbers_is_the_batched_frame_bit_for_bit():
         ([0.0, 0.0, np.nan, 1.0], [0, 0, 0], NonFiniteInputError, "quaternion must be finite"),
         ([0.0, 0.0, 0.0, 1.0], [0, np.inf, 0], NonFiniteInputError, "position must be finite"),
         ([False, False, False, True], [0, 0, 0], InvalidInputError, "real numbers"),
+        ([0, 0, 0, 10**400], [0, 0, 0], NonFiniteInputError, "integer beyond the float range"),
+        ([0, 0, 0, 1], (10**400, 0, 0), NonFiniteInputError, "integer beyond the float range"),
         ([0.0, 0.0, 1.0], [0, 0, 0], InvalidInputError, r"quaternion must have shape"),
     ],
 )

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from limbik._validation import FloatArray, as_float
+from limbik._validation import FloatArray, as_float, as_float_array, as_quaternions
 from limbik.errors import InvalidInputError
 from limbik.geometry.quaternion import (
     matrix_from_quaternion,
@@ -185,9 +185,8 @@ def euler_from_quaternions(q_wxyz: FloatArray, order: str) -> FloatArray:
     if not isinstance(order, str) or sorted(order) != ["X", "Y", "Z"]:
         raise InvalidInputError(f"order must be a permutation of XYZ, got {order!r}",
                                 argument="order")
-    q = np.asarray(q_wxyz, dtype=np.float64)
-    flat = q.reshape(-1, 4)[:, [1, 2, 3, 0]]
-    r = matrix_from_quaternion(flat / np.linalg.norm(flat, axis=-1, keepdims=True))
+    q = as_float_array(q_wxyz, "q_wxyz", (4,))
+    r = matrix_from_quaternion(as_quaternions(q.reshape(-1, 4)[:, [1, 2, 3, 0]], "q_wxyz"))
     i, j, k = ("XYZ".index(axis) for axis in order)
     sign = 1.0 if (j - i) % 3 == 1 else -1.0  # +1 for the cyclic orders XYZ, YZX, ZXY
     cos_beta = np.hypot(r[:, k, j], r[:, k, k])

@@ -56,7 +56,10 @@ def _plain_numbers(value: Any, size: int) -> list[float] | None:
     elif isinstance(value, list | tuple) and len(value) == size:
         if not all(type(v) is float or type(v) is int for v in value):
             return None
-        items = [float(v) for v in value]
+        try:
+            items = [float(v) for v in value]
+        except OverflowError:  # an int beyond the float range: reported by the array path
+            return None
     else:
         return None
     return items if all(math.isfinite(v) for v in items) else None

@@ -392,9 +392,9 @@ def animate_motion(motion: Any, *, out: str | Path | None = None, view: str = "3
     frame_time = float(motion.frame_time) * max(int(stride), 1)
     rate = fps if fps is not None else min(30.0, 1.0 / frame_time)
     # a flat view whose axes stay put: the GIF draws the figure once, then per frame only
-    # the skeleton lines and the legend above them
+    # what is painted from the skeleton lines on (they, the legend, whatever lies above)
     over_background = (out is not None and view != "3d" and Path(out).suffix.lower() == ".gif"
-                       and save_gif_over_background(fig, update, frames,
+                       and save_gif_over_background(ax, update, frames,
                                                     [*ghost, *lines, *trace_lines, legend],
                                                     out, rate))
     anim = FuncAnimation(fig, update, frames=frames, interval=1000.0 / rate, blit=False)
@@ -406,34 +406,49 @@ def animate_motion(motion: Any, *, out: str | Path | None = None, view: str = "3
     return ax
 
 
-def save_gif_over_background(fig: Any, update: Any, frames: list[int], moving: list[Any],
+def save_gif_over_background(ax: Any, update: Any, frames: list[int], moving: list[Any],
                              out: str | Path, fps: float) -> bool:
-    """Write a GIF atomically, drawing the still part of ``fig`` once and, for each frame
-    ``f``, only the ``moving`` artists after ``update(f)`` (in list order, over the rest).
+    """Write a GIF atomically, drawing the still part of ``ax.figure`` once and, for each
+    frame ``f`` after ``update(f)``, only what a full draw paints from the first of the
+    ``moving`` artists of ``ax`` on: the later artists of ``ax`` in z-order, then those of
+    the figure above ``ax``. Each frame so has the pixels of a full redraw.
 
-    Returns False, writing nothing, where the canvas is not Agg's (the caller then saves
-    the animation the usual way). Frames last ``1000 / fps`` ms, as matplotlib's writer.
+    Returns False, writing nothing, where that cannot hold: a canvas other than Agg's, a
+    ``savefig.dpi`` other than the figure's, or animated artists in the figure (the caller
+    then saves the animation the usual way). Frames last ``1000 / fps`` ms, as with
+    matplotlib's writer.
     """
+    import matplotlib
     from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.text import Text
     from PIL import Image
 
+    fig = ax.figure
     canvas = fig.canvas
-    if not isinstance(canvas, FigureCanvasAgg):
+    dpi = matplotlib.rcParams["savefig.dpi"]
+    if (not isinstance(canvas, FigureCanvasAgg) or dpi not in ("figure", fig.dpi)
+            or fig.findobj(lambda artist: artist.get_animated())):
         return False
     path = check_animation_path(out)
-    shown = [artist.get_visible() for artist in moving]
-    for artist in moving:
+    redrawn = _painted_from(ax, moving)
+    shown = [artist.get_visible() for artist in redrawn]
+    canvas.draw()  # a full draw first: it places what is laid out when drawn (titles)
+    texts = [(text, text.get_position()) for text in redrawn if isinstance(text, Text)]
+    for artist in redrawn:
         artist.set_visible(False)
     canvas.draw()
     background = canvas.copy_from_bbox(fig.bbox)
-    for artist, visible in zip(moving, shown, strict=True):
+    for artist, visible in zip(redrawn, shown, strict=True):
         artist.set_visible(visible)
+    for text, position in texts:  # a hidden title is moved off the axes by that draw
+        text.set_position(position)
+    redrawn = [artist for artist, visible in zip(redrawn, shown, strict=True) if visible]
     size = canvas.get_width_height(physical=True)
     images = []
     for f in frames:
         update(f)
         canvas.restore_region(background)
-        for artist in moving:
+        for artist in redrawn:
             fig.draw_artist(artist)
         frame = Image.frombuffer("RGBA", size, canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
         lowest_alpha: Any = frame.getchannel("A").getextrema()[0]
@@ -442,6 +457,25 @@ def save_gif_over_background(fig: Any, update: Any, frames: list[int], moving: l
         tmp, format="GIF", save_all=True, append_images=images[1:],
         duration=int(1000 / max(1, round(fps))), loop=0))
     return True
+
+
+def _painted_from(ax: Any, moving: list[Any]) -> list[Any]:
+    """The artists a full draw of ``ax.figure`` paints from the first of ``moving`` (artists
+    of ``ax``) on, in painting order (as ``Axes.draw`` and ``Figure.draw`` sort them)."""
+    skipped = {id(ax.patch)}
+    if not (ax.axison and ax.get_frame_on()):
+        skipped |= {id(spine) for spine in ax.spines.values()}
+    if not ax.axison:
+        skipped |= {id(axis) for axis in (ax.xaxis, ax.yaxis)}
+    in_axes = sorted((artist for artist in ax.get_children() if id(artist) not in skipped),
+                     key=lambda artist: artist.get_zorder())
+    ids = {id(artist) for artist in moving}
+    first = next(i for i, artist in enumerate(in_axes) if id(artist) in ids)
+    fig = ax.figure
+    in_figure = sorted((artist for artist in fig.get_children() if artist is not fig.patch),
+                       key=lambda artist: artist.get_zorder())
+    above = in_figure[next(i for i, artist in enumerate(in_figure) if artist is ax) + 1:]
+    return in_axes[first:] + above
 
 
 def _has_axlim_clip() -> bool:
