@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 
 import pytest
 
-from limbik.errors import InvalidInputError
+from limbik.errors import InvalidInputError, KernelCompileError
 from limbik.warmup import FAMILIES, available_cores, compile_kernels
 
 #: Run in a fresh process: each family's calls, counting the limbik kernels compiled.
@@ -62,9 +63,20 @@ def test_after_limbik_compile_the_first_calls_load_from_the_cache(tmp_path):
     assert warm.stdout.strip() == "compiled:"
 
 
+def test_a_failing_worker_is_one_clear_error(monkeypatch):
+    false = shutil.which("false")
+    if false is None:
+        pytest.skip("no 'false' command to stand in for a failing worker")
+    monkeypatch.setattr(sys, "executable", false)  # every worker exits 1
+    with pytest.raises(KernelCompileError, match=r"compiling the two_bone kernels failed \(exit 1\)"):
+        compile_kernels(["two_bone", "ccd_points"], jobs=2)
+
+
 def test_bad_families_and_jobs_are_refused():
     with pytest.raises(InvalidInputError, match="families must be names from two_bone"):
         compile_kernels(["two_bones"])
+    with pytest.raises(InvalidInputError, match=r"got 'fabrick'$"):
+        compile_kernels("fabrick")  # one name, not its letters
     with pytest.raises(InvalidInputError, match="got none"):
         compile_kernels([])
     with pytest.raises(InvalidInputError, match="jobs must be a positive int, got 0"):

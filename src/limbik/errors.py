@@ -17,6 +17,7 @@ __all__ = [
     "DetectionError",
     "GltfError",
     "InvalidInputError",
+    "KernelCompileError",
     "LimbikError",
     "NonFiniteInputError",
     "ParseError",
@@ -45,6 +46,10 @@ class InvalidInputError(LimbikError, ValueError):
 
 class NonFiniteInputError(InvalidInputError):
     """An argument holds NaN or infinity."""
+
+
+class KernelCompileError(LimbikError, RuntimeError):
+    """Compiling kernels ahead of use (``limbik compile``) failed in a worker process."""
 
 
 class ParseError(LimbikError, ValueError):

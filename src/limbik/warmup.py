@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from limbik.errors import InvalidInputError
+from limbik.errors import InvalidInputError, KernelCompileError
 
 __all__ = ["FAMILIES", "available_cores", "compile_kernels"]
 
@@ -172,23 +172,30 @@ def _compile_family(name: str) -> float:
     return time.perf_counter() - start
 
 
-def compile_kernels(families: Sequence[str] | None = None, *, jobs: int | None = None
+def compile_kernels(families: str | Sequence[str] | None = None, *, jobs: int | None = None
                     ) -> dict[str, float]:
     """Compile (or load from the cache) the kernels of ``families`` ahead of their use.
 
     Parameters
     ----------
-    families : names from :data:`FAMILIES`; default all of them.
+    families : a name from :data:`FAMILIES`, or several; default all of them.
     jobs : worker processes (default: one per available core; never more than one per
-        family); ``1`` compiles in this process.
+        family); ``1`` compiles in this process. Workers are new Python processes, so a
+        script may call this at top level (no ``if __name__ == "__main__"`` guard).
 
     Returns
     -------
     dict
         Seconds per family, as its worker measured them. Kernels already in the cache
         load in a fraction of a second.
+
+    Raises
+    ------
+    KernelCompileError
+        When a worker fails; the message ends with the last line of its error output.
     """
-    names = list(FAMILIES) if families is None else list(families)
+    names = list(FAMILIES) if families is None else (
+        [families] if isinstance(families, str) else list(families))
     unknown = [n for n in names if n not in FAMILIES]
     if unknown or not names:
         raise InvalidInputError(
@@ -200,10 +207,24 @@ def compile_kernels(families: Sequence[str] | None = None, *, jobs: int | None =
         raise InvalidInputError(f"jobs must be a positive int, got {jobs!r}", argument="jobs")
     if jobs == 1:
         return {name: _compile_family(name) for name in names}
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import ThreadPoolExecutor
 
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=min(jobs, len(names)), mp_context=context) as pool:
-        futures = {name: pool.submit(_compile_family, name) for name in names}
-        return {name: future.result() for name, future in futures.items()}
+    # threads that each wait on one worker process
+    with ThreadPoolExecutor(max_workers=min(jobs, len(names))) as pool:
+        return dict(zip(names, pool.map(_compile_in_worker, names), strict=True))
+
+
+def _compile_in_worker(name: str) -> float:
+    """Compile one family in a new Python process; return its seconds."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from limbik.warmup import _compile_family; "
+            "print(repr(_compile_family(sys.argv[1])))")
+    done = subprocess.run([sys.executable, "-c", code, name], capture_output=True, text=True,
+                          check=False)
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no error output"])[-1]
+        raise KernelCompileError(f"compiling the {name} kernels failed (exit "
+                                 f"{done.returncode}): {last}")
+    return float(done.stdout.strip().splitlines()[-1])
