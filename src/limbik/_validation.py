@@ -143,7 +143,8 @@ def as_positive(value: Any, name: str, *, allow_zero: bool = False) -> FloatArra
 def as_quaternions(value: Any, name: str) -> FloatArray:
     """Quaternions ``(..., 4)`` (x, y, z, w), normalised; a zero quaternion raises."""
     array = as_float_array(value, name, (4,))
-    norms = np.linalg.norm(array, axis=-1, keepdims=True)
+    with np.errstate(over="ignore"):  # huge entries are scaled below
+        norms = np.linalg.norm(array, axis=-1, keepdims=True)
     if np.any(norms < 1e-12):
         index = tuple(int(i) for i in np.argwhere(norms[..., 0] < 1e-12)[0])
         raise InvalidInputError(
@@ -151,7 +152,12 @@ def as_quaternions(value: Any, name: str) -> FloatArray:
             f"at index {index}",
             argument=name,
         )
-    return array / norms
+    unit = array / norms
+    huge = ~np.isfinite(norms[..., 0])  # squares beyond the float range: scale first
+    if np.any(huge):
+        scaled = array[huge] / np.max(np.abs(array[huge]), axis=-1, keepdims=True)
+        unit[huge] = scaled / np.linalg.norm(scaled, axis=-1, keepdims=True)
+    return unit
 
 
 def as_unit_quaternions(value: Any, name: str) -> FloatArray:
@@ -159,7 +165,8 @@ def as_unit_quaternions(value: Any, name: str) -> FloatArray:
     are returned bit for bit (so a weight of 0 can give back the caller's input)."""
     array = as_float_array(value, name, (4,))
     unit = as_quaternions(array, name)
-    norms = np.sum(array * array, axis=-1, keepdims=True)
+    with np.errstate(over="ignore"):  # huge entries: not unit, so `unit` is taken
+        norms = np.sum(array * array, axis=-1, keepdims=True)
     return np.where(np.abs(norms - 1.0) < 1e-12, array, unit)
 
 

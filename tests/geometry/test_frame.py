@@ -289,3 +289,15 @@ def test_without_scipy_the_rotation_bridges_say_what_is_missing(monkeypatch):
         Frame.from_rotation("x")
     with pytest.raises(ImportError, match="pip install scipy"):
         Frame.identity().as_rotation()
+
+
+def test_quaternions_too_large_to_square_are_normalised():
+    """Entries whose squares overflow (up to the float maximum) still give the unit
+    quaternion, one frame or a batch, without a warning (warnings fail the tests)."""
+    for scale in (1e160, 1e300, 1.7e308):
+        one = Frame((scale, 0.0, 0.0, scale))
+        batch = Frame(np.array([[scale, 0.0, 0.0, scale], [0.0, 0.0, 0.0, 2.0]]))
+        half = np.sqrt(0.5)
+        np.testing.assert_allclose(one.quaternion, [half, 0.0, 0.0, half], rtol=1e-15)
+        np.testing.assert_allclose(batch.quaternion, [[half, 0, 0, half], [0, 0, 0, 1.0]],
+                                   rtol=1e-15)
