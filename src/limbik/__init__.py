@@ -59,6 +59,7 @@ if _TYPE_CHECKING:
         two_bone,
     )
     from limbik.threads import get_num_threads, set_num_threads
+    from limbik.warmup import compile_kernels
 
 # Names load on first use, so ``import limbik`` (and the ``limbik`` command, which
 # handles Ctrl-C from its first line) starts without numpy, scipy or numba.
@@ -86,6 +87,7 @@ _LAZY = {
     "apply_chain": "limbik.skeleton",
     "apply_ik": "limbik.skeleton",
     "ccd": "limbik.solvers",
+    "compile_kernels": "limbik.warmup",
     "errors": "limbik.errors",
     "fabrik": "limbik.solvers",
     "find_arms": "limbik.skeleton",
@@ -175,6 +177,7 @@ __all__ = [
     "apply_chain",
     "apply_ik",
     "ccd",
+    "compile_kernels",
     "errors",
     "fabrik",
     "find_arms",
