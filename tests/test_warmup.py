@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from limbik.errors import InvalidInputError, KernelCompileError
-from limbik.warmup import FAMILIES, available_cores, compile_kernels
+from limbik.warmup import FAMILIES, SHARED_KERNELS, available_cores, compile_kernels, worker_groups
 
 #: Run in a fresh process: each family's calls, counting the limbik kernels compiled.
 CHECK = """
@@ -83,3 +83,13 @@ def test_bad_families_and_jobs_are_refused():
         compile_kernels(["two_bone"], jobs=0)
     assert set(FAMILIES) >= {"two_bone", "fabrik", "fabrik_tree", "jacobian", "footplant"}
     assert available_cores() >= 1
+
+
+def test_families_that_share_kernels_share_a_worker():
+    groups = worker_groups(list(FAMILIES))
+    assert sorted(n for g in groups for n in g) == sorted(FAMILIES)  # each family once
+    for shared in SHARED_KERNELS:
+        assert any(set(shared) <= set(g) for g in groups)
+    assert worker_groups(["footplant", "fabrik", "two_bone"]) == [["footplant", "two_bone"],
+                                                                  ["fabrik"]]
+    assert worker_groups(["fabrik"]) == [["fabrik"]]

@@ -124,7 +124,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 def _cmd_compile(args: argparse.Namespace) -> int:
     import time
 
-    from limbik.warmup import available_cores, compile_kernels
+    from limbik.warmup import available_cores, compile_kernels, worker_groups
 
     names = args.family or None
     jobs = args.jobs if args.jobs is not None else available_cores()
@@ -133,9 +133,11 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     elapsed = time.perf_counter() - start
     for name, took in seconds.items():
         print(f"{name:<14} {took:6.1f} s")
-    print(f"{len(seconds)} families compiled (or loaded from the cache) in {elapsed:.1f} s "
-          f"on {min(jobs, len(seconds))} processes; their first calls now load the kernels "
-          "from the cache")
+    processes = 1 if jobs == 1 else min(jobs, len(worker_groups(list(seconds))))
+    where = "in this process" if jobs == 1 else f"on {processes} processes"
+    count = f"{len(seconds)} famil{'y' if len(seconds) == 1 else 'ies'}"
+    print(f"{count} compiled (or loaded from the cache) in {elapsed:.1f} s "
+          f"{where}; their first calls now load the kernels from the cache")
     return 0
 
 

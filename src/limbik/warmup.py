@@ -23,7 +23,7 @@ from typing import Any
 
 from limbik.errors import InvalidInputError, KernelCompileError
 
-__all__ = ["FAMILIES", "available_cores", "compile_kernels"]
+__all__ = ["FAMILIES", "SHARED_KERNELS", "available_cores", "compile_kernels", "worker_groups"]
 
 
 def _limbs(n: int) -> tuple[Any, Any]:
@@ -157,6 +157,28 @@ FAMILIES: dict[str, Callable[[], None]] = {
 }
 
 
+#: Families whose calls compile some of the same cached kernels. Each group runs in one
+#: worker, one family after the other: two processes adding different type signatures of
+#: one kernel to its on-disk cache index at the same time could lose one of them.
+SHARED_KERNELS = (("two_bone", "footplant"), ("jacobian", "joint_methods", "ccd_points"))
+
+
+def worker_groups(names: Sequence[str]) -> list[list[str]]:
+    """``names`` split into the groups that run in one worker each (see
+    :data:`SHARED_KERNELS`), in the order of their first member."""
+    groups: list[list[str]] = []
+    placed: dict[str, list[str]] = {}
+    for name in names:
+        shared = next((g for g in SHARED_KERNELS if name in g), (name,))
+        group = next((placed[n] for n in shared if n in placed), None)
+        if group is None:
+            group = []
+            groups.append(group)
+        group.append(name)
+        placed[name] = group
+    return groups
+
+
 def available_cores() -> int:
     """The cores this process may run on."""
     try:
@@ -179,9 +201,10 @@ def compile_kernels(families: str | Sequence[str] | None = None, *, jobs: int | 
     Parameters
     ----------
     families : a name from :data:`FAMILIES`, or several; default all of them.
-    jobs : worker processes (default: one per available core; never more than one per
-        family); ``1`` compiles in this process. Workers are new Python processes, so a
-        script may call this at top level (no ``if __name__ == "__main__"`` guard).
+    jobs : worker processes (default: one per available core); ``1`` compiles in this
+        process. Workers are new Python processes, so a script may call this at top level
+        (no ``if __name__ == "__main__"`` guard). Families that share kernels share a
+        worker (:data:`SHARED_KERNELS`).
 
     Returns
     -------
@@ -209,22 +232,34 @@ def compile_kernels(families: str | Sequence[str] | None = None, *, jobs: int | 
         return {name: _compile_family(name) for name in names}
     from concurrent.futures import ThreadPoolExecutor
 
+    # the largest groups first, so that the long ones do not start last
+    groups = sorted(worker_groups(names), key=len, reverse=True)
+    seconds: dict[str, float] = {}
     # threads that each wait on one worker process
-    with ThreadPoolExecutor(max_workers=min(jobs, len(names))) as pool:
-        return dict(zip(names, pool.map(_compile_in_worker, names), strict=True))
+    with ThreadPoolExecutor(max_workers=min(jobs, len(groups))) as pool:
+        for result in pool.map(_compile_in_worker, groups):
+            seconds.update(result)
+    return {name: seconds[name] for name in names}
 
 
-def _compile_in_worker(name: str) -> float:
-    """Compile one family in a new Python process; return its seconds."""
+def _compile_in_worker(names: list[str]) -> dict[str, float]:
+    """Compile ``names``, one family after the other, in a new Python process; return
+    each family's seconds."""
     import subprocess
     import sys
 
     code = ("import sys; from limbik.warmup import _compile_family; "
-            "print(repr(_compile_family(sys.argv[1])))")
-    done = subprocess.run([sys.executable, "-c", code, name], capture_output=True, text=True,
-                          check=False)
+            "[print(name, repr(_compile_family(name))) for name in sys.argv[1:]]")
+    done = subprocess.run([sys.executable, "-c", code, *names], capture_output=True,
+                          text=True, check=False)
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no error output"])[-1]
-        raise KernelCompileError(f"compiling the {name} kernels failed (exit "
+        raise KernelCompileError(f"compiling the {' and '.join(names)} kernels failed (exit "
                                  f"{done.returncode}): {last}")
-    return float(done.stdout.strip().splitlines()[-1])
+    lines = [line.split() for line in done.stdout.splitlines()]
+    seconds = {words[0]: float(words[1]) for words in lines if len(words) == 2
+               and words[0] in names}
+    if set(seconds) != set(names):
+        raise KernelCompileError(f"compiling the {' and '.join(names)} kernels: the worker "
+                                 "did not report every family")
+    return seconds
