@@ -845,9 +845,9 @@ Examples:
     compile_ = sub.add_parser(
         "compile", help="compile the kernels ahead of their first use (all cores)",
         description="Compile limbik's kernels ahead of their first use and cache them on "
-        "disk, one process per solver family, so that later first calls load them in a "
-        "fraction of a second. Run it once after an install (a container build, a cluster "
-        "node, a game's loading screen).")
+        "disk, the solver families in parallel processes, so that later first calls load "
+        "them in a fraction of a second. Run it once after an install (a container build, "
+        "a cluster node, a game's loading screen).")
     compile_.add_argument("--family", action="append", choices=list(FAMILIES), metavar="NAME",
                           help="only this family (repeatable): " + ", ".join(FAMILIES))
     compile_.add_argument("--jobs", type=_positive_int, default=None,

@@ -1,11 +1,11 @@
-"""Compile limbik's kernels ahead of their first use, one process per solver family.
+"""Compile limbik's kernels ahead of their first use, solver families in parallel processes.
 
 Numba compiles each kernel on its first call and caches it on disk (``__pycache__``
 next to the sources, or ``NUMBA_CACHE_DIR``), so the first call of a family after an
 install waits for the compiler: 1.4 to 3.5 s for a single solve on a 2-core machine,
 more for batched calls and foot placement. :func:`compile_kernels` makes those first
 calls ahead of time (in a container build, on a cluster node, behind a game's loading
-screen), every family in its own process so that they compile on all cores at once.
+screen), the families in worker processes so that they compile on all cores at once.
 Later processes load the kernels from the cache. ``limbik compile`` runs it from the
 command line.
 
