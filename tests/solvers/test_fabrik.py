@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import limbik
@@ -204,10 +204,16 @@ def test_rotations_keep_the_input_twist_as_two_bone_and_ccd_do(rng):
 
 
 @settings(max_examples=40)
+@example(n=3, seed=67108863, scale=1.0, frac=0.01171875)  # 2053 iterations
 @given(n=st.integers(2, 12), seed=st.integers(0, 2**32 - 1), scale=st.floats(1e-3, 1e3),
        frac=st.floats(0.0, 0.999))
 def test_property_reachable_in_range_targets(n, seed, scale, frac):
-    """Any pose, any target inside a sphere the chain can certainly reach: reached, lengths kept."""
+    """Any pose, any target inside a sphere the chain can certainly reach: reached, lengths kept.
+
+    Just outside the inner radius (the chain folded back) FABRIK converges slowly: over
+    5000 random chains of 3 to 5 joints with targets at 1 to 5 % of the annulus, up to
+    about 30 000 iterations were needed (8 % needed more than 2000), so the cap is high.
+    """
     rng = np.random.default_rng(seed)
     lengths = rng.uniform(0.5, 1.5, size=n - 1) * scale
     d = rng.normal(size=(n - 1, 3))
@@ -219,7 +225,7 @@ def test_property_reachable_in_range_targets(n, seed, scale, frac):
     r = inner + frac * (total - inner)
     u = rng.normal(size=3)
     target = u / np.linalg.norm(u) * r
-    s = fabrik(p, target, max_iterations=2000, min_improvement=-np.inf)
+    s = fabrik(p, target, max_iterations=200_000, min_improvement=-np.inf)
     assert np.all(np.isfinite(s.positions))
     np.testing.assert_allclose(bone_lengths(s.positions), lengths, rtol=1e-9)
     if n > 2 and 0.01 < frac < 0.99:
