@@ -509,7 +509,7 @@ def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                                      w_rot, use_rot, errs)
             err2 = 0.0
             for i in range(nrow):
-                err2 += errs[0, i] * errs[0, i]
+                err2 += errs[cur, i] * errs[cur, i]
             mu = 1.0
             attempt_best = err2
             stall = 0

@@ -421,7 +421,6 @@ def save_gif_over_background(ax: Any, update: Any, frames: list[int], moving: li
     import matplotlib
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.text import Text
-    from PIL import Image
 
     fig = ax.figure
     canvas = fig.canvas
@@ -430,33 +429,39 @@ def save_gif_over_background(ax: Any, update: Any, frames: list[int], moving: li
             or fig.findobj(lambda artist: artist.get_animated())):
         return False
     path = check_animation_path(out)
-    redrawn = _painted_from(ax, moving)
-    shown = [artist.get_visible() for artist in redrawn]
+    redrawn = [artist for artist in _painted_from(ax, moving) if artist.get_visible()]
     canvas.draw()  # a full draw first: it places what is laid out when drawn (titles)
     texts = [(text, text.get_position()) for text in redrawn if isinstance(text, Text)]
     for artist in redrawn:
         artist.set_visible(False)
     canvas.draw()
     background = canvas.copy_from_bbox(fig.bbox)
-    for artist, visible in zip(redrawn, shown, strict=True):
-        artist.set_visible(visible)
+    for artist in redrawn:
+        artist.set_visible(True)
     for text, position in texts:  # a hidden title is moved off the axes by that draw
         text.set_position(position)
-    redrawn = [artist for artist, visible in zip(redrawn, shown, strict=True) if visible]
-    size = canvas.get_width_height(physical=True)
     images = []
     for f in frames:
         update(f)
         canvas.restore_region(background)
         for artist in redrawn:
             fig.draw_artist(artist)
-        frame = Image.frombuffer("RGBA", size, canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
-        lowest_alpha: Any = frame.getchannel("A").getextrema()[0]
-        images.append(frame.copy() if lowest_alpha < 255 else frame.convert("RGB"))
+        images.append(canvas_image(canvas))
     atomic_save(path, lambda tmp: images[0].save(
         tmp, format="GIF", save_all=True, append_images=images[1:],
         duration=int(1000 / max(1, round(fps))), loop=0))
     return True
+
+
+def canvas_image(canvas: Any) -> Any:
+    """The Agg ``canvas``'s current pixels as a Pillow image of their own: RGB where
+    every pixel is opaque, else RGBA."""
+    from PIL import Image
+
+    frame = Image.frombuffer("RGBA", canvas.get_width_height(physical=True),
+                             canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
+    lowest_alpha: Any = frame.getchannel("A").getextrema()[0]
+    return frame.copy() if lowest_alpha < 255 else frame.convert("RGB")
 
 
 def _painted_from(ax: Any, moving: list[Any]) -> list[Any]:
@@ -563,7 +568,6 @@ def _gif_writer(fps: int) -> Any:
     its size is not the frame's."""
     from matplotlib.animation import PillowWriter
     from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from PIL import Image
 
     class DrawnFrameWriter(PillowWriter):
         def grab_frame(self, **savefig_kwargs: Any) -> None:
@@ -573,11 +577,8 @@ def _gif_writer(fps: int) -> Any:
                     or tuple(canvas.get_width_height(physical=True)) != self.frame_size):
                 super().grab_frame(**savefig_kwargs)
                 return
-            frame = Image.frombuffer("RGBA", self.frame_size, canvas.buffer_rgba(), "raw",
-                                     "RGBA", 0, 1)
-            lowest_alpha: Any = frame.getchannel("A").getextrema()[0]
             frames: list[Any] = self._frames  # type: ignore[attr-defined]
-            frames.append(frame.copy() if lowest_alpha < 255 else frame.convert("RGB"))
+            frames.append(canvas_image(canvas))
 
     return DrawnFrameWriter(fps=fps)
 
