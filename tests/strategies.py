@@ -28,7 +28,11 @@ scales = st.integers(-1000, 1000).map(lambda k: float(np.ldexp(1.0, k)))
 any_finite = st.floats(allow_nan=False, allow_infinity=False)
 any_vectors = st.tuples(any_finite, any_finite, any_finite).map(
     lambda t: np.array(t, dtype=np.float64))
-unit_shapes = st.tuples(st.floats(-1, 1), st.floats(-1, 1), st.floats(-1, 1)).map(np.array)
+#: components in [-1, 1], none below 1e-6 in size but zero: scaled by any of ``scales``
+#: they stay normal floats, so a scaled problem is exactly the same problem (a subnormal
+#: component would lose bits, and a nearly symmetric problem may then settle elsewhere)
+_unit_floats = st.floats(-1, 1).map(lambda v: 0.0 if abs(v) < 1e-6 else v)
+unit_shapes = st.tuples(_unit_floats, _unit_floats, _unit_floats).map(np.array)
 lengths_any_scale = st.floats(1e-300, 1e300)
 
 
