@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from limbik import metrics
+from limbik._kernel_options import read_only
 from limbik._validation import as_flag, as_float
 from limbik.errors import InvalidInputError
 from limbik.geometry.quaternion import (
@@ -166,14 +167,14 @@ def _legs_world_pose(planted: Motion, source_rotations: np.ndarray, source_world
     kinematics runs over the legs alone."""
     sk = planted.skeleton
     joints = sk.num_joints
-    q = np.array(source_rotations)
+    q = np.array(source_rotations, order="C")
     p = source_world[:, :joints] + lift[:, None]
     stale = np.zeros(joints, dtype=np.bool_)
     for leg in legs:
         stale |= sk.descendants_mask(leg.hip, include_self=True)
-    forward_kinematics_kernel(np.ascontiguousarray(sk.parents, dtype=np.int64),
-                              np.ascontiguousarray(planted.rotations),
-                              planted.local_translations(), q, p, stale)
+    forward_kinematics_kernel(read_only(np.ascontiguousarray(sk.parents, dtype=np.int64)),
+                              read_only(np.ascontiguousarray(planted.rotations)),
+                              read_only(planted.local_translations()), q, p, stale)
     ends = p[:, sk.end_site_parents] + rotate_vectors(q[:, sk.end_site_parents],
                                                       sk.end_site_offsets)
     return np.concatenate([p, ends], axis=1)

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from limbik._kernel_options import read_only
 from limbik._validation import FloatArray, as_float, as_float_array, as_int, as_points
 from limbik.errors import TerrainError
 from limbik.geometry.vectors import normalize
@@ -194,8 +195,8 @@ class Terrain:
             return np.full(shape, float(self._h[0, 0]))
         xs = np.ascontiguousarray(np.broadcast_to(x, shape), dtype=np.float64).reshape(-1)
         zs = np.ascontiguousarray(np.broadcast_to(z, shape), dtype=np.float64).reshape(-1)
-        return sample_heights(self._h, self.cell_size, self.origin[0], self.origin[1], xs,
-                              zs).reshape(shape)
+        return sample_heights(self._h, self.cell_size, self.origin[0], self.origin[1],
+                              read_only(xs), read_only(zs)).reshape(shape)
 
     def height_at(self, points: Any) -> FloatArray:
         """Ground height under points ``(..., 3)``: shape ``(...)``."""

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from limbik._kernel_options import read_only
 from limbik._validation import FloatArray, as_float_array, as_points, as_quaternions
 from limbik.errors import InvalidInputError
 from limbik.geometry.quaternion import (
@@ -112,12 +113,12 @@ def apply_ik(motion: Motion, positions: JointMap | None = None,
     translations = motion.local_translations()
     if drivers:
         q_anim, p_anim = forward_kinematics(sk.parents, motion.rotations, translations)
-    q_local = np.array(motion.rotations)
+    q_local = np.array(motion.rotations, order="C")
     root = targets.get(0, motion.root_positions)
     translations[:, 0] = root
     changed = sorted(set(drivers) | set(world_rot))
     q_world, p_world = forward_kinematics(sk.parents, q_local, translations)
-    parents64 = np.ascontiguousarray(sk.parents, dtype=np.int64)
+    parents64 = read_only(np.ascontiguousarray(sk.parents, dtype=np.int64))
     done: list[int] = []
     for j in changed:
         if any(sk.is_ancestor(d, j) for d in done):
@@ -125,7 +126,8 @@ def apply_ik(motion: Motion, positions: JointMap | None = None,
             stale = np.zeros(len(parents), dtype=np.bool_)
             for d in done:
                 stale |= sk.descendants_mask(d, include_self=True)
-            forward_kinematics_kernel(parents64, q_local, translations, q_world, p_world, stale)
+            forward_kinematics_kernel(parents64, read_only(q_local), read_only(translations),
+                                      q_world, p_world, stale)
             done = []
         p = parents[j]
         parent_q = (np.broadcast_to(_IDENTITY, (F, 4)) if p < 0 else q_world[:, p])

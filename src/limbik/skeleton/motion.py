@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from limbik._kernel_options import read_only
 from limbik._validation import FloatArray, as_float, as_points, as_quaternions
 from limbik.errors import InvalidInputError
 from limbik.geometry.frame import Frame
@@ -41,17 +42,17 @@ def forward_kinematics(parents: np.ndarray, local_rotations: FloatArray,
     t = _kernel_rows(t_local, shape + (3,))
     q_world = np.empty_like(q)
     p_world = np.empty_like(t)
-    forward_kinematics_kernel(np.ascontiguousarray(parents, dtype=np.int64), q, t, q_world,
-                              p_world, np.ones(joints, dtype=np.bool_))
+    forward_kinematics_kernel(read_only(np.ascontiguousarray(parents, dtype=np.int64)), q, t,
+                              q_world, p_world, np.ones(joints, dtype=np.bool_))
     return q_world.reshape(shape + (4,)), p_world.reshape(shape + (3,))
 
 
 def _kernel_rows(array: FloatArray, shape: tuple[int, ...]) -> FloatArray:
-    """``array`` as writeable C-contiguous rows ``(N, J, width)`` of ``shape``: the array
-    itself, reshaped, when it already is one (the kernel only reads it), else a copy."""
-    if array.shape == shape and array.flags.c_contiguous and array.flags.writeable:
-        return array.reshape(-1, shape[-2], shape[-1])
-    return np.array(np.broadcast_to(array, shape)).reshape(-1, shape[-2], shape[-1])
+    """``array`` as read-only C-contiguous rows ``(N, J, width)`` of ``shape``: a view of
+    the array when it already is one (the kernel only reads it), else of a copy."""
+    if array.shape != shape or not array.flags.c_contiguous:
+        array = np.array(np.broadcast_to(array, shape), order="C")
+    return read_only(array.reshape(-1, shape[-2], shape[-1]))
 
 
 def _unit_quaternions(value: Any) -> FloatArray:

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from limbik._kernel_options import read_only
 from limbik._validation import FloatArray, as_float, as_points, as_quaternions
 from limbik.errors import InvalidInputError
 from limbik.solvers import _ccd_kernels as _ccd
@@ -275,7 +276,7 @@ class SwingTwistLimit(Constraint):
         qs = np.ascontiguousarray(np.broadcast_to(q, shape + (4,)).reshape(-1, 4))
         axes = np.ascontiguousarray(np.broadcast_to(a / na, shape + (3,)).reshape(-1, 3))
         out = np.empty_like(qs)
-        _ccd.swing_twist_project_batch(qs, axes, self.limit_row(), out)
+        _ccd.swing_twist_project_batch(read_only(qs), read_only(axes), self.limit_row(), out)
         return out.reshape(shape + (4,))
 
     def twist_and_swing(self, rotation: Any, axis: Any = (0.0, 0.0, -1.0)

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from limbik._kernel_options import read_only
 from limbik._validation import FloatArray, as_float_array, as_quaternions, broadcast_shapes
 from limbik.errors import InvalidInputError
 from limbik.geometry.frame import Frame
@@ -242,12 +243,13 @@ def _joint_rotations(pos: FloatArray, start: FloatArray, rot: FloatArray,
     rot_rows = (np.ascontiguousarray(np.broadcast_to(rot, (1, n, 4))) if rot.ndim < 2
                 or rot.shape[:-2] in ((), (1,)) else _rows(rot, shape, n, 4, count))
     out = np.empty((count, n, 4))
-    _rk.joint_rotations_kernel(rows, start_rows, rot_rows.reshape(-1, n, 4), out)
+    _rk.joint_rotations_kernel(rows, start_rows, read_only(rot_rows.reshape(-1, n, 4)), out)
     return out.reshape(shape + (n, 4))
 
 
 def _rows(array: FloatArray, shape: tuple[int, ...], n: int, width: int, count: int
           ) -> FloatArray:
-    """``array`` broadcast to ``shape + (n, width)`` as contiguous rows ``(count, n, width)``."""
-    return np.ascontiguousarray(np.broadcast_to(array, shape + (n, width))).reshape(
-        count, n, width)
+    """``array`` broadcast to ``shape + (n, width)`` as read-only contiguous rows
+    ``(count, n, width)``."""
+    return read_only(np.ascontiguousarray(np.broadcast_to(array, shape + (n, width))).reshape(
+        count, n, width))

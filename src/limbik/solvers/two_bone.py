@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from limbik._kernel_options import read_only
 from limbik._validation import (
     FloatArray,
     as_float,
@@ -345,13 +346,14 @@ def _array(value: Any, name: str, points: int) -> FloatArray:
 
 
 def _rows(array: FloatArray, shape: tuple[int, ...], width: int) -> FloatArray:
-    """``array`` as contiguous rows ``(N or 1, width)`` (``(N or 1,)`` when width is 0)."""
+    """``array`` as read-only contiguous rows ``(N or 1, width)`` (``(N or 1,)`` when
+    width is 0)."""
     if array.size == (width or 1):
-        return array.reshape((1, width) if width else (1,))
+        return read_only(array.reshape((1, width) if width else (1,)))
     batch = array.shape[:-1] if width else array.shape
     if batch != shape:
         array = np.broadcast_to(array, shape + ((width,) if width else ()))
-    return np.ascontiguousarray(array).reshape((-1, width) if width else (-1,))
+    return read_only(np.ascontiguousarray(array).reshape((-1, width) if width else (-1,)))
 
 
 def _raise_for_bad_input(root: FloatArray, target: FloatArray, upper: FloatArray,
