@@ -212,6 +212,26 @@ def test_invalid_input_raises():
         jacobian_ik(fixed_only, [1, 0, 0])
 
 
+@pytest.mark.parametrize("method", ["lm", "dls"])
+def test_warm_start_array_gives_the_bits_of_any_other_start(method):
+    """One float64 start (the warm start of a per-frame loop) takes a shorter path; it
+    gives the same bits as the same start as a list or a batch of one, out of limits too,
+    and still refuses NaN."""
+    chain = spatial_arm()
+    rng = np.random.default_rng(5)
+    for q in chain.random_q(20, rng) * 1.3:  # some beyond the limits: clipped
+        target = chain.forward(chain.random_q(1, rng)[0]).position
+        fast = jacobian_ik(chain, target, q0=q, method=method)
+        for other in (list(q), tuple(q), q[None]):
+            slow = jacobian_ik(chain, target, q0=other, method=method)
+            assert np.asarray(slow.q).reshape(-1).tobytes() == np.asarray(fast.q).tobytes()
+            assert float(np.asarray(slow.error).reshape(())) == float(fast.error)
+    with pytest.raises(NonFiniteInputError, match="q0 must be finite"):
+        jacobian_ik(chain, [0.3, 0.2, 0.1], q0=np.full(chain.dof, np.nan))
+    with pytest.raises(NonFiniteInputError, match="q0 must be finite"):
+        jacobian_ik(chain, [0.3, 0.2, 0.1], q0=np.r_[np.inf, np.zeros(chain.dof - 1)])
+
+
 def test_jacobi_eigen_decomposes_symmetric_matrices():
     rng = np.random.default_rng(8)
     for n in (1, 3, 6):

@@ -10,11 +10,14 @@ preparation once; :meth:`JointProblem.solve` runs
 
 from __future__ import annotations
 
+import math
+from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from limbik._tiered import TieredRangeKernel
 from limbik._validation import FloatArray, as_float, as_int, as_points, broadcast_shapes
 from limbik.chain.joint_chain import JointChain
 from limbik.errors import InvalidInputError
@@ -30,6 +33,11 @@ distance (the chain then points at them); error and reached are measured to the 
 
 #: Smaller batches run on the calling thread (no parallel kernel to compile or start).
 PARALLEL_MIN_BATCH = 64
+
+#: The serial drivers. Until one is compiled in this process, calls of up to 8 targets
+#: run its Python source while it compiles in the background (see :mod:`limbik._tiered`).
+_LM_RANGE = TieredRangeKernel(_jk.lm_solve_range)
+_JOINT_RANGE = TieredRangeKernel(_k.joint_solve_range)
 
 
 def check_chain(chain: Any) -> JointChain:
@@ -81,16 +89,22 @@ def start_configurations(chain: JointChain, q0: Any, batch: tuple[int, ...],
     drawn in the kernel from one seed per batch element: ``rng=None`` uses the seeds
     0, 1, 2, ...; otherwise they come from ``rng``.
     """
-    if q0 is None and rng is None and batch == ():  # one target, default start and seed
-        return chain.middle.reshape(1, chain.dof).copy(), np.zeros(1, dtype=np.uint64), ()
+    if rng is None and batch == ():
+        if q0 is None:  # one target, default start and seed
+            return chain.middle.reshape(1, chain.dof).copy(), np.zeros(1, dtype=np.uint64), ()
+        if (isinstance(q0, np.ndarray) and q0.shape == (chain.dof,) and q0.dtype == np.float64
+                and math.isfinite(q0.sum())):  # a warm start: one finite start (else below)
+            return (np.clip(q0, chain.lower, chain.upper).reshape(1, chain.dof),
+                    np.zeros(1, dtype=np.uint64), ())
     if q0 is None:
         q_first = chain.middle
     else:
         q_first = chain.clip(chain.check_q(q0, "q0"))
     shape = broadcast_shapes(("target", batch), ("q0", q_first.shape[:-1]))
     count = int(np.prod(shape, dtype=np.int64))
-    first = np.ascontiguousarray(
-        np.broadcast_to(q_first, shape + (chain.dof,)).reshape(count, chain.dof))
+    # always a new, writable array: a read-only one is another type to the kernels
+    first = np.array(np.broadcast_to(q_first, shape + (chain.dof,)).reshape(count, chain.dof),
+                     dtype=np.float64, order="C")
     if rng is None:
         seeds = np.arange(count, dtype=np.uint64)
     else:
@@ -123,6 +137,38 @@ class JointProblem:
     patience: int
     far_targets: FloatArray | None = None  # (B, 3) true targets where target_p was pulled in
 
+    def outputs(self) -> tuple[FloatArray, FloatArray, np.ndarray, np.ndarray, FloatArray]:
+        """New output arrays of the drivers: ``q (B, dof)``, ``error (B,)``,
+        ``reached (B,)``, ``iterations (B,)`` and ``positions (B, n_joints + 1, 3)``."""
+        count = self.first.shape[0]
+        chain = self.chain
+        return (np.zeros((count, chain.dof)), np.zeros(count), np.zeros(count, dtype=np.bool_),
+                np.zeros(count, dtype=np.int64), np.empty((count, chain.n_joints + 1, 3)))
+
+    def _arguments(self, method: int) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+        """The drivers' arguments before and after the step parameters."""
+        chain = self.chain
+        # LM on position targets gets no rotations, so it compiles without the rotation error
+        target_r: Any = (None if method == _jk.METHOD_LM and not self.use_rot
+                         else self.target_r)
+        args = (*chain.kernel_arrays, self.target_p, target_r, self.use_rot, self.w_pos,
+                self.w_rot, self.first, self.restarts, self.seeds, *chain.sampling_bounds())
+        limits = (self.tolerance, self.angle_tolerance, self.max_iterations, self.patience,
+                  *chain.position_map)
+        return args, limits
+
+    def serial_call(self, method: int, lam: float, cutoff: float, outs: tuple[Any, ...]
+                    ) -> tuple[TieredRangeKernel, Hashable, tuple[Any, ...]]:
+        """The serial driver of ``method``, the variant of its argument types, and its
+        arguments after ``start, stop`` (writing into ``outs``, from :meth:`outputs`)."""
+        args, limits = self._arguments(method)
+        if method == _jk.METHOD_LM:
+            # the kernel's argument types differ only by a position or pose target
+            return _LM_RANGE, self.use_rot, (*args, float(lam), self.max_step, *limits,
+                                             *_jk.lm_scratch(self.chain.dof), *outs)
+        return _JOINT_RANGE, None, (*args, method, float(lam), float(cutoff), self.max_step,
+                                    *limits, *outs)
+
     def solve(self, method: int, lam: float = 0.0, cutoff: float = 0.0) -> Solution:
         """Run the compiled driver with step rule ``method`` (a ``_joint_kernels`` code).
 
@@ -131,33 +177,20 @@ class JointProblem:
         """
         chain = self.chain
         count = self.first.shape[0]
-        q = np.zeros((count, chain.dof))
-        err = np.zeros(count)
-        reached = np.zeros(count, dtype=np.bool_)
-        iters = np.zeros(count, dtype=np.int64)
-        positions = np.empty((count, chain.n_joints + 1, 3))
-        # LM on position targets gets no rotations, so it compiles without the rotation error
-        target_r: Any = (None if method == _jk.METHOD_LM and not self.use_rot
-                         else self.target_r)
-        args = (*chain.kernel_arrays, self.target_p, target_r, self.use_rot, self.w_pos,
-                self.w_rot, self.first, self.restarts, self.seeds, *chain.sampling_bounds())
-        limits = (self.tolerance, self.angle_tolerance, self.max_iterations, self.patience,
-                  *chain.position_map)
-        outs = (q, err, reached, iters, positions)
-        parallel = count >= PARALLEL_MIN_BATCH
-        if method == _jk.METHOD_LM:
-            if parallel:
-                _jk.lm_solve(*args, float(lam), self.max_step, *limits, *outs)
+        outs = self.outputs()
+        q, err, reached, iters, positions = outs
+        if count >= PARALLEL_MIN_BATCH:
+            args, limits = self._arguments(method)
+            driver: Any  # more arguments than the stubs allow
+            if method == _jk.METHOD_LM:
+                driver = _jk.lm_solve
+                driver(*args, float(lam), self.max_step, *limits, *outs)
             else:
-                serial: Any = _jk.lm_solve_range  # more arguments than the stubs allow
-                serial(0, count, *args, float(lam), self.max_step, *limits,
-                       *_jk.lm_scratch(chain.dof), *outs)
-        elif parallel:
-            _k.joint_solve(*args, method, float(lam), float(cutoff), self.max_step, *limits,
-                           *outs)
+                driver = _k.joint_solve
+                driver(*args, method, float(lam), float(cutoff), self.max_step, *limits, *outs)
         else:
-            _k.joint_solve_range(0, count, *args, method, float(lam), float(cutoff),
-                                 self.max_step, *limits, *outs)
+            kernel, variant, arguments = self.serial_call(method, lam, cutoff, outs)
+            kernel(variant, 0, count, arguments)
         if self.far_targets is not None:  # honest error and reached for far targets
             far = np.isfinite(self.far_targets[:, 0])
             miss = positions[far, -1] - self.far_targets[far]
@@ -226,14 +259,16 @@ def joint_problem(chain: Any, target: Any, *, tolerance: float | None,
         if max(abs(c) for c in tp[0].tolist()) > FAR_TARGET:
             tp, far_targets = pull_in_far_targets(tp)
     else:
-        tp = np.ascontiguousarray(np.broadcast_to(tp, shape + (3,)).reshape(count, 3))
+        tp = np.array(np.broadcast_to(tp, shape + (3,)).reshape(count, 3), dtype=np.float64,
+                      order="C")  # writable, as for one target: one type for the kernels
         tp, far_targets = pull_in_far_targets(tp)
     if tr is None:
         tr_arr = np.zeros((count, 3, 3))
     elif shape == () and tr.shape == (3, 3):
         tr_arr = np.array(tr, dtype=np.float64).reshape(1, 3, 3)
     else:
-        tr_arr = np.ascontiguousarray(np.broadcast_to(tr, shape + (3, 3)).reshape(count, 3, 3))
+        tr_arr = np.array(np.broadcast_to(tr, shape + (3, 3)).reshape(count, 3, 3),
+                          dtype=np.float64, order="C")
     return JointProblem(chain=chain, shape=shape, target_p=tp, target_r=tr_arr,
                         use_rot=use_rot, w_pos=w_pos, w_rot=w_rot, first=first, seeds=seeds,
                         restarts=restarts, tolerance=tol, angle_tolerance=angle_tol,

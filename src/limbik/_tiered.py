@@ -1,0 +1,196 @@
+"""Tiered first calls: a range kernel's Python source runs while the kernel compiles.
+
+A kernel's first call in a process compiles it, which takes seconds on an empty cache.
+A *range kernel* ``kernel(start, stop, *args)`` solves batch elements ``start .. stop - 1``
+one by one, each independently, and writes them into output arrays. For such a kernel a
+small call need not wait: :class:`TieredRangeKernel` starts the compilation in a
+background thread and meanwhile runs the kernel's Python source (``py_func``, with every
+compiled helper it calls replaced by that helper's source), one element at a time,
+handing the remaining elements to the compiled kernel as soon as it is ready. The Python
+source does the same IEEE double operations in the same order, so every output is the
+same bits (``tests/test_tiered.py`` compares them).
+
+- The background thread is not a daemon: a process that ends during the compilation
+  waits for it, so the on-disk cache is written and the next process loads the kernel.
+  :func:`wait_for_compilations` waits too, and so does every ``os.fork`` (a child would
+  otherwise inherit Numba's compiler lock held by a thread it does not have).
+- Calls with more than ``max_interpreted`` elements wait for the compiled kernel.
+- The Python source and the compiler share the interpreter lock, so after the first
+  element the Python source is paced to :data:`INTERPRETED_SHARE` of the time since the
+  compilation started: a loop of calls slows down instead of stalling the compiler, and
+  no call waits for the whole compilation.
+- ``LIMBIK_BACKGROUND_COMPILE=0`` in the environment turns tiering off: every first call
+  then compiles in the foreground.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import types
+from collections.abc import Callable, Hashable
+from typing import Any
+
+import numpy as np
+from numba.core.dispatcher import Dispatcher
+
+__all__ = ["TieredRangeKernel", "python_source", "wait_for_compilations"]
+
+#: Set to "0" to compile every kernel in the foreground on its first call.
+ENVIRONMENT_SWITCH = "LIMBIK_BACKGROUND_COMPILE"
+
+#: While a kernel compiles, its Python source may run at most this fraction of the time
+#: (after its first element): the compiler shares the interpreter lock with it.
+INTERPRETED_SHARE = 0.2
+
+_sources: dict[Dispatcher, Callable[..., Any]] = {}
+_running: list[_Compilation] = []
+_running_lock = threading.Lock()
+
+
+def _global_names(code: types.CodeType) -> set[str]:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _global_names(const)
+    return names
+
+
+def python_source(kernel: Dispatcher) -> Callable[..., Any]:
+    """The plain Python function of a compiled ``kernel``: its source, with every compiled
+    function it calls by a global name replaced by that function's own Python source."""
+    source = _sources.get(kernel)
+    if source is None:
+        func = kernel.py_func
+        module_globals = dict(func.__globals__)
+        for name in _global_names(func.__code__):
+            value = module_globals.get(name)
+            if isinstance(value, Dispatcher):
+                module_globals[name] = python_source(value)
+        source = _sources[kernel] = types.FunctionType(
+            func.__code__, module_globals, func.__name__, func.__defaults__, func.__closure__)
+    return source
+
+
+class _Compilation(threading.Thread):
+    """Compiles one signature of a kernel in the background; keeps its error, if any."""
+
+    def __init__(self, kernel: Dispatcher, signature: tuple[Any, ...]) -> None:
+        super().__init__(name=f"limbik compile {kernel.py_func.__name__}", daemon=False)
+        self.kernel = kernel
+        self.signature = signature
+        self.error: BaseException | None = None
+        self.started = time.perf_counter()
+        #: seconds spent running the kernel's Python source meanwhile
+        self.interpreted = 0.0
+
+    def run(self) -> None:
+        try:
+            self.kernel.compile(self.signature)
+        except BaseException as exc:  # re-raised by the caller that waits for it
+            self.error = exc
+        finally:
+            with _running_lock:
+                if self in _running:
+                    _running.remove(self)
+
+
+def wait_for_compilations() -> None:
+    """Wait until every background compilation of this process has finished."""
+    while True:
+        with _running_lock:
+            pending = list(_running)
+        if not pending:
+            return
+        for job in pending:
+            job.join()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=wait_for_compilations)
+
+
+def _enabled() -> bool:
+    return os.environ.get(ENVIRONMENT_SWITCH, "1").strip() not in ("0", "false", "no", "off")
+
+
+class TieredRangeKernel:
+    """A range kernel whose small first calls run its Python source while it compiles.
+
+    ``kernel(start, stop, *args)`` must solve each element independently and return
+    nothing. ``variant`` in :meth:`__call__` names the kernel's argument types for this
+    call (for example whether an optional argument is None); a variant marked compiled
+    calls the kernel directly, which costs a set lookup over a plain call. A variant that
+    does not pin the types down costs nothing worse than Numba compiling in the
+    foreground.
+    """
+
+    def __init__(self, kernel: Any, *, max_interpreted: int = 8) -> None:
+        self.kernel = kernel
+        self.max_interpreted = max_interpreted
+        #: elements run by the Python source so far (in this process)
+        self.interpreted_elements = 0
+        self._compiled: set[Hashable] = set()
+        self._jobs: dict[Hashable, _Compilation] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, variant: Hashable, start: int, stop: int, args: tuple[Any, ...]) -> None:
+        """Run ``kernel(start, stop, *args)``, or its Python source while it compiles."""
+        if variant in self._compiled:
+            self.kernel(start, stop, *args)
+            return
+        self._first_calls(variant, start, stop, args)
+
+    def _job(self, variant: Hashable, count: int, args: tuple[Any, ...]) -> _Compilation | None:
+        """The background compilation for ``variant``, started now if there is none and
+        the call is small; None if the call should just run the kernel."""
+        with self._lock:
+            job = self._jobs.get(variant)
+            if job is not None or count > self.max_interpreted or not _enabled():
+                return job
+            kernel = self.kernel
+            if not isinstance(kernel, Dispatcher):  # NUMBA_DISABLE_JIT: plain Python
+                return None
+            signature = tuple(kernel.typeof_pyval(a) for a in args)
+            if signature in kernel.overloads:
+                return None
+            job = self._jobs[variant] = _Compilation(kernel, signature)
+            with _running_lock:
+                _running.append(job)
+            job.start()
+            return job
+
+    def _first_calls(self, variant: Hashable, start: int, stop: int,
+                     args: tuple[Any, ...]) -> None:
+        job = self._job(variant, stop - start, (start, stop, *args))
+        if job is None:
+            self.kernel(start, stop, *args)
+            self._compiled.add(variant)
+            return
+        element = start
+        if stop - start <= self.max_interpreted:
+            source = python_source(self.kernel)
+            # as in the compiled kernels (error_model="numpy"): no warnings, no exceptions
+            with np.errstate(all="ignore"):
+                while element < stop and job.is_alive():
+                    # after the first element, the Python source may take at most a share
+                    # of the time since the compilation started: it slows the compiler
+                    pause = (job.interpreted / INTERPRETED_SHARE
+                             - (time.perf_counter() - job.started))
+                    if job.interpreted > 0.0 and pause > 0.0:
+                        job.join(pause)
+                        continue
+                    began = time.perf_counter()
+                    source(element, element + 1, *args)
+                    job.interpreted += time.perf_counter() - began
+                    self.interpreted_elements += 1
+                    element += 1
+        if element < stop:
+            job.join()
+        if not job.is_alive():
+            if job.error is not None:
+                raise job.error
+            self._compiled.add(variant)
+        if element < stop:
+            self.kernel(element, stop, *args)
