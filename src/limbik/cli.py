@@ -884,6 +884,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_USAGE
         code = handler(args)
         sys.stdout.flush()  # a closed pipe shows up here, not at interpreter exit
+        tiered = sys.modules.get("limbik._tiered")
+        if tiered is not None:  # kernels compiling in the background: done before exit, so
+            tiered.wait_for_compilations()  # Ctrl-C here is handled below
         return code
     except BrokenPipeError:
         _silence_stdout()
