@@ -142,6 +142,24 @@ def test_large_calls_wait_for_the_compiled_kernel(monkeypatch):
     np.testing.assert_array_equal(out, [2.0, 18.0, 84.0])
 
 
+def test_an_element_python_cannot_run_goes_to_the_compiled_kernel(monkeypatch):
+    """Plain Python floats raise on 1 / 0 where the kernel gives inf: that element (and
+    the rest) waits for the compiled kernel, and the outputs are the kernel's."""
+    monkeypatch.delenv(ENVIRONMENT_SWITCH, raising=False)
+
+    def reciprocal_range(start, stop, x, out):  # pragma: no cover - compiled
+        for i in range(start, stop):
+            out[i] = 1.0 / float(x[i])
+
+    kernel = njit(error_model="numpy")(reciprocal_range)
+    tiered = TieredRangeKernel(kernel)
+    out = np.full(3, -1.0)
+    tiered(None, 0, 3, (np.array([2.0, 0.0, 4.0]), out))
+    np.testing.assert_array_equal(out, [0.5, np.inf, 0.25])
+    assert tiered.interpreted_elements == 1
+    assert len(kernel.signatures) == 1
+
+
 def test_a_compile_error_reaches_the_caller(monkeypatch):
     monkeypatch.delenv(ENVIRONMENT_SWITCH, raising=False)
 

@@ -119,11 +119,15 @@ class TieredRangeKernel:
     """A range kernel whose small first calls run its Python source while it compiles.
 
     ``kernel(start, stop, *args)`` must solve each element independently and return
-    nothing. ``variant`` in :meth:`__call__` names the kernel's argument types for this
-    call (for example whether an optional argument is None); a variant marked compiled
-    calls the kernel directly, which costs a set lookup over a plain call. A variant that
-    does not pin the types down costs nothing worse than Numba compiling in the
-    foreground.
+    nothing, and an element's outputs must depend only on inputs the kernel does not
+    change: where the Python source raises an arithmetic error (plain Python floats
+    divide by zero with an exception, the kernel with inf), the compiled kernel runs
+    that element again from the start.
+
+    ``variant`` in :meth:`__call__` names the kernel's argument types for this call (for
+    example whether an optional argument is None); a variant marked compiled calls the
+    kernel directly, which costs a set lookup over a plain call. A variant that does not
+    pin the types down costs nothing worse than Numba compiling in the foreground.
     """
 
     def __init__(self, kernel: Any, *, max_interpreted: int = 8) -> None:
@@ -182,7 +186,10 @@ class TieredRangeKernel:
                         job.join(pause)
                         continue
                     began = time.perf_counter()
-                    source(element, element + 1, *args)
+                    try:
+                        source(element, element + 1, *args)
+                    except (ArithmeticError, ValueError):  # Python's float rules, not the
+                        break  # kernel's (1.0 / 0.0): the compiled kernel runs this element
                     job.interpreted += time.perf_counter() - began
                     self.interpreted_elements += 1
                     element += 1
