@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -242,3 +243,20 @@ def test_jacobian_ik_first_calls_on_an_empty_cache(panda, tmp_path):
     assert cold["signatures"] == 2 and cold["cache_misses"] == 2
     assert cached["same"] and cached["signatures"] == 2
     assert cached["cache_hits"] == 2 and cached["cache_misses"] == 0
+
+
+def test_without_a_thread_the_first_call_compiles_in_the_foreground(monkeypatch):
+    monkeypatch.delenv(ENVIRONMENT_SWITCH, raising=False)
+
+    def refuse(self):
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Thread, "start", refuse)
+    kernel = _fresh_range_kernel()
+    tiered = TieredRangeKernel(kernel)
+    out = np.zeros(2)
+    tiered(None, 0, 2, (np.array([1.0, 4.0]), out))
+    assert tiered.interpreted_elements == 0
+    assert len(kernel.signatures) == 1
+    np.testing.assert_array_equal(out, [2.0, 18.0])
+    wait_for_compilations()  # nothing left behind to wait for

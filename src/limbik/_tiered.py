@@ -159,10 +159,16 @@ class TieredRangeKernel:
             signature = tuple(kernel.typeof_pyval(a) for a in args)
             if signature in kernel.overloads:
                 return None
-            job = self._jobs[variant] = _Compilation(kernel, signature)
+            job = _Compilation(kernel, signature)
             with _running_lock:
                 _running.append(job)
-            job.start()
+            try:
+                job.start()
+            except RuntimeError:  # no thread to be had: compile in the foreground
+                with _running_lock:
+                    _running.remove(job)
+                return None
+            self._jobs[variant] = job
             return job
 
     def _first_calls(self, variant: Hashable, start: int, stop: int,
