@@ -3,6 +3,7 @@ runs while the kernel compiles in the background, and never outlives it wrongly.
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 import multiprocessing
@@ -18,6 +19,7 @@ import pytest
 from numba import njit
 from numba.core.errors import TypingError
 
+import limbik
 from limbik import Frame, JointChain
 from limbik._tiered import (
     ENVIRONMENT_SWITCH,
@@ -28,6 +30,7 @@ from limbik._tiered import (
 from limbik.solvers import _jacobian_kernels as jk
 from limbik.solvers import _joint_kernels as k
 from limbik.solvers._joint_problem import joint_problem
+from limbik.solvers.constraints import Cone, EllipticalCone, Hinge
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -89,6 +92,131 @@ def test_python_source_gives_the_compiled_drivers_bits(method, lam, cutoff, pose
         for compiled, python in zip(*results, strict=True):
             assert compiled.dtype == python.dtype
             assert compiled.tobytes() == python.tobytes()
+
+
+class _PythonOnly:
+    """Stands in for a tiered kernel and always runs its Python source."""
+
+    def __init__(self, tiered):
+        self.source = python_source(tiered.kernel)
+
+    def __call__(self, variant, start, stop, args):
+        with np.errstate(all="ignore"):
+            return self.source(start, stop, *args)
+
+
+def _same_solutions(a, b):
+    for field in ("positions", "reached", "error", "iterations"):
+        x, y = np.asarray(getattr(a, field)), np.asarray(getattr(b, field))
+        assert x.dtype == y.dtype and x.tobytes() == y.tobytes(), field
+
+
+def test_python_source_gives_fabriks_bits(monkeypatch):
+    """Chains of 2 to 7 joints, free and with cones, elliptical cones (carried and seed
+    frames), hinges, root frames, a free root or a last-bone direction, reachable or not:
+    the Python source of the chain driver gives the compiled driver's bits."""
+    rng = np.random.default_rng(11)
+    cases = []
+    for trial in range(240):
+        n = int(rng.integers(2, 8))
+        chain = np.cumsum(rng.normal(size=(n, 3)), axis=0)
+        kw = {}
+        kind = trial % 6
+        if kind == 1:
+            kw["constraints"] = [Cone(rng.uniform(0.2, 1.5)) for _ in range(n - 1)]
+        elif kind == 2:
+            kw["constraints"] = [EllipticalCone(*rng.uniform(0.2, 1.2, size=4))
+                                 for _ in range(n - 1)]
+            kw["cone_frames"] = "seed" if trial % 4 else "carried"
+        elif kind == 3:
+            kw["constraints"] = [Hinge(np.r_[rng.normal(size=2), 0.0], -rng.uniform(0.1, 2),
+                                       rng.uniform(0.1, 2)) for _ in range(n - 1)]
+        elif kind == 4:
+            kw["fixed_root"] = False
+        elif kind == 5:
+            kw["direction"] = rng.normal(size=3)
+        if kind in (1, 2, 3) and trial % 2:
+            kw["root_frame"] = Frame(rng.normal(size=4), chain[0])
+        cases.append((chain, rng.normal(scale=2.5, size=3), kw))
+    compiled = [limbik.fabrik(chain, target, **kw) for chain, target, kw in cases]
+    module = importlib.import_module("limbik.solvers.fabrik")  # (the package exports a
+    monkeypatch.setattr(module, "_CHAIN_RANGE", _PythonOnly(module._CHAIN_RANGE))  # function)
+    for (chain, target, kw), expected in zip(cases, compiled, strict=True):
+        _same_solutions(limbik.fabrik(chain, target, **kw), expected)
+
+
+def test_python_source_gives_fabrik_trees_bits(monkeypatch):
+    """Y-shaped trees with two effectors, free or with cones, fixed or free root."""
+    rng = np.random.default_rng(12)
+    parents = [-1, 0, 1, 2, 3, 2, 5]
+    cases = []
+    for trial in range(60):
+        pose = np.cumsum(rng.normal(scale=0.7, size=(7, 3)), axis=0)
+        constraints = ([Cone(rng.uniform(0.3, 1.5)) for _ in range(6)] if trial % 2
+                       else None)
+        tree = limbik.FabrikTree(parents, pose, constraints=constraints)
+        goals = {4: rng.normal(scale=2.5, size=3), 6: rng.normal(scale=2.5, size=3)}
+        cases.append((tree, goals, {"fixed_root": trial % 3 != 0}))
+    compiled = [tree.solve(goals, **kw) for tree, goals, kw in cases]
+    module = importlib.import_module("limbik.solvers.fabrik_tree")
+    monkeypatch.setattr(module, "_TREE_RANGE", _PythonOnly(module._TREE_RANGE))
+    for (tree, goals, kw), expected in zip(cases, compiled, strict=True):
+        _same_solutions(tree.solve(goals, **kw), expected)
+
+
+@njit
+def _hypot_all(x, y, out):  # pragma: no cover - compiled
+    for i in range(x.size):
+        out[i] = math.hypot(x[i], y[i])
+
+
+def test_python_source_computes_hypot_as_compiled_code():
+    """Compiled ``math.hypot`` is the C library's; Python's own can differ in the last bit
+    (about once in 10⁴ FABRIK ellipse projections), so the Python source uses the C one."""
+    from limbik._tiered import _COMPILED_MATH
+
+    rng = np.random.default_rng(13)
+    x = rng.normal(size=200_000) * np.exp(rng.uniform(-30, 30, size=200_000))
+    y = rng.normal(size=200_000) * np.exp(rng.uniform(-30, 30, size=200_000))
+    compiled = np.empty_like(x)
+    _hypot_all(x, y, compiled)
+    python = np.array([_COMPILED_MATH.hypot(a, b) for a, b in zip(x.tolist(), y.tolist(),
+                                                                  strict=True)])
+    assert python.tobytes() == compiled.tobytes()
+
+
+def test_a_python_error_puts_in_place_rows_back(monkeypatch):
+    """An element the Python source cannot finish is solved again by the compiled kernel
+    from its original row."""
+    monkeypatch.delenv(ENVIRONMENT_SWITCH, raising=False)
+
+    def halve_then_invert_range(start, stop, x):  # pragma: no cover - compiled
+        for i in range(start, stop):
+            x[i, 0] = x[i, 0] / 2.0
+            x[i, 1] = 1.0 / float(x[i, 1])
+
+    kernel = njit(error_model="numpy")(halve_then_invert_range)
+    tiered = TieredRangeKernel(kernel, in_place=(0,))
+    x = np.array([[8.0, 2.0], [6.0, 0.0], [4.0, 4.0]])
+    tiered(None, 0, 3, (x,))
+    np.testing.assert_array_equal(x, [[4.0, 0.5], [3.0, np.inf], [2.0, 0.25]])
+
+
+def test_calls_return_the_sum_of_their_elements(monkeypatch):
+    monkeypatch.delenv(ENVIRONMENT_SWITCH, raising=False)
+
+    def count_negative_range(start, stop, x):  # pragma: no cover - compiled
+        found = 0
+        for i in range(start, stop):
+            if x[i] < 0.0:
+                found += 1
+        return found
+
+    tiered = TieredRangeKernel(njit(count_negative_range))
+    x = np.array([-1.0, 2.0, -3.0, -4.0])
+    assert tiered(None, 0, 4, (x,)) == 3  # while compiling: element by element
+    wait_for_compilations()
+    assert tiered(None, 0, 4, (x,)) == 3  # compiled
 
 
 def _fresh_range_kernel():

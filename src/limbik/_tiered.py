@@ -25,6 +25,7 @@ same bits (``tests/test_tiered.py`` compares them).
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
@@ -44,7 +45,7 @@ ENVIRONMENT_SWITCH = "LIMBIK_BACKGROUND_COMPILE"
 #: (after its first element): the compiler shares the interpreter lock with it.
 INTERPRETED_SHARE = 0.2
 
-_sources: dict[Dispatcher, Callable[..., Any]] = {}
+_sources: dict[Any, Callable[..., Any]] = {}
 _running: list[_Compilation] = []
 _running_lock = threading.Lock()
 
@@ -57,19 +58,53 @@ def _global_names(code: types.CodeType) -> set[str]:
     return names
 
 
+def _c_hypot() -> Callable[[float, float], float] | None:
+    """The C library's ``hypot``, which compiled kernels call (Python's ``math.hypot`` is
+    its own algorithm and can differ in the last bit); None where it cannot be found."""
+    import ctypes
+
+    try:
+        library = ctypes.CDLL("ucrtbase") if os.name == "nt" else ctypes.CDLL(None)
+        func = getattr(library, "_hypot" if os.name == "nt" else "hypot")
+    except (OSError, AttributeError):
+        return None
+    func.restype = ctypes.c_double
+    func.argtypes = (ctypes.c_double, ctypes.c_double)
+    return func
+
+
+#: ``math`` as compiled kernels compute it, for their Python source: the same functions,
+#: but ``hypot`` from the C library (None: no C ``hypot`` found, so no tiered calls)
+_C_HYPOT = _c_hypot()
+_COMPILED_MATH = (types.SimpleNamespace(**{**vars(math), "hypot": _C_HYPOT})
+                  if _C_HYPOT is not None else None)
+
+
 def python_source(kernel: Dispatcher) -> Callable[..., Any]:
     """The plain Python function of a compiled ``kernel``: its source, with every compiled
-    function it calls by a global name replaced by that function's own Python source."""
-    source = _sources.get(kernel)
+    function it calls by a global name replaced by that function's own Python source
+    (also through plain limbik functions that compiled code calls, such as
+    ``register_jitable`` helpers)."""
+    return _python_version(kernel)
+
+
+def _python_version(value: Any) -> Any:
+    if value is math:
+        return _COMPILED_MATH
+    if isinstance(value, Dispatcher):
+        func = value.py_func
+    elif isinstance(value, types.FunctionType) and value.__module__.startswith("limbik."):
+        func = value
+    else:
+        return value
+    source = _sources.get(value)
     if source is None:
-        func = kernel.py_func
         module_globals = dict(func.__globals__)
-        for name in _global_names(func.__code__):
-            value = module_globals.get(name)
-            if isinstance(value, Dispatcher):
-                module_globals[name] = python_source(value)
-        source = _sources[kernel] = types.FunctionType(
+        source = _sources[value] = types.FunctionType(
             func.__code__, module_globals, func.__name__, func.__defaults__, func.__closure__)
+        for name in _global_names(func.__code__):  # after the memo entry: recursion ends
+            if name in module_globals:
+                module_globals[name] = _python_version(module_globals[name])
     return source
 
 
@@ -112,17 +147,19 @@ if hasattr(os, "register_at_fork"):
 
 
 def _enabled() -> bool:
-    return os.environ.get(ENVIRONMENT_SWITCH, "1").strip() not in ("0", "false", "no", "off")
+    return (_COMPILED_MATH is not None
+            and os.environ.get(ENVIRONMENT_SWITCH, "1").strip() not in ("0", "false", "no", "off"))
 
 
 class TieredRangeKernel:
     """A range kernel whose small first calls run its Python source while it compiles.
 
     ``kernel(start, stop, *args)`` must solve each element independently and return
-    nothing, and an element's outputs must depend only on inputs the kernel does not
-    change: where the Python source raises an arithmetic error (plain Python floats
-    divide by zero with an exception, the kernel with inf), the compiled kernel runs
-    that element again from the start.
+    None or a number; a call returns the sum over its elements (the kernel's return for
+    a compiled call). Where the Python source raises an arithmetic error (plain Python
+    floats divide by zero with an exception, the kernel with inf), the compiled kernel
+    runs that element again from the start: rows it changes in place are named by
+    ``in_place`` and put back first.
 
     ``variant`` in :meth:`__call__` names the kernel's argument types for this call (for
     example whether an optional argument is None); a variant marked compiled calls the
@@ -130,21 +167,24 @@ class TieredRangeKernel:
     pin the types down costs nothing worse than Numba compiling in the foreground.
     """
 
-    def __init__(self, kernel: Any, *, max_interpreted: int = 8) -> None:
+    def __init__(self, kernel: Any, *, max_interpreted: int = 8,
+                 in_place: tuple[int, ...] = ()) -> None:
         self.kernel = kernel
         self.max_interpreted = max_interpreted
+        #: positions in ``args`` of arrays whose row ``element`` the kernel updates in
+        #: place: kept before the Python source runs an element, put back if it raises
+        self.in_place = in_place
         #: elements run by the Python source so far (in this process)
         self.interpreted_elements = 0
         self._compiled: set[Hashable] = set()
         self._jobs: dict[Hashable, _Compilation] = {}
         self._lock = threading.Lock()
 
-    def __call__(self, variant: Hashable, start: int, stop: int, args: tuple[Any, ...]) -> None:
+    def __call__(self, variant: Hashable, start: int, stop: int, args: tuple[Any, ...]) -> Any:
         """Run ``kernel(start, stop, *args)``, or its Python source while it compiles."""
         if variant in self._compiled:
-            self.kernel(start, stop, *args)
-            return
-        self._first_calls(variant, start, stop, args)
+            return self.kernel(start, stop, *args)
+        return self._first_calls(variant, start, stop, args)
 
     def _job(self, variant: Hashable, count: int, args: tuple[Any, ...]) -> _Compilation | None:
         """The background compilation for ``variant``, started now if there is none and
@@ -172,12 +212,13 @@ class TieredRangeKernel:
             return job
 
     def _first_calls(self, variant: Hashable, start: int, stop: int,
-                     args: tuple[Any, ...]) -> None:
+                     args: tuple[Any, ...]) -> Any:
         job = self._job(variant, stop - start, (start, stop, *args))
         if job is None:
-            self.kernel(start, stop, *args)
+            result = self.kernel(start, stop, *args)
             self._compiled.add(variant)
-            return
+            return result
+        total = None
         element = start
         if stop - start <= self.max_interpreted:
             source = python_source(self.kernel)
@@ -192,10 +233,15 @@ class TieredRangeKernel:
                         job.join(pause)
                         continue
                     began = time.perf_counter()
+                    kept = [args[i][element].copy() for i in self.in_place]
                     try:
-                        source(element, element + 1, *args)
+                        result = source(element, element + 1, *args)
                     except (ArithmeticError, ValueError):  # Python's float rules, not the
-                        break  # kernel's (1.0 / 0.0): the compiled kernel runs this element
+                        for i, row in zip(self.in_place, kept, strict=True):  # kernel's
+                            args[i][element] = row  # (1.0 / 0.0): the compiled kernel
+                        break  # runs this element
+                    if result is not None:
+                        total = result if total is None else total + result
                     job.interpreted += time.perf_counter() - began
                     self.interpreted_elements += 1
                     element += 1
@@ -206,4 +252,7 @@ class TieredRangeKernel:
                 raise job.error
             self._compiled.add(variant)
         if element < stop:
-            self.kernel(element, stop, *args)
+            result = self.kernel(element, stop, *args)
+            if result is not None:
+                total = result if total is None else total + result
+        return total

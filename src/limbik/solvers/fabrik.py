@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from limbik._tiered import TieredRangeKernel
 from limbik._validation import (
     FloatArray,
     as_flag,
@@ -38,6 +39,11 @@ __all__ = ["fabrik"]
 
 _IDENTITY_FRAME = np.array([[0.0, 0.0, -1.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0]])
 _NO_DIRECTION = np.zeros((1, 3))
+
+#: The serial chain driver: until it is compiled in this process, a call of up to 8
+#: chains runs its Python source while it compiles (see :mod:`limbik._tiered`); it
+#: updates the poses (argument 0 after start, stop) in place.
+_CHAIN_RANGE = TieredRangeKernel(K.solve_chain_range, in_place=(0,))
 
 
 def root_frame_rows(root_frame: Frame | None) -> tuple[FloatArray, bool]:
@@ -212,8 +218,9 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
                            np.arange(n - 1) == 0)
     args = (p, t, d, has_dir, tol_abs, tol_rel, max_it, min_imp, bool(fixed_root), frame0,
             limits, reached, error, iterations)
+    # the kernel's argument types differ only by constrained or not
     skipped = (K.solve_chains_parallel(*args) if K.use_threads(size)
-               else K.solve_chain_range(0, size, *args, K.chain_workspace(n)))
+               else _CHAIN_RANGE(limits is None, 0, size, (*args, K.chain_workspace(n))))
     if skipped:  # the kernel found NaN or inf: raise the error that names it
         as_float_array(positions, "positions", ())
         as_points(target, "target")

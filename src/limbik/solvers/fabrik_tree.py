@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from limbik._tiered import TieredRangeKernel
 from limbik._validation import (
     FloatArray,
     as_flag,
@@ -64,6 +65,11 @@ def _check_parents(parents: Any) -> np.ndarray:
             f"parents[j] must be in [0, j) for j >= 1 (parents listed before children), "
             f"got parents[{j}] = {arr[j]}", argument="parents")
     return arr
+
+#: The serial tree driver: until it is compiled in this process, a call of up to 8 trees
+#: runs its Python source while it compiles (see :mod:`limbik._tiered`); it updates the
+#: poses (argument 0 after start, stop) in place.
+_TREE_RANGE = TieredRangeKernel(K.solve_tree_range, in_place=(0,))
 
 
 class FabrikTree:
@@ -189,8 +195,9 @@ class FabrikTree:
                 self._frame0, self._limits, reached, error, iterations)
         if K.use_threads(size):
             K.solve_trees_parallel(*args)
-        else:
-            K.solve_tree_range(0, size, *args, K.tree_workspace(self.parents, eff))
+        else:  # the kernel's argument types differ only by constrained or not
+            _TREE_RANGE(self._limits is None, 0, size,
+                        (*args, K.tree_workspace(self.parents, eff)))
         p *= unit
         error *= unit
         solved = p.reshape(shape + (n, 3))
