@@ -73,11 +73,28 @@ def _c_hypot() -> Callable[[float, float], float] | None:
     return func
 
 
-#: ``math`` as compiled kernels compute it, for their Python source: the same functions,
-#: but ``hypot`` from the C library (None: no C ``hypot`` found, so no tiered calls)
+class _AsCompiled:
+    """A module as compiled kernels compute it, for their Python source: its own
+    attributes, except the functions given, which are the C library's (compiled code
+    calls it for them)."""
+
+    def __init__(self, module: Any, **functions: Any) -> None:
+        self._module = module
+        self.__dict__.update(functions)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._module, name)
+
+
 _C_HYPOT = _c_hypot()
-_COMPILED_MATH = (types.SimpleNamespace(**{**vars(math), "hypot": _C_HYPOT})
-                  if _C_HYPOT is not None else None)
+#: ``math`` with the C library's ``hypot``, and NumPy with ``math``'s scalar functions
+#: (on some processors NumPy's own differ in the last bit); None: no C ``hypot`` found,
+#: so no tiered calls
+_COMPILED_MATH = None if _C_HYPOT is None else _AsCompiled(math, hypot=_C_HYPOT)
+_COMPILED_NUMPY = None if _C_HYPOT is None else _AsCompiled(
+    np, sin=math.sin, cos=math.cos, tan=math.tan, arcsin=math.asin, arccos=math.acos,
+    arctan=math.atan, arctan2=math.atan2, exp=math.exp, log=math.log, sqrt=math.sqrt,
+    hypot=_C_HYPOT)
 
 
 def python_source(kernel: Dispatcher) -> Callable[..., Any]:
@@ -91,6 +108,8 @@ def python_source(kernel: Dispatcher) -> Callable[..., Any]:
 def _python_version(value: Any) -> Any:
     if value is math:
         return _COMPILED_MATH
+    if value is np:
+        return _COMPILED_NUMPY
     if isinstance(value, Dispatcher):
         func = value.py_func
     elif isinstance(value, types.FunctionType) and value.__module__.startswith("limbik."):
@@ -236,10 +255,12 @@ class TieredRangeKernel:
                     kept = [args[i][element].copy() for i in self.in_place]
                     try:
                         result = source(element, element + 1, *args)
-                    except (ArithmeticError, ValueError):  # Python's float rules, not the
-                        for i, row in zip(self.in_place, kept, strict=True):  # kernel's
-                            args[i][element] = row  # (1.0 / 0.0): the compiled kernel
-                        break  # runs this element
+                    except (ArithmeticError, ValueError, TypeError):
+                        # Python's rules, not the kernel's (1.0 / 0.0 raises, math.acos(2.0)
+                        # too): the compiled kernel runs this element from its first state
+                        for i, row in zip(self.in_place, kept, strict=True):
+                            args[i][element] = row
+                        break
                     if result is not None:
                         total = result if total is None else total + result
                     job.interpreted += time.perf_counter() - began
