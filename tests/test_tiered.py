@@ -20,7 +20,8 @@ from numba import njit
 from numba.core.errors import TypingError
 
 import limbik
-from limbik import Frame, JointChain
+from chains import spatial_arm
+from limbik import Frame
 from limbik._tiered import (
     ENVIRONMENT_SWITCH,
     TieredRangeKernel,
@@ -33,22 +34,6 @@ from limbik.solvers._joint_problem import joint_problem
 from limbik.solvers.constraints import Cone, EllipticalCone, Hinge
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def spatial_arm():
-    """Six joints: revolute about mixed axes, one prismatic, one continuous (no limits)."""
-    return JointChain.from_joints([
-        {"type": "revolute", "axis": (0, 0, 1), "lower": -3, "upper": 3},
-        {"type": "revolute", "axis": (0, 1, 0), "origin": {"xyz": (0, 0, 0.3)}, "lower": -2,
-         "upper": 2},
-        {"type": "prismatic", "axis": (1, 0, 0), "origin": {"xyz": (0.4, 0, 0)}, "lower": 0,
-         "upper": 0.3},
-        {"type": "revolute", "axis": (0, 1, 0), "origin": {"xyz": (0.1, 0, 0)}, "lower": -2.5,
-         "upper": 2.5},
-        {"type": "continuous", "axis": (1, 0, 0), "origin": {"xyz": (0.3, 0, 0)}},
-        {"type": "revolute", "axis": (0, 1, 0), "lower": -2, "upper": 2},
-        {"type": "fixed", "origin": {"xyz": (0.1, 0, 0.05)}},
-    ])
 
 
 #: (method code, damping, cutoff, pose targets?) of every serial driver variant
@@ -249,21 +234,15 @@ def test_first_call_runs_the_python_source_while_the_kernel_compiles(monkeypatch
     assert again.tobytes() == expected.tobytes()
 
 
-def test_switched_off_the_first_call_compiles_in_the_foreground(monkeypatch):
-    monkeypatch.setenv(ENVIRONMENT_SWITCH, "0")
+@pytest.mark.parametrize(("switch", "max_interpreted"), [("0", 8), (None, 2)],
+                         ids=["switched off", "more elements than max_interpreted"])
+def test_the_first_call_compiles_in_the_foreground(monkeypatch, switch, max_interpreted):
+    if switch is None:
+        monkeypatch.delenv(ENVIRONMENT_SWITCH, raising=False)
+    else:
+        monkeypatch.setenv(ENVIRONMENT_SWITCH, switch)
     kernel = _fresh_range_kernel()
-    tiered = TieredRangeKernel(kernel)
-    out = np.zeros(3)
-    tiered(None, 0, 3, (np.array([1.0, 4.0, 9.0]), out))
-    assert tiered.interpreted_elements == 0
-    assert len(kernel.signatures) == 1
-    np.testing.assert_array_equal(out, [2.0, 18.0, 84.0])
-
-
-def test_large_calls_wait_for_the_compiled_kernel(monkeypatch):
-    monkeypatch.delenv(ENVIRONMENT_SWITCH, raising=False)
-    kernel = _fresh_range_kernel()
-    tiered = TieredRangeKernel(kernel, max_interpreted=2)
+    tiered = TieredRangeKernel(kernel, max_interpreted=max_interpreted)
     out = np.zeros(3)
     tiered(None, 0, 3, (np.array([1.0, 4.0, 9.0]), out))
     assert tiered.interpreted_elements == 0
