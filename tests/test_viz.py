@@ -259,3 +259,32 @@ def test_a_flat_gif_drawn_over_its_background_has_the_full_redraws_pixels(tmp_pa
                                   np.asarray(full.convert("RGB")))
     if decorate is _plain:  # a GIF that moves: the comparison above covers real frames
         assert full.n_frames == len(range(0, motion.num_frames, 9)) > 2
+
+
+def test_the_profile_view_draws_the_ground_under_each_traced_path():
+    """Feet off the walk's centre line stand on other ground than the line's profile: the
+    profile view draws, per traced joint, the ground under that joint's own path (the
+    heights of the terrain there), so no foot seems to sink into the drawn ground."""
+    import matplotlib.pyplot as plt
+
+    from limbik.placement.terrain import Terrain
+    from limbik.skeleton.limbs import find_legs
+    from limbik.viz.plots import animate_motion
+
+    motion = _walk()
+    terrain = Terrain.hills(seed=3)
+    toes = [leg.toe if leg.toe is not None else leg.ankle for leg in find_legs(motion.skeleton)]
+    _, ax = plt.subplots(figsize=(6, 4), dpi=60)
+    animate_motion(motion, view="profile", terrain=terrain, traces=toes, stride=10, ax=ax,
+                   trace_labels=["left toe path", "right toe path"])
+    dashed = [line for line in ax.get_lines() if line.get_linestyle() == "--"]
+    assert len(dashed) == len(toes)
+    world = np.asarray(motion.world_positions())
+    for line, toe in zip(dashed, toes, strict=True):
+        path = world[:, toe]
+        expected = np.sort(terrain.height(path[:, 0], path[:, 2]))
+        np.testing.assert_allclose(np.sort(line.get_ydata()), expected, atol=1e-12)
+    labels = [text.get_text() for text in ax.get_legend().get_texts()]
+    assert "ground under the root's path" in labels
+    assert "ground under the left toe path" in labels and "ground under the right toe path" in labels
+    _close(ax)

@@ -281,10 +281,13 @@ def animate_motion(motion: Any, *, out: str | Path | None = None, view: str = "3
     other = np.asarray(compare.world_positions()) if compare is not None else None
     suffix = f" ({units})" if units else ""
     profile_terrain = None
+    trace_idx = [] if traces is None else [int(t) for t in np.atleast_1d(traces)]
+    under_traces: list[tuple[FloatArray, FloatArray]] = []
     new_axes = ax is None
     if view == "profile":
         # project on the walk direction: x = distance along it, z = across it
-        world, other, profile_terrain = _profile(world, other, terrain)
+        world, other, profile_terrain, under_traces = _profile(world, other, terrain,
+                                                               trace_idx)
         view, terrain = "side", None
         if ax is None:
             ax = _axes(None, "side")
@@ -326,22 +329,25 @@ def animate_motion(motion: Any, *, out: str | Path | None = None, view: str = "3
     ground: list[Any] = []
     if terrain is not None and not follow:
         _draw_ground(ax, terrain, everything, view)
+    sides = joint_sides(motion.skeleton)
+    trace_colors = [SIDE_COLORS[sides[t]] if sides[t] else f"C{k + 2}"
+                    for k, t in enumerate(trace_idx)]
     if profile_terrain is not None:
         along, heights = profile_terrain
         floor = float(heights.min()) - 0.1 * float(np.ptp(everything[:, 1]))
         ax.fill_between(along, heights, floor, color="0.6", alpha=0.45, lw=0)
         ax.plot(along, heights, color="0.35", lw=1)
-    sides = joint_sides(motion.skeleton)
+        # feet off the root's line stand on other ground: draw the ground under each path
+        for (along_t, heights_t), color in zip(under_traces, trace_colors, strict=True):
+            ax.plot(along_t, heights_t, "--", color=color, lw=1.0, alpha=0.8)
     bones = [(int(p), j) for j, p in enumerate(parents) if p >= 0]
     ghost = ([ax.plot(*_coords(other[0, [p, j]], view), "-", color="0.65", lw=1.5, **clip)[0]
               for p, j in bones] if other is not None else [])
     lines = [ax.plot(*_coords(world[0, [p, j]], view), "-", color=SIDE_COLORS[sides[j]],
                      lw=2.2, **clip)[0] for p, j in bones]
-    trace_idx = [] if traces is None else [int(t) for t in np.atleast_1d(traces)]
-    trace_lines = [ax.plot(*_coords(world[:1, t], view), ":", lw=1.4,
-                           color=SIDE_COLORS[sides[t]] if sides[t] else f"C{k + 2}", **clip)[0]
-                   for k, t in enumerate(trace_idx)]
-    handles = []
+    trace_lines = [ax.plot(*_coords(world[:1, t], view), ":", lw=1.4, color=color, **clip)[0]
+                   for t, color in zip(trace_idx, trace_colors, strict=True)]
+    handles: list[Any] = []
     name = label or "skeleton"
     used = [side for side in ("left", "right", "") if side in {sides[j] for _, j in bones}]
     for side in used:
@@ -353,6 +359,14 @@ def animate_motion(motion: Any, *, out: str | Path | None = None, view: str = "3
         f"path of {motion.skeleton.names[t]}" for t in trace_idx]
     for line, text in zip(trace_lines, names, strict=False):
         handles.append(Line2D([], [], color=line.get_color(), ls=":", lw=1.4, label=text))
+    if profile_terrain is not None:
+        from matplotlib.patches import Patch
+
+        handles.append(Patch(facecolor="0.6", alpha=0.45, edgecolor="0.35",
+                             label="ground under the root's path"))
+        for color, text in zip(trace_colors, names, strict=False):
+            handles.append(Line2D([], [], color=color, ls="--", lw=1.0, alpha=0.8,
+                                  label=f"ground under the {text}"))
     legend = ax.legend(handles=handles, loc="upper left", fontsize=8, framealpha=0.85)
     if title:
         ax.set_title(title, fontsize=10)
@@ -518,9 +532,13 @@ def check_animation_path(out: str | Path) -> Path:
     return path
 
 
-def _profile(world: FloatArray, other: FloatArray | None, terrain: Any
-             ) -> tuple[FloatArray, FloatArray | None, tuple[FloatArray, FloatArray] | None]:
-    """World positions re-expressed as (along the walk, y, across); the ground profile."""
+def _profile(world: FloatArray, other: FloatArray | None, terrain: Any,
+             traces: list[int] | None = None
+             ) -> tuple[FloatArray, FloatArray | None, tuple[FloatArray, FloatArray] | None,
+                        list[tuple[FloatArray, FloatArray]]]:
+    """World positions re-expressed as (along the walk, y, across); the ground profile
+    under the root's line; and, per traced joint, the ground under its own path as
+    (distance along the walk, height), sorted along the walk (none without a terrain)."""
     from limbik.viz.footplant_plot import walk_direction
 
     d = walk_direction(world[:, 0, [0, 2]])
@@ -531,13 +549,18 @@ def _profile(world: FloatArray, other: FloatArray | None, terrain: Any
         return (p - origin) @ basis.T
 
     ground = None
+    under: list[tuple[FloatArray, FloatArray]] = []
     if terrain is not None:
         along = turn(world.reshape(-1, 3))[:, 0]
         pad = 0.1 * max(float(np.ptp(along)), 1.0)
         s = np.linspace(along.min() - pad, along.max() + pad, 400)
         path = origin + s[:, None] * basis[0]
         ground = (s, terrain.height(path[:, 0], path[:, 2]))
-    return turn(world), (None if other is None else turn(other)), ground
+        for t in traces or []:
+            foot = world[:, t]
+            order = np.argsort(turn(foot)[:, 0], kind="stable")
+            under.append((turn(foot)[order, 0], terrain.height(foot[order, 0], foot[order, 2])))
+    return turn(world), (None if other is None else turn(other)), ground, under
 
 
 def _draw_ground(ax: Any, terrain: Any, points: FloatArray, view: str) -> None:
