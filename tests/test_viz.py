@@ -98,7 +98,7 @@ def test_animation_colours_left_and_right_limbs_apart_with_a_legend():
     colours = {line.get_color() for line in ax.get_lines()}
     assert SIDE_COLORS["left"] in colours and SIDE_COLORS["right"] in colours
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert legend[:3] == ["walk: left", "walk: right", "walk: centre"]
+    assert legend[0] == "walk: left, right, centre"  # one entry, a segment of each colour
     _close(ax)
 
 
@@ -286,5 +286,5 @@ def test_the_profile_view_draws_the_ground_under_each_traced_path():
         np.testing.assert_allclose(np.sort(line.get_ydata()), expected, atol=1e-12)
     labels = [text.get_text() for text in ax.get_legend().get_texts()]
     assert "ground under the root's path" in labels
-    assert "ground under the left toe path" in labels and "ground under the right toe path" in labels
+    assert "ground under each path" in labels
     _close(ax)

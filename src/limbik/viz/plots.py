@@ -271,6 +271,7 @@ def animate_motion(motion: Any, *, out: str | Path | None = None, view: str = "3
     The animation object is kept on ``ax.figure.limbik_animation``.
     """
     from matplotlib.animation import FuncAnimation
+    from matplotlib.legend_handler import HandlerTuple
     from matplotlib.lines import Line2D
 
     choice(view, "view", (*VIEWS, "profile"))
@@ -350,24 +351,29 @@ def animate_motion(motion: Any, *, out: str | Path | None = None, view: str = "3
     handles: list[Any] = []
     name = label or "skeleton"
     used = [side for side in ("left", "right", "") if side in {sides[j] for _, j in bones}]
-    for side in used:
-        handles.append(Line2D([], [], color=SIDE_COLORS[side], lw=2.2,
-                              label=f"{name}: {side or 'centre'}" if len(used) > 1 else name))
+    # one entry for the sides: a segment of each colour, in the order the label names them
+    handles.append(tuple(Line2D([], [], color=SIDE_COLORS[side], lw=2.2) for side in used))
+    labels = [f"{name}: {', '.join(side or 'centre' for side in used)}" if len(used) > 1
+              else name]
     if other is not None:
-        handles.append(Line2D([], [], color="0.65", lw=1.5, label=compare_label or "compare"))
+        handles.append(Line2D([], [], color="0.65", lw=1.5))
+        labels.append(compare_label or "compare")
     names = list(trace_labels) if trace_labels is not None else [
         f"path of {motion.skeleton.names[t]}" for t in trace_idx]
     for line, text in zip(trace_lines, names, strict=False):
-        handles.append(Line2D([], [], color=line.get_color(), ls=":", lw=1.4, label=text))
+        handles.append(Line2D([], [], color=line.get_color(), ls=":", lw=1.4))
+        labels.append(text)
     if profile_terrain is not None:
         from matplotlib.patches import Patch
 
-        handles.append(Patch(facecolor="0.6", alpha=0.45, edgecolor="0.35",
-                             label="ground under the root's path"))
-        for color, text in zip(trace_colors, names, strict=False):
-            handles.append(Line2D([], [], color=color, ls="--", lw=1.0, alpha=0.8,
-                                  label=f"ground under the {text}"))
-    legend = ax.legend(handles=handles, loc="upper left", fontsize=8, framealpha=0.85)
+        handles.append(Patch(facecolor="0.6", alpha=0.45, edgecolor="0.35"))
+        labels.append("ground under the root's path")
+        if trace_idx:  # one entry: a dashed segment in each path's colour
+            handles.append(tuple(Line2D([], [], color=color, ls="--", lw=1.0, alpha=0.8)
+                                 for color in trace_colors))
+            labels.append("ground under each path")
+    legend = ax.legend(handles, labels, loc="upper left", fontsize=8, framealpha=0.85,
+                       handler_map={tuple: HandlerTuple(ndivide=None, pad=0.0)})
     if title:
         ax.set_title(title, fontsize=10)
 
