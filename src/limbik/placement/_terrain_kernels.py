@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+import limbik._cache_lock  # noqa: F401  (saves to Numba's cache lock out other processes)
+
 
 @njit(cache=True, inline="always")
 def height_at(heights: np.ndarray, cell: float, x0: float, z0: float, x: float,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+import limbik._cache_lock  # noqa: F401  (saves to Numba's cache lock out other processes)
+
 
 @njit(cache=True, parallel=True)
 def forward_kinematics_kernel(parents: np.ndarray, q_local: np.ndarray, t_local: np.ndarray,

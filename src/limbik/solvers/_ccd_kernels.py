@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+import limbik._cache_lock  # noqa: F401  (saves to Numba's cache lock out other processes)
+
 
 @njit(cache=True)
 def _rotate_about(ax, ay, az, c, s, vx, vy, vz):  # pragma: no cover - compiled

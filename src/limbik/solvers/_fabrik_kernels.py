@@ -36,6 +36,7 @@ import numpy as np
 from numba import njit, prange
 from numba.extending import register_jitable
 
+import limbik._cache_lock  # noqa: F401  (saves to Numba's cache lock out other processes)
 from limbik._kernel_options import NO_REFCOUNT
 
 FREE = 0

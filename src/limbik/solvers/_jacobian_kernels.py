@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
+import limbik._cache_lock  # noqa: F401  (saves to Numba's cache lock out other processes)
 from limbik._kernel_options import NO_REFCOUNT
 
 METHOD_TRANSPOSE = 0

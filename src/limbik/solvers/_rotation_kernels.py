@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+import limbik._cache_lock  # noqa: F401  (saves to Numba's cache lock out other processes)
+
 
 @njit(cache=True)
 def joint_rotations_kernel(positions, start, rotations, out):  # pragma: no cover - compiled

@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 from numba import njit, prange, types
 
+import limbik._cache_lock  # noqa: F401  (saves to Numba's cache lock out other processes)
+
 #: Bend-direction modes.
 MODE_ROLLED = 0  # the seed's rolled plane of the world axes (the default)
 MODE_POINT = 1  # a pole / reference point
