@@ -97,14 +97,16 @@ def _same_solutions(a, b):
 
 
 def test_python_source_gives_fabriks_bits(monkeypatch):
-    """Chains of 2 to 7 joints, free and with cones, elliptical cones (carried and seed
-    frames), hinges, root frames, a free root or a last-bone direction, reachable or not:
-    the Python source of the chain driver gives the compiled driver's bits."""
+    """Chains of 2 to 7 joints, one or a batch of 2 to 6, free and with cones, elliptical
+    cones (carried and seed frames), hinges, root frames, a free root or a last-bone
+    direction, reachable or not: the Python source of the chain driver gives the compiled
+    driver's bits."""
     rng = np.random.default_rng(11)
     cases = []
     for trial in range(240):
         n = int(rng.integers(2, 8))
-        chain = np.cumsum(rng.normal(size=(n, 3)), axis=0)
+        batch = () if trial % 3 else (int(rng.integers(2, 7)),)
+        chain = np.cumsum(rng.normal(size=(*batch, n, 3)), axis=-2)
         kw = {}
         kind = trial % 6
         if kind == 1:
@@ -119,10 +121,10 @@ def test_python_source_gives_fabriks_bits(monkeypatch):
         elif kind == 4:
             kw["fixed_root"] = False
         elif kind == 5:
-            kw["direction"] = rng.normal(size=3)
-        if kind in (1, 2, 3) and trial % 2:
+            kw["direction"] = rng.normal(size=(*batch, 3))
+        if kind in (1, 2, 3) and trial % 2 and not batch:
             kw["root_frame"] = Frame(rng.normal(size=4), chain[0])
-        cases.append((chain, rng.normal(scale=2.5, size=3), kw))
+        cases.append((chain, rng.normal(scale=2.5, size=(*batch, 3)), kw))
     compiled = [limbik.fabrik(chain, target, **kw) for chain, target, kw in cases]
     module = importlib.import_module("limbik.solvers.fabrik")  # (the package exports a
     monkeypatch.setattr(module, "_CHAIN_RANGE", _PythonOnly(module._CHAIN_RANGE))  # function)
@@ -131,16 +133,19 @@ def test_python_source_gives_fabriks_bits(monkeypatch):
 
 
 def test_python_source_gives_fabrik_trees_bits(monkeypatch):
-    """Y-shaped trees with two effectors, free or with cones, fixed or free root."""
+    """Y-shaped trees with two effectors, one or a batch of 2 to 6 goal pairs, free or
+    with cones, fixed or free root."""
     rng = np.random.default_rng(12)
     parents = [-1, 0, 1, 2, 3, 2, 5]
     cases = []
     for trial in range(60):
+        batch = () if trial % 3 else (int(rng.integers(2, 7)),)
         pose = np.cumsum(rng.normal(scale=0.7, size=(7, 3)), axis=0)
         constraints = ([Cone(rng.uniform(0.3, 1.5)) for _ in range(6)] if trial % 2
                        else None)
         tree = limbik.FabrikTree(parents, pose, constraints=constraints)
-        goals = {4: rng.normal(scale=2.5, size=3), 6: rng.normal(scale=2.5, size=3)}
+        goals = {4: rng.normal(scale=2.5, size=(*batch, 3)),
+                 6: rng.normal(scale=2.5, size=(*batch, 3))}
         cases.append((tree, goals, {"fixed_root": trial % 3 != 0}))
     compiled = [tree.solve(goals, **kw) for tree, goals, kw in cases]
     module = importlib.import_module("limbik.solvers.fabrik_tree")

@@ -255,9 +255,10 @@ class TieredRangeKernel:
                     kept = [args[i][element].copy() for i in self.in_place]
                     try:
                         result = source(element, element + 1, *args)
-                    except (ArithmeticError, ValueError, TypeError):
+                    except (ArithmeticError, LookupError, ValueError, TypeError):
                         # Python's rules, not the kernel's (1.0 / 0.0 raises, math.acos(2.0)
-                        # too): the compiled kernel runs this element from its first state
+                        # too, an index the kernel does not check): the compiled kernel runs
+                        # this element from its first state
                         for i, row in zip(self.in_place, kept, strict=True):
                             args[i][element] = row
                         break

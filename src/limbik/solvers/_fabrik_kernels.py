@@ -647,9 +647,10 @@ def solve_chain_range(start, stop, pos, target, direction, has_dir, tol_abs, tol
         root[1] = p[0, 1]
         root[2] = p[0, 2]
         tol = tol_abs if tol_abs >= 0.0 else tol_rel * total
-        dirx = direction[b, 0]
-        diry = direction[b, 1]
-        dirz = direction[b, 2]
+        db = b if direction.shape[0] > 1 else 0  # (1, 3) when no direction is given
+        dirx = direction[db, 0]
+        diry = direction[db, 1]
+        dirz = direction[db, 2]
         it = 0
         bent = False
         if n < 2 or total <= 0.0:
