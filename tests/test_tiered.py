@@ -60,10 +60,13 @@ def test_python_source_gives_the_compiled_drivers_bits(method, lam, cutoff, pose
         goal = chain.forward(q_goal)
         position = goal.position + (rng.normal(scale=0.4, size=(5, 3)) if trial % 2 else 0.0)
         target = Frame(goal.quaternion, position) if pose else position
+        q0 = chain.random_q(5, rng) if trial % 3 else None
+        if trial == 4:  # far beyond a turn on the unlimited joint (int64 overflows there)
+            q0[:, 4] = [1e20, -3e19, 7e18, 1e300, -2.5]
         problem = joint_problem(
             chain, target, tolerance=1e-4, angle_tolerance=1e-3, max_iterations=60,
             patience=5, restarts=2, position_weight=1.0, orientation_weight=0.5,
-            q0=chain.random_q(5, rng) if trial % 3 else None, rng=trial, max_step=0.5)
+            q0=q0, rng=trial, max_step=0.5)
         results = []
         for run in ("compiled", "python"):
             outs = problem.outputs()
@@ -85,7 +88,7 @@ class _PythonOnly:
     def __init__(self, tiered):
         self.source = python_source(tiered.kernel)
 
-    def __call__(self, variant, start, stop, args):
+    def __call__(self, variant, start, stop, args, *, interpretable=True):
         with np.errstate(all="ignore"):
             return self.source(start, stop, *args)
 
@@ -207,6 +210,75 @@ def test_calls_return_the_sum_of_their_elements(monkeypatch):
     assert tiered(None, 0, 4, (x,)) == 3  # while compiling: element by element
     wait_for_compilations()
     assert tiered(None, 0, 4, (x,)) == 3  # compiled
+
+
+def test_threads_asking_at_once_get_whole_python_sources(monkeypatch):
+    """The Python source is built with every compiled helper replaced before any thread
+    sees it (a compiled helper without a Python entry point, called from Python, ends the
+    process)."""
+    from numba.core.dispatcher import Dispatcher
+
+    from limbik import _tiered
+
+    def unreplaced(func):
+        names = _tiered._global_names(func.__code__)
+        return [n for n in names if isinstance(func.__globals__.get(n), Dispatcher)
+                or func.__globals__.get(n) is math or func.__globals__.get(n) is np]
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for _ in range(60):
+            monkeypatch.setattr(_tiered, "_sources", {})
+            barrier = threading.Barrier(3)
+            seen: list[list[str]] = []
+
+            def ask(barrier=barrier, seen=seen):
+                barrier.wait()
+                seen.append(unreplaced(python_source(jk.lm_solve_range)))
+
+            threads = [threading.Thread(target=ask) for _ in range(3)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            assert seen == [[], [], []]
+    finally:
+        sys.setswitchinterval(interval)
+
+
+def test_python_source_gives_the_seed_cones_bits():
+    """Directions on the boundary of seed 003's elliptical cone, where the comparisons
+    decide: the Python source of the projection gives the compiled bits (``x ** 2`` in
+    Python rounds otherwise than ``x * x`` about once in 10³ numbers)."""
+    from limbik.solvers import _fabrik_kernels as K
+
+    source = python_source(K.constrain_seed)
+    rng = np.random.default_rng(14)
+    for _ in range(20_000):
+        look = rng.normal(size=3)
+        look /= np.linalg.norm(look)
+        up = rng.normal(size=3)
+        up -= up.dot(look) * look
+        up /= np.linalg.norm(up)
+        frame = (*look, *up, *np.cross(up, look), *rng.uniform(0.2, 1.2, size=4))
+        edge = np.array(K.constrain_seed(*rng.normal(size=3), *frame))
+        edge /= np.linalg.norm(edge)
+        compiled = K.constrain_seed(*edge, *frame)
+        with np.errstate(all="ignore"):
+            python = source(*map(np.float64, edge), *map(np.float64, frame))
+        assert tuple(map(float, python)) == tuple(map(float, compiled))
+
+
+def test_calls_allowed_very_many_iterations_wait_for_the_compiled_kernel(monkeypatch):
+    monkeypatch.delenv(ENVIRONMENT_SWITCH, raising=False)
+    kernel = _fresh_range_kernel()
+    tiered = TieredRangeKernel(kernel)
+    out = np.zeros(2)
+    tiered(None, 0, 2, (np.array([1.0, 4.0]), out), interpretable=False)
+    assert tiered.interpreted_elements == 0
+    assert len(kernel.signatures) == 1
+    np.testing.assert_array_equal(out, [2.0, 18.0])
 
 
 def _fresh_range_kernel():

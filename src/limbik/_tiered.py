@@ -46,6 +46,7 @@ ENVIRONMENT_SWITCH = "LIMBIK_BACKGROUND_COMPILE"
 INTERPRETED_SHARE = 0.2
 
 _sources: dict[Any, Callable[..., Any]] = {}
+_sources_lock = threading.RLock()
 _running: list[_Compilation] = []
 _running_lock = threading.Lock()
 
@@ -102,7 +103,8 @@ def python_source(kernel: Dispatcher) -> Callable[..., Any]:
     function it calls by a global name replaced by that function's own Python source
     (also through plain limbik functions that compiled code calls, such as
     ``register_jitable`` helpers)."""
-    return _python_version(kernel)
+    with _sources_lock:  # no thread sees a function whose globals are not replaced yet
+        return _python_version(kernel)
 
 
 def _python_version(value: Any) -> Any:
@@ -199,11 +201,15 @@ class TieredRangeKernel:
         self._jobs: dict[Hashable, _Compilation] = {}
         self._lock = threading.Lock()
 
-    def __call__(self, variant: Hashable, start: int, stop: int, args: tuple[Any, ...]) -> Any:
-        """Run ``kernel(start, stop, *args)``, or its Python source while it compiles."""
+    def __call__(self, variant: Hashable, start: int, stop: int, args: tuple[Any, ...], *,
+                 interpretable: bool = True) -> Any:
+        """Run ``kernel(start, stop, *args)``, or its Python source while it compiles.
+
+        ``interpretable=False`` (for example a call allowed very many iterations, whose
+        elements could take seconds each in Python) waits for the compiled kernel."""
         if variant in self._compiled:
             return self.kernel(start, stop, *args)
-        return self._first_calls(variant, start, stop, args)
+        return self._first_calls(variant, start, stop, args, interpretable)
 
     def _job(self, variant: Hashable, count: int, args: tuple[Any, ...]) -> _Compilation | None:
         """The background compilation for ``variant``, started now if there is none and
@@ -230,18 +236,19 @@ class TieredRangeKernel:
             self._jobs[variant] = job
             return job
 
-    def _first_calls(self, variant: Hashable, start: int, stop: int,
-                     args: tuple[Any, ...]) -> Any:
-        job = self._job(variant, stop - start, (start, stop, *args))
+    def _first_calls(self, variant: Hashable, start: int, stop: int, args: tuple[Any, ...],
+                     interpretable: bool) -> Any:
+        count = stop - start if interpretable else self.max_interpreted + 1
+        job = self._job(variant, count, (start, stop, *args))
         if job is None:
             result = self.kernel(start, stop, *args)
             self._compiled.add(variant)
             return result
         total = None
         element = start
-        if stop - start <= self.max_interpreted:
+        if interpretable and stop - start <= self.max_interpreted:
             source = python_source(self.kernel)
-            # as in the compiled kernels (error_model="numpy"): no warnings, no exceptions
+            # no NumPy warnings (as in compiled code); what Python raises goes to the kernel
             with np.errstate(all="ignore"):
                 while element < stop and job.is_alive():
                     # after the first element, the Python source may take at most a share
@@ -271,6 +278,9 @@ class TieredRangeKernel:
             job.join()
         if not job.is_alive():
             if job.error is not None:
+                with self._lock:  # a later call tries again
+                    if self._jobs.get(variant) is job:
+                        del self._jobs[variant]
                 raise job.error
             self._compiled.add(variant)
         if element < stop:

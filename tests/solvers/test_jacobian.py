@@ -194,7 +194,7 @@ def test_warm_start_array_gives_the_bits_of_any_other_start(method):
     for q in chain.random_q(20, rng) * 1.3:  # some beyond the limits: clipped
         target = chain.forward(chain.random_q(1, rng)[0]).position
         fast = jacobian_ik(chain, target, q0=q, method=method)
-        for other in (list(q), tuple(q), q[None]):
+        for other in (list(q), tuple(q), q[None], np.ma.masked_array(q)):
             slow = jacobian_ik(chain, target, q0=other, method=method)
             assert np.asarray(slow.q).reshape(-1).tobytes() == np.asarray(fast.q).tobytes()
             assert float(np.asarray(slow.error).reshape(())) == float(fast.error)

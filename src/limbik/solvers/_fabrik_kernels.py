@@ -317,7 +317,10 @@ def _constrain_ellipse(tl, tr, tu, td, dx, dy, dz, lx, ly, lz, ux, uy, uz, rx, r
 
 @_inner
 def _dist(ax, ay, az, bx, by, bz):
-    return math.sqrt((ax - bx) ** 2 + (ay - by) ** 2 + (az - bz) ** 2)
+    dx = ax - bx  # products, not ** 2: Python's pow can round otherwise than x * x
+    dy = ay - by
+    dz = az - bz
+    return math.sqrt(dx * dx + dy * dy + dz * dz)
 
 
 @_jit
@@ -361,7 +364,7 @@ def constrain_seed(cx, cy, cz, lx, ly, lz, ux, uy, uz, rx, ry, rz, left, right, 
     db = -(pm * math.tan(down))
     xbound = rb if xaspect >= 0.0 else lb
     ybound = ub if yaspect >= 0.0 else db
-    ellipse = xaspect ** 2 / xbound ** 2 + yaspect ** 2 / ybound ** 2
+    ellipse = xaspect * xaspect / (xbound * xbound) + yaspect * yaspect / (ybound * ybound)
     inbounds = ellipse <= 1.0 and scalar >= 0.0
     if inbounds:
         return cx, cy, cz

@@ -436,7 +436,8 @@ def _clip_q(q, s, lower, upper, kind):  # pragma: no cover - compiled
             q[s, k] = upper[k]
         elif kind[k] == 0 and lower[k] == -np.inf and upper[k] == np.inf:
             if v > np.pi or v <= -np.pi:
-                q[s, k] = v - 2.0 * np.pi * math.floor((v + np.pi) / (2.0 * np.pi))
+                # np.floor stays a float: an int (math.floor) overflows beyond 9.2e18
+                q[s, k] = v - 2.0 * np.pi * np.floor((v + np.pi) / (2.0 * np.pi))
 
 
 @_kernel_helper

@@ -92,7 +92,7 @@ def start_configurations(chain: JointChain, q0: Any, batch: tuple[int, ...],
     if rng is None and batch == ():
         if q0 is None:  # one target, default start and seed
             return chain.middle.reshape(1, chain.dof).copy(), np.zeros(1, dtype=np.uint64), ()
-        if (isinstance(q0, np.ndarray) and q0.shape == (chain.dof,) and q0.dtype == np.float64
+        if (type(q0) is np.ndarray and q0.shape == (chain.dof,) and q0.dtype == np.float64
                 and math.isfinite(q0.sum())):  # a warm start: one finite start (else below)
             return (np.clip(q0, chain.lower, chain.upper).reshape(1, chain.dof),
                     np.zeros(1, dtype=np.uint64), ())
@@ -190,7 +190,10 @@ class JointProblem:
                 driver(*args, method, float(lam), float(cutoff), self.max_step, *limits, *outs)
         else:
             kernel, variant, arguments = self.serial_call(method, lam, cutoff, outs)
-            kernel(variant, 0, count, arguments)
+            # Python takes about 0.3 ms an iteration: far more than the defaults allow
+            # (LM 31 x 300) would take longer than the compiler
+            kernel(variant, 0, count, arguments,
+                   interpretable=self.max_iterations * (1 + self.restarts) <= 10_000)
         if self.far_targets is not None:  # honest error and reached for far targets
             far = np.isfinite(self.far_targets[:, 0])
             miss = positions[far, -1] - self.far_targets[far]

@@ -220,7 +220,8 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
             limits, reached, error, iterations)
     # the kernel's argument types differ only by constrained or not
     skipped = (K.solve_chains_parallel(*args) if K.use_threads(size)
-               else _CHAIN_RANGE(limits is None, 0, size, (*args, K.chain_workspace(n))))
+               else _CHAIN_RANGE(limits is None, 0, size, (*args, K.chain_workspace(n)),
+                                 interpretable=max_it <= 1000))
     if skipped:  # the kernel found NaN or inf: raise the error that names it
         as_float_array(positions, "positions", ())
         as_points(target, "target")

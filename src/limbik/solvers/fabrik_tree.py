@@ -197,7 +197,8 @@ class FabrikTree:
             K.solve_trees_parallel(*args)
         else:  # the kernel's argument types differ only by constrained or not
             _TREE_RANGE(self._limits is None, 0, size,
-                        (*args, K.tree_workspace(self.parents, eff)))
+                        (*args, K.tree_workspace(self.parents, eff)),
+                        interpretable=max_it <= MAX_TREE_ITERATIONS)
         p *= unit
         error *= unit
         solved = p.reshape(shape + (n, 3))
