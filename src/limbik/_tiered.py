@@ -177,10 +177,10 @@ class TieredRangeKernel:
 
     ``kernel(start, stop, *args)`` must solve each element independently and return
     None or a number; a call returns the sum over its elements (the kernel's return for
-    a compiled call). Where the Python source raises an arithmetic error (plain Python
-    floats divide by zero with an exception, the kernel with inf), the compiled kernel
-    runs that element again from the start: rows it changes in place are named by
-    ``in_place`` and put back first.
+    a compiled call). Where the Python source raises and the kernel would not (plain
+    Python floats divide by zero with an exception, the kernel with inf; Python checks
+    indices), the compiled kernel runs that element again from the start: rows it
+    changes in place are named by ``in_place`` and put back first.
 
     ``variant`` in :meth:`__call__` names the kernel's argument types for this call (for
     example whether an optional argument is None); a variant marked compiled calls the
@@ -211,12 +211,14 @@ class TieredRangeKernel:
             return self.kernel(start, stop, *args)
         return self._first_calls(variant, start, stop, args, interpretable)
 
-    def _job(self, variant: Hashable, count: int, args: tuple[Any, ...]) -> _Compilation | None:
-        """The background compilation for ``variant``, started now if there is none and
-        the call is small; None if the call should just run the kernel."""
+    def _job(self, variant: Hashable, interpret: bool, args: tuple[Any, ...]
+             ) -> _Compilation | None:
+        """The background compilation for ``variant``: the running one, or one started now
+        for a call whose elements may ``interpret``; None if the call should just run the
+        kernel."""
         with self._lock:
             job = self._jobs.get(variant)
-            if job is not None or count > self.max_interpreted or not _enabled():
+            if job is not None or not interpret or not _enabled():
                 return job
             kernel = self.kernel
             if not isinstance(kernel, Dispatcher):  # NUMBA_DISABLE_JIT: plain Python
@@ -238,15 +240,15 @@ class TieredRangeKernel:
 
     def _first_calls(self, variant: Hashable, start: int, stop: int, args: tuple[Any, ...],
                      interpretable: bool) -> Any:
-        count = stop - start if interpretable else self.max_interpreted + 1
-        job = self._job(variant, count, (start, stop, *args))
+        interpret = interpretable and stop - start <= self.max_interpreted
+        job = self._job(variant, interpret, (start, stop, *args))
         if job is None:
             result = self.kernel(start, stop, *args)
             self._compiled.add(variant)
             return result
         total = None
         element = start
-        if interpretable and stop - start <= self.max_interpreted:
+        if interpret:
             source = python_source(self.kernel)
             # no NumPy warnings (as in compiled code); what Python raises goes to the kernel
             with np.errstate(all="ignore"):
@@ -269,8 +271,7 @@ class TieredRangeKernel:
                         for i, row in zip(self.in_place, kept, strict=True):
                             args[i][element] = row
                         break
-                    if result is not None:
-                        total = result if total is None else total + result
+                    total = _sum(total, result)
                     job.interpreted += time.perf_counter() - began
                     self.interpreted_elements += 1
                     element += 1
@@ -284,7 +285,12 @@ class TieredRangeKernel:
                 raise job.error
             self._compiled.add(variant)
         if element < stop:
-            result = self.kernel(element, stop, *args)
-            if result is not None:
-                total = result if total is None else total + result
+            total = _sum(total, self.kernel(element, stop, *args))
         return total
+
+
+def _sum(total: Any, result: Any) -> Any:
+    """``total + result``, where None (a kernel that returns nothing) adds nothing."""
+    if result is None:
+        return total
+    return result if total is None else total + result

@@ -564,8 +564,9 @@ def _profile(world: FloatArray, other: FloatArray | None, terrain: Any,
         ground = (s, terrain.height(path[:, 0], path[:, 2]))
         for t in traces or []:
             foot = world[:, t]
-            order = np.argsort(turn(foot)[:, 0], kind="stable")
-            under.append((turn(foot)[order, 0], terrain.height(foot[order, 0], foot[order, 2])))
+            along_t = turn(foot)[:, 0]
+            order = np.argsort(along_t, kind="stable")
+            under.append((along_t[order], terrain.height(foot[order, 0], foot[order, 2])))
     return turn(world), (None if other is None else turn(other)), ground, under
 
 
