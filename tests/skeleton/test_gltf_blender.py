@@ -5,8 +5,11 @@ of a leg. Skipped when ``blender`` is not on PATH."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
+import sys
+import sysconfig
 
 import numpy as np
 import pytest
@@ -38,14 +41,35 @@ print("LIMBIK-JSON" + json.dumps({"names": [b.name for b in arm.pose.bones],
 """
 
 
+def blender_with_numpy(exe):
+    """Extra arguments and environment under which Blender's Python imports NumPy, which
+    its glTF importer needs: none where its own Python has it; else this environment's
+    packages, where both Pythons are one version (Debian's Blender uses the system
+    Python, which may lack python3-numpy)."""
+    probe = subprocess.run(
+        [exe, "-b", "--factory-startup", "--python-expr",
+         "import sys; print('LIMBIK-PY', *sys.version_info[:2]); import numpy; print('LIMBIK-NP')"],
+        capture_output=True, text=True, timeout=300, check=False)
+    if "LIMBIK-NP" in probe.stdout:
+        return [], None
+    version = [ln.split()[1:] for ln in probe.stdout.splitlines() if ln.startswith("LIMBIK-PY")]
+    if version != [[str(v) for v in sys.version_info[:2]]]:
+        pytest.skip(f"Blender's Python ({version}) has no NumPy, which its glTF importer needs, "
+                    "and this environment's packages are for another Python")
+    paths = sysconfig.get_paths()
+    return (["--python-use-system-env"],
+            {**os.environ, "PYTHONPATH": os.pathsep.join([paths["purelib"], paths["platlib"]])})
+
+
 def blender_positions(path, fps, action, first, count):
     exe = shutil.which("blender")
     if exe is None:
         pytest.skip("blender is not on PATH (Debian: apt-get install blender)")
+    extra, env = blender_with_numpy(exe)
     done = subprocess.run(
-        [exe, "-b", "--factory-startup", "--python-expr", BLENDER_SCRIPT, "--", str(path),
-         str(fps), action, str(first), str(count)],
-        capture_output=True, text=True, timeout=300, check=False)
+        [exe, "-b", "--factory-startup", *extra, "--python-expr", BLENDER_SCRIPT, "--",
+         str(path), str(fps), action, str(first), str(count)],
+        capture_output=True, text=True, timeout=300, check=False, env=env)
     marker = [ln for ln in done.stdout.splitlines() if ln.startswith("LIMBIK-JSON")]
     assert marker, done.stdout[-2000:] + done.stderr[-2000:]
     return json.loads(marker[0][len("LIMBIK-JSON"):])
