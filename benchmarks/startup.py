@@ -36,6 +36,9 @@ PANDA = Path(os.environ.get("LIMBIK_SHARED_DATA", ROOT.parent / "shared" / "data
 #: family → (setup code, call code); the call is timed twice in the process.
 FAMILIES = {
     "two_bone": ("", "limbik.two_bone([0, 0, 0], [0.3, 0.2, 0.1], 0.3, 0.25)"),
+    "two_bone_batch": ("rng = np.random.default_rng(0)\n"
+                       "targets = rng.normal(scale=0.3, size=(100_000, 3))",
+                       "limbik.two_bone(np.zeros(3), targets, 0.3, 0.25)"),
     "fabrik": ("chain = np.c_[np.arange(6.0), np.zeros(6), np.zeros(6)]",
                "limbik.fabrik(chain, [2.0, 3.0, 1.0])"),
     "FabrikTree": ("tree = limbik.FabrikTree([-1, 0, 1, 2, 3, 2, 5], [[0, 0, 0], [0, 1, 0], "
@@ -52,8 +55,16 @@ FAMILIES = {
                          "tree.solve({4: goals[:, 0], 6: goals[:, 1]})"),
     "ccd": ("chain = np.c_[np.arange(6.0), np.zeros(6), np.zeros(6)]",
             "limbik.ccd(chain, [2.0, 3.0, 1.0])"),
+    "ccd_batch": ("rng = np.random.default_rng(0)\n"
+                  "chains = np.cumsum(rng.normal(size=(1000, 6, 3)), axis=1)\n"
+                  "goals = rng.normal(scale=2.0, size=(1000, 3))",
+                  "limbik.ccd(chains, goals)"),
     "jacobian_ik": (f"arm = limbik.load_urdf({str(PANDA)!r}, 'panda_link0', 'panda_hand_tcp')",
                     "limbik.jacobian_ik(arm, [0.4, 0.1, 0.5])"),
+    "jacobian_ik_batch": (f"arm = limbik.load_urdf({str(PANDA)!r}, 'panda_link0', 'panda_hand_tcp')\n"
+                          "rng = np.random.default_rng(0)\n"
+                          "targets = rng.uniform([0.1, -0.4, 0.1], [0.6, 0.4, 0.8], size=(1000, 3))",
+                          "limbik.jacobian_ik(arm, targets)"),
 }
 
 CHILD = """

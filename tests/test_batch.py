@@ -94,6 +94,9 @@ def test_library_outputs_are_the_single_file_outputs_and_failures_are_listed(
                  "--jobs", "2", "--no-progress"])
     text = capsys.readouterr().out
     assert code == 1, "a failed clip makes the exit code non-zero"
+    total = len(good) + len(BAD)
+    assert (f"footplant: planted {len(good)} of {total} clips in" in text
+            and f"({total} run," in text), text
     for name in good:
         assert (out / name).read_bytes() == single_outputs[name], name
     summary = json.loads((out / "summary.json").read_text())

@@ -70,7 +70,8 @@ def test_python_source_gives_the_compiled_drivers_bits(method, lam, cutoff, pose
         results = []
         for run in ("compiled", "python"):
             outs = problem.outputs()
-            tiered, _variant, args = problem.serial_call(method, lam, cutoff, outs)
+            tiered, _variant, arguments = problem.serial_call(method, lam, cutoff, outs)
+            args = arguments()
             if run == "compiled":
                 tiered.kernel(0, 5, *args)
             else:
@@ -91,6 +92,9 @@ class _PythonOnly:
     def __call__(self, variant, start, stop, args, *, interpretable=True):
         with np.errstate(all="ignore"):
             return self.source(start, stop, *args)
+
+    def batch(self, variant, count, arguments, *, smallest, interpretable=True):
+        return self(variant, 0, count, arguments(), interpretable=interpretable)
 
 
 def _same_solutions(a, b):

@@ -36,6 +36,8 @@ from typing import Any
 import numpy as np
 from numba.core.dispatcher import Dispatcher
 
+from limbik._batch_threads import chunk_size, run_chunks, thread_count
+
 __all__ = ["TieredRangeKernel", "python_source", "wait_for_compilations"]
 
 #: Set to "0" to compile every kernel in the foreground on its first call.
@@ -210,6 +212,36 @@ class TieredRangeKernel:
         if variant in self._compiled:
             return self.kernel(start, stop, *args)
         return self._first_calls(variant, start, stop, args, interpretable)
+
+    def batch(self, variant: Hashable, count: int, arguments: Callable[[], tuple[Any, ...]],
+              *, smallest: int, interpretable: bool = True) -> Any:
+        """Run the kernel over elements ``0 .. count - 1``, on every thread once compiled.
+
+        ``arguments()`` gives the kernel's arguments after ``start, stop``, with scratch
+        space of its own: it is called once in each thread that takes part. A batch of at
+        most ``smallest`` elements, or one thread, is one call as :meth:`__call__`. A
+        larger batch first compiles the kernel (or loads it) on the calling thread with
+        its first chunk, then spreads the other chunks over the threads
+        (:mod:`limbik._batch_threads`). Returns the sum of the kernel's returns.
+        """
+        threads = thread_count() if count > smallest else 1
+        if threads <= 1:
+            return self(variant, 0, count, arguments(), interpretable=interpretable)
+        size = chunk_size(count, threads, smallest)
+        total = None
+        start = 0
+        if variant not in self._compiled:  # compiles once, not on every thread at once
+            total = self(variant, 0, size, arguments(), interpretable=False)
+            start = size
+        kernel = self.kernel
+
+        def worker() -> Callable[[int, int], Any]:
+            args = arguments()
+            return lambda begin, end: kernel(begin, end, *args)
+
+        for result in run_chunks(start, count, size, threads, worker):
+            total = _sum(total, result)
+        return total
 
     def _job(self, variant: Hashable, interpret: bool, args: tuple[Any, ...]
              ) -> _Compilation | None:

@@ -219,6 +219,16 @@ def _run_here(jobs: Sequence[_ClipJob], deliver: Deliver) -> None:
         deliver(job, _run_clip(job))
 
 
+def _start_worker(warm_up: bool) -> None:
+    """A worker process solves on one thread (a forked one would keep its parent's
+    count), and loads the kernels first if it did not fork from a warmed-up process."""
+    from limbik.threads import set_num_threads
+
+    set_num_threads(1)
+    if warm_up:
+        _warm_up()
+
+
 @contextlib.contextmanager
 def _one_thread_per_process() -> Any:
     """Worker processes each use one thread: N processes on N cores, no oversubscription."""
@@ -256,7 +266,7 @@ def _run_pool(jobs: Sequence[_ClipJob], workers: int, deliver: Deliver) -> None:
         lost: list[_ClipJob] = []
         with _one_thread_per_process(), ProcessPoolExecutor(
                 max_workers=min(workers, len(remaining)), mp_context=context,
-                initializer=None if forking else _warm_up) as pool:
+                initializer=_start_worker, initargs=(not forking,)) as pool:
             futures = {pool.submit(_run_clip, job): job for job in remaining}
             try:
                 for future in as_completed(futures):

@@ -316,8 +316,9 @@ def _cmd_footplant_library(args: argparse.Namespace) -> int:
               "(--force redoes them)")
     else:
         rate = summary.ran / summary.seconds if summary.seconds > 0 else 0.0
-        print(f"footplant: planted {summary.ran} of {total} clips in {summary.seconds:.1f} s "
-              f"({rate:.2f} clips/s, {summary.engine}); {total - summary.ran} up to date")
+        print(f"footplant: planted {summary.ran - len(failed)} of {total} clips in "
+              f"{summary.seconds:.1f} s ({summary.ran} run, {rate:.2f} clips/s, "
+              f"{summary.engine}); {total - summary.ran} up to date")
     for record in failed:
         print(f"  failed: {record['clip']}: {record['error']}")
     print(f"{len(failed)} failed; wrote {summary.output / SUMMARY_FILES[0]} and "

@@ -1,27 +1,35 @@
 """How many threads the batched kernels use.
 
-Batched solvers and forward kinematics split their batch over threads (Numba
-``parallel=True``, one batch element per iteration), so results are identical for
-any thread count. By default they use every core. Set the count for this process
-with :func:`set_num_threads`, or before Python starts with the environment variable
+Batched solvers and forward kinematics split their batch into chunks that several
+threads solve at once (:mod:`limbik._batch_threads`); each element is solved by the same
+compiled code whichever thread takes it, so results are identical for any thread count.
+By default they use every core. Set the count for the calling thread with
+:func:`set_num_threads`, or before Python starts with the environment variable
 ``NUMBA_NUM_THREADS`` (which also caps what :func:`set_num_threads` may ask for).
 """
 
 from __future__ import annotations
 
 import operator
+import threading
 
 __all__ = ["get_num_threads", "set_num_threads"]
 
+_local = threading.local()
 
-def set_num_threads(n: int) -> None:
-    """Use ``n`` threads (1 ≤ n ≤ the cores Numba started with) in the calling thread's kernels."""
-    import numba
+
+def most_threads() -> int:
+    """The most threads a batch may use: ``NUMBA_NUM_THREADS``, by default the cores."""
     from numba import config
 
+    return int(getattr(config, "NUMBA_NUM_THREADS"))  # noqa: B009 (set at import time)
+
+
+def set_num_threads(n: int) -> None:
+    """Use ``n`` threads (1 ≤ n ≤ :func:`most_threads`) in the calling thread's batches."""
     from limbik.errors import InvalidInputError
 
-    limit = int(getattr(config, "NUMBA_NUM_THREADS"))  # noqa: B009 (set at import time)
+    limit = most_threads()
     try:
         count = operator.index(n)
     except TypeError:
@@ -29,11 +37,10 @@ def set_num_threads(n: int) -> None:
     if isinstance(n, bool) or not 1 <= count <= limit:
         raise InvalidInputError(f"n must be an integer from 1 to {limit} (NUMBA_NUM_THREADS), "
                                 f"got {n!r}", argument="n")
-    numba.set_num_threads(count)
+    _local.count = count
 
 
 def get_num_threads() -> int:
-    """The number of threads the calling thread's kernels use."""
-    import numba
-
-    return int(numba.get_num_threads())
+    """The number of threads the calling thread's batches use."""
+    count = getattr(_local, "count", None)
+    return most_threads() if count is None else int(count)

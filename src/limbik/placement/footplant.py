@@ -56,7 +56,7 @@ from limbik.placement.contacts import (
 )
 from limbik.placement.spring import smooth_zero_lag
 from limbik.placement.terrain import Terrain
-from limbik.skeleton._fk_kernels import forward_kinematics_kernel
+from limbik.skeleton._fk_kernels import forward_kinematics_frames
 from limbik.skeleton.apply import apply_ik
 from limbik.skeleton.limbs import Leg, find_legs
 from limbik.skeleton.motion import Motion, forward_kinematics
@@ -172,7 +172,7 @@ def _legs_world_pose(planted: Motion, source_rotations: np.ndarray, source_world
     stale = np.zeros(joints, dtype=np.bool_)
     for leg in legs:
         stale |= sk.descendants_mask(leg.hip, include_self=True)
-    forward_kinematics_kernel(read_only(np.ascontiguousarray(sk.parents, dtype=np.int64)),
+    forward_kinematics_frames(read_only(np.ascontiguousarray(sk.parents, dtype=np.int64)),
                               read_only(np.ascontiguousarray(planted.rotations)),
                               read_only(planted.local_translations()), q, p, stale)
     ends = p[:, sk.end_site_parents] + rotate_vectors(q[:, sk.end_site_parents],

@@ -1,15 +1,18 @@
-"""Compiled forward kinematics of a joint tree over many frames."""
+"""Compiled forward kinematics of a joint tree over many frames, on every thread."""
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 import limbik._cache_lock  # noqa: F401  (saves to Numba's cache lock out other processes)
+from limbik._batch_threads import run_range
+
+#: Frames per chunk at least where frames are spread over threads.
+SMALLEST_CHUNK = 256
 
 
-@njit(cache=True, parallel=True)
-def forward_kinematics_kernel(parents: np.ndarray, q_local: np.ndarray, t_local: np.ndarray,
+def forward_kinematics_frames(parents: np.ndarray, q_local: np.ndarray, t_local: np.ndarray,
                               q_world: np.ndarray, p_world: np.ndarray,
                               only: np.ndarray) -> None:
     """Fill ``q_world (N, J, 4)`` and ``p_world (N, J, 3)`` from local transforms.
@@ -19,8 +22,17 @@ def forward_kinematics_kernel(parents: np.ndarray, q_local: np.ndarray, t_local:
     already hold their world transforms (pass all true for a full pass). Frames are
     independent and spread over every thread.
     """
-    n, joints = q_local.shape[0], q_local.shape[1]
-    for f in prange(n):
+    run_range(forward_kinematics_range, q_local.shape[0],
+              (parents, q_local, t_local, q_world, p_world, only), smallest=SMALLEST_CHUNK)
+
+
+@njit(cache=True, nogil=True)
+def forward_kinematics_range(start: int, stop: int, parents: np.ndarray, q_local: np.ndarray,
+                             t_local: np.ndarray, q_world: np.ndarray, p_world: np.ndarray,
+                             only: np.ndarray) -> None:
+    """:func:`forward_kinematics_frames` on frames ``start .. stop - 1``."""
+    joints = q_local.shape[1]
+    for f in range(start, stop):
         for j in range(joints):
             if not only[j]:
                 continue

@@ -39,7 +39,7 @@ from limbik.geometry.quaternion import (
     rotate_vectors,
 )
 from limbik.geometry.vectors import dot, norm, normalize, project_off
-from limbik.skeleton._fk_kernels import forward_kinematics_kernel
+from limbik.skeleton._fk_kernels import forward_kinematics_frames
 from limbik.skeleton.motion import Motion, forward_kinematics
 
 __all__ = ["JointMap", "apply_chain", "apply_ik"]
@@ -126,7 +126,7 @@ def apply_ik(motion: Motion, positions: JointMap | None = None,
             stale = np.zeros(len(parents), dtype=np.bool_)
             for d in done:
                 stale |= sk.descendants_mask(d, include_self=True)
-            forward_kinematics_kernel(parents64, read_only(q_local), read_only(translations),
+            forward_kinematics_frames(parents64, read_only(q_local), read_only(translations),
                                       q_world, p_world, stale)
             done = []
         p = parents[j]

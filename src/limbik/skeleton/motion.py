@@ -13,7 +13,7 @@ from limbik._validation import FloatArray, as_float, as_points, as_quaternions
 from limbik.errors import InvalidInputError
 from limbik.geometry.frame import Frame
 from limbik.geometry.quaternion import rotate_vectors
-from limbik.skeleton._fk_kernels import forward_kinematics_kernel
+from limbik.skeleton._fk_kernels import forward_kinematics_frames
 from limbik.skeleton.skeleton import Skeleton
 
 __all__ = ["Motion", "forward_kinematics"]
@@ -42,7 +42,7 @@ def forward_kinematics(parents: np.ndarray, local_rotations: FloatArray,
     t = _kernel_rows(t_local, shape + (3,))
     q_world = np.empty_like(q)
     p_world = np.empty_like(t)
-    forward_kinematics_kernel(read_only(np.ascontiguousarray(parents, dtype=np.int64)), q, t,
+    forward_kinematics_frames(read_only(np.ascontiguousarray(parents, dtype=np.int64)), q, t,
                               q_world, p_world, np.ones(joints, dtype=np.bool_))
     return q_world.reshape(shape + (4,)), p_world.reshape(shape + (3,))
 

@@ -1,14 +1,14 @@
 """Compiled loops of cyclic coordinate descent (CCD), on joint chains and on point chains.
 
 On joint chains this module holds the sweep only: the batch loop with restarts is
-:func:`limbik.solvers._joint_kernels.joint_solve`, with the forward kinematics of
+:func:`limbik.solvers._joint_kernels.joint_solve_range`, with the forward kinematics of
 :mod:`limbik.solvers._jacobian_kernels`.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 import limbik._cache_lock  # noqa: F401  (saves to Numba's cache lock out other processes)
 
@@ -166,7 +166,7 @@ def _perpendicular(hx, hy, hz):  # pragma: no cover - compiled
     return -hy, hx, 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def ccd_points_solve_range(start, stop, positions, target, tolerance, max_iterations,
                            min_improvement, out, err_out, reached_out,
                            iters_out):  # pragma: no cover - compiled
@@ -417,16 +417,5 @@ def swing_twist_project_batch(rotations, axes, limit, out):  # pragma: no cover 
             out[b, k] = r[k]
 
 
-#: Chains per parallel work item of :func:`ccd_points_solve`.
+#: Chains per chunk at least where a batch is spread over threads.
 CHUNK = 64
-
-
-@njit(cache=True, parallel=True)
-def ccd_points_solve(positions, target, tolerance, max_iterations, min_improvement,
-                     out, err_out, reached_out, iters_out):  # pragma: no cover - compiled
-    """:func:`ccd_points_solve_range` over the whole batch, chunks on every thread."""
-    batch = positions.shape[0]
-    for c in prange((batch + CHUNK - 1) // CHUNK):
-        ccd_points_solve_range(c * CHUNK, min(batch, (c + 1) * CHUNK), positions, target,
-                               tolerance, max_iterations, min_improvement, out, err_out,
-                               reached_out, iters_out)

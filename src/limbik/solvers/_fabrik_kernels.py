@@ -6,9 +6,10 @@ public modules (:mod:`limbik.solvers.fabrik`, :mod:`limbik.solvers.fabrik_tree`,
 trust their inputs.
 
 What a first call compiles is kept small: the drivers take ``limits=None`` when no
-constraint applies, and Numba then drops (and never compiles) the constraint code;
-a single chain or tree, or a small batch, runs the serial ``*_range`` driver, and the
-parallel driver compiles only when a batch large enough to use it comes.
+constraint applies, and Numba then drops (and never compiles) the constraint code.
+The ``*_range`` drivers solve a range of a batch and release the interpreter lock, so a
+large batch runs their chunks on every thread (:mod:`limbik._batch_threads`) with no
+parallel driver to compile.
 
 Constraints are encoded per bone as ``kind`` (int), ``params`` (4 floats) and
 ``axis`` (3 floats, hinge axis in the parent bone's frame):
@@ -31,9 +32,8 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
-from numba import njit, prange
+from numba import njit
 from numba.extending import register_jitable
 
 import limbik._cache_lock  # noqa: F401  (saves to Numba's cache lock out other processes)
@@ -51,9 +51,7 @@ _BISECTION_CAP = 256
 #: entry points (called from Python, cached on disk)
 _jit = njit(cache=True, error_model="numpy", fastmath=False)
 #: entry points that allocate nothing (see :data:`limbik._kernel_options.NO_REFCOUNT`)
-_jit_no_alloc = njit(cache=True, error_model="numpy", fastmath=False, **NO_REFCOUNT)
-#: the parallel batch drivers: chunks of chains or trees spread over every thread
-_jit_batch = njit(cache=True, error_model="numpy", fastmath=False, parallel=True)
+_jit_no_alloc = njit(cache=True, error_model="numpy", fastmath=False, nogil=True, **NO_REFCOUNT)
 #: helpers called only from compiled code: compiled into their callers, so they cost no
 #: Python wrapper, machine code or cache file of their own (a cold first call is shorter);
 #: those that allocate nothing also go without reference counting
@@ -590,20 +588,6 @@ def _unbend(p, t, lengths, total):
     return True
 
 
-#: Chains or trees per work item of the parallel drivers.
-CHUNK = 8
-
-
-def use_threads(batch: int) -> bool:
-    """Whether a batch of ``batch`` chains or trees goes to the parallel driver.
-
-    Smaller batches, and any batch on one thread, run the serial driver: it gives the
-    same bits (both run :func:`solve_chain_range` or :func:`solve_tree_range` on each
-    item) and compiles without Numba's parallel passes.
-    """
-    return batch > CHUNK and numba.get_num_threads() > 1
-
-
 @_inner_alloc
 def chain_workspace(n):
     """Scratch of :func:`solve_chain_range` for chains of ``n`` joints (also from Python).
@@ -718,23 +702,6 @@ def solve_chain_range(start, stop, pos, target, direction, has_dir, tol_abs, tol
     return skipped
 
 
-@_jit_batch
-def solve_chains_parallel(pos, target, direction, has_dir, tol_abs, tol_rel, max_iter,
-                          min_improvement, fixed_root, frame0, limits, reached, error,
-                          iterations):
-    """:func:`solve_chain_range` over the whole batch, :data:`CHUNK` chains per work item
-    spread over every thread. Returns the number of chains left alone for NaN or inf."""
-    B = pos.shape[0]
-    n = pos.shape[1]
-    skipped = 0
-    for c in prange((B + CHUNK - 1) // CHUNK):
-        skipped += solve_chain_range(c * CHUNK, min(B, (c + 1) * CHUNK), pos, target, direction,
-                                     has_dir, tol_abs, tol_rel, max_iter, min_improvement,
-                                     fixed_root, frame0, limits, reached, error, iterations,
-                                     chain_workspace(n))
-    return skipped
-
-
 @_inner
 def _finite_chain(p, t):
     """Whether every value of the pose ``p`` (n, 3) and the target ``t`` (3,) is finite."""
@@ -791,20 +758,6 @@ def solve_tree_range(start, stop, pos, parents, targets, effectors, weights, tol
         reached[b] = err <= tol
         error[b] = err
         iterations[b] = it
-
-
-@_jit_batch
-def solve_trees_parallel(pos, parents, targets, effectors, weights, tol_abs, tol_rel, max_iter,
-                         min_improvement, fixed_root, frame0, limits, reached, error,
-                         iterations):
-    """:func:`solve_tree_range` over the whole batch, :data:`CHUNK` trees per work item
-    spread over every thread."""
-    B = pos.shape[0]
-    for c in prange((B + CHUNK - 1) // CHUNK):
-        solve_tree_range(c * CHUNK, min(B, (c + 1) * CHUNK), pos, parents, targets, effectors,
-                         weights, tol_abs, tol_rel, max_iter, min_improvement, fixed_root,
-                         frame0, limits, reached, error, iterations,
-                         tree_workspace(parents, effectors))
 
 
 @_inner_alloc

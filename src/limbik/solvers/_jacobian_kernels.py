@@ -4,8 +4,9 @@ The chain arrives in the merged form of :attr:`JointChain.kernel_arrays`:
 ``pre_rot (m + 1, 3, 3)``, ``pre_trans (m + 1, 3)``, ``axis (m, 3)``, ``kind (m,)``
 (0 rotation, 1 translation), ``lower``/``upper (m,)``. Every function here works on
 contiguous float64 arrays. The batch loop with restarts is
-:func:`limbik.solvers._joint_kernels.joint_solve`; this module holds the joint-chain
-kinematics and the Jacobian step rules it uses.
+:func:`limbik.solvers._joint_kernels.joint_solve_range`; this module holds the
+joint-chain kinematics, the Jacobian step rules it uses, and Levenberg–Marquardt's own
+loop, :func:`lm_solve_range`.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import threading
 from typing import Any
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 import limbik._cache_lock  # noqa: F401  (saves to Numba's cache lock out other processes)
 from limbik._kernel_options import NO_REFCOUNT
@@ -24,7 +25,7 @@ METHOD_TRANSPOSE = 0
 METHOD_PINV = 1
 METHOD_DLS = 2
 METHOD_SVD_DLS = 3
-#: Levenberg–Marquardt (:func:`lm_solve`); code 4 is the CCD sweep of ``_joint_kernels``.
+#: Levenberg–Marquardt (:func:`lm_solve_range`); code 4 is the CCD sweep of ``_joint_kernels``.
 METHOD_LM = 5
 
 #: Kernels that allocate nothing (see :data:`limbik._kernel_options.NO_REFCOUNT`; the
@@ -36,10 +37,6 @@ _NO_ALLOCATION: dict[str, Any] = {"cache": True, "error_model": "numpy", **NO_RE
 _HELPER_OPTIONS: dict[str, Any] = {**_NO_ALLOCATION, "no_cpython_wrapper": True,
                                    "no_cfunc_wrapper": True}
 _kernel_helper = njit(**_HELPER_OPTIONS)
-
-#: Batch elements per parallel work item (a chunk shares its scratch arrays).
-CHUNK = 8
-
 
 @_kernel_helper
 def splitmix64(state):  # pragma: no cover - compiled
@@ -457,7 +454,7 @@ def joint_positions(wr, wp, frame, offset, out):  # pragma: no cover - compiled
                              + wr[f, c, 2] * offset[i, 2])
 
 
-@njit(**_NO_ALLOCATION)
+@njit(nogil=True, **_NO_ALLOCATION)
 def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                    target_p, target_r, use_rot, w_pos, w_rot, q_first, restarts, seeds,
                    sample_lo, sample_hi, lam_floor, max_step, tolerance, angle_tolerance,
@@ -595,25 +592,6 @@ def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
             q_buf[cur, k] = q_out[b, k]
         chain_fk(pre_rot, pre_trans, axis, kind, q_buf, cur, rot_buf, pos_buf, axis_buf)
         joint_positions(rot_buf[cur], pos_buf[cur], frame, offset, pos_out[b])
-
-
-@njit(cache=True, parallel=True, error_model="numpy")
-def lm_solve(pre_rot, pre_trans, axis, kind, lower, upper, target_p, target_r, use_rot, w_pos,
-             w_rot, q_first, restarts, seeds, sample_lo, sample_hi, lam_floor, max_step,
-             tolerance, angle_tolerance, max_iterations, patience, frame, offset,
-             q_out, err_out, reached_out, iters_out, pos_out):  # pragma: no cover - compiled
-    """:func:`lm_solve_range` over the whole batch, chunks of :data:`CHUNK` on every thread,
-    each chunk with its own scratch space."""
-    batch = target_p.shape[0]
-    m = axis.shape[0]
-    for c in prange((batch + CHUNK - 1) // CHUNK):
-        lm_solve_range(c * CHUNK, min(batch, (c + 1) * CHUNK), pre_rot, pre_trans, axis, kind,
-                       lower, upper, target_p, target_r, use_rot, w_pos, w_rot, q_first,
-                       restarts, seeds, sample_lo, sample_hi, lam_floor, max_step, tolerance,
-                       angle_tolerance, max_iterations, patience, frame, offset,
-                       np.empty((2, m + 1, 3, 3)), np.empty((2, m + 1, 3)), np.empty((2, m, 3)),
-                       np.empty((2, m)), np.zeros((5, 6, max(m, 6))),
-                       q_out, err_out, reached_out, iters_out, pos_out)
 
 
 _SCRATCH = threading.local()

@@ -1,6 +1,6 @@
 """Compiled batch loop of the joint-space solvers: restarts, stall detection, best result.
 
-:func:`joint_solve` runs one step rule per call, chosen by an integer code: the
+:func:`joint_solve_range` runs one step rule per call, chosen by an integer code: the
 Jacobian rules of :mod:`limbik.solvers._jacobian_kernels` (``METHOD_TRANSPOSE``,
 ``METHOD_PINV``, ``METHOD_DLS``, ``METHOD_SVD_DLS``) or a CCD sweep of
 :mod:`limbik.solvers._ccd_kernels` (``METHOD_CCD``, inlined at compile time).
@@ -11,12 +11,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 import limbik._cache_lock  # noqa: F401  (saves to Numba's cache lock out other processes)
 from limbik.solvers._ccd_kernels import ccd_sweep
 from limbik.solvers._jacobian_kernels import (
-    CHUNK,
     _clip_q,
     _fill_jacobian,
     _pose_error,
@@ -30,7 +29,7 @@ from limbik.solvers._jacobian_kernels import (
 METHOD_CCD = 4
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def joint_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                 target_p, target_r, use_rot, w_pos, w_rot,
                 q_first, restarts, seeds, sample_lo, sample_hi, method, lam, cutoff, max_step,
@@ -141,19 +140,3 @@ def joint_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
             q[k] = q_out[b, k]
         chain_fk(pre_rot, pre_trans, axis, kind, q_buf, s, wr_buf, wp_buf, wa_buf)
         joint_positions(wr, wp, frame, offset, pos_out[b])
-
-
-@njit(cache=True, parallel=True)
-def joint_solve(pre_rot, pre_trans, axis, kind, lower, upper, target_p, target_r, use_rot,
-                w_pos, w_rot, q_first, restarts, seeds, sample_lo, sample_hi, method, lam,
-                cutoff, max_step, tolerance, angle_tolerance, max_iterations, patience, frame,
-                offset, q_out, err_out, reached_out, iters_out,
-                pos_out):  # pragma: no cover - compiled
-    """:func:`joint_solve_range` over the whole batch, chunks of ``CHUNK`` on every thread."""
-    batch = target_p.shape[0]
-    for c in prange((batch + CHUNK - 1) // CHUNK):
-        joint_solve_range(c * CHUNK, min(batch, (c + 1) * CHUNK), pre_rot, pre_trans, axis,
-                          kind, lower, upper, target_p, target_r, use_rot, w_pos, w_rot,
-                          q_first, restarts, seeds, sample_lo, sample_hi, method, lam, cutoff,
-                          max_step, tolerance, angle_tolerance, max_iterations, patience,
-                          frame, offset, q_out, err_out, reached_out, iters_out, pos_out)

@@ -5,13 +5,15 @@
 target parsing, start configurations and restart seeds, broadcasting, output
 allocation and the final :class:`Solution`. :func:`joint_problem` does the
 preparation once; :meth:`JointProblem.solve` runs
-:func:`limbik.solvers._joint_kernels.joint_solve` with a method code.
+:func:`limbik.solvers._joint_kernels.joint_solve_range` with a method code (or
+Levenberg–Marquardt's :func:`limbik.solvers._jacobian_kernels.lm_solve_range`), on
+every thread for a large batch.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,8 +33,9 @@ FAR_TARGET = 1e100
 """Targets farther than this from the base are solved toward the same direction at this
 distance (the chain then points at them); error and reached are measured to the true one."""
 
-#: Smaller batches run on the calling thread (no parallel kernel to compile or start).
-PARALLEL_MIN_BATCH = 64
+#: Targets per chunk at least where a batch is spread over threads: a chunk's solves then
+#: take far longer than handing it to a thread. Smaller batches run on the calling thread.
+SMALLEST_CHUNK = 16
 
 #: The serial drivers. Until one is compiled in this process, calls of up to 8 targets
 #: run its Python source while it compiles in the background (see :mod:`limbik._tiered`).
@@ -158,19 +161,22 @@ class JointProblem:
         return args, limits
 
     def serial_call(self, method: int, lam: float, cutoff: float, outs: tuple[Any, ...]
-                    ) -> tuple[TieredRangeKernel, Hashable, tuple[Any, ...]]:
-        """The serial driver of ``method``, the variant of its argument types, and its
-        arguments after ``start, stop`` (writing into ``outs``, from :meth:`outputs`)."""
+                    ) -> tuple[TieredRangeKernel, Hashable, Callable[[], tuple[Any, ...]]]:
+        """The serial driver of ``method``, the variant of its argument types, and a
+        function giving its arguments after ``start, stop`` (writing into ``outs``, from
+        :meth:`outputs`), with the calling thread's scratch space."""
         args, limits = self._arguments(method)
         if method == _jk.METHOD_LM:
+            m = self.chain.dof
+            head = (*args, float(lam), self.max_step, *limits)
             # the kernel's argument types differ only by a position or pose target
-            return _LM_RANGE, self.use_rot, (*args, float(lam), self.max_step, *limits,
-                                             *_jk.lm_scratch(self.chain.dof), *outs)
-        return _JOINT_RANGE, None, (*args, method, float(lam), float(cutoff), self.max_step,
-                                    *limits, *outs)
+            return _LM_RANGE, self.use_rot, lambda: (*head, *_jk.lm_scratch(m), *outs)
+        every = (*args, method, float(lam), float(cutoff), self.max_step, *limits, *outs)
+        return _JOINT_RANGE, None, lambda: every
 
     def solve(self, method: int, lam: float = 0.0, cutoff: float = 0.0) -> Solution:
-        """Run the compiled driver with step rule ``method`` (a ``_joint_kernels`` code).
+        """Run the compiled driver with step rule ``method`` (a ``_joint_kernels`` code),
+        on every thread for a large batch.
 
         ``lam`` and ``cutoff`` are the Jacobian step's damping and pseudo-inverse
         cutoff (unused by CCD); for ``METHOD_LM`` ``lam`` is the damping floor.
@@ -179,21 +185,11 @@ class JointProblem:
         count = self.first.shape[0]
         outs = self.outputs()
         q, err, reached, iters, positions = outs
-        if count >= PARALLEL_MIN_BATCH:
-            args, limits = self._arguments(method)
-            driver: Any  # more arguments than the stubs allow
-            if method == _jk.METHOD_LM:
-                driver = _jk.lm_solve
-                driver(*args, float(lam), self.max_step, *limits, *outs)
-            else:
-                driver = _k.joint_solve
-                driver(*args, method, float(lam), float(cutoff), self.max_step, *limits, *outs)
-        else:
-            kernel, variant, arguments = self.serial_call(method, lam, cutoff, outs)
-            # Python takes about 0.3 ms an iteration: far more than the defaults allow
-            # (LM 31 x 300) would take longer than the compiler
-            kernel(variant, 0, count, arguments,
-                   interpretable=self.max_iterations * (1 + self.restarts) <= 10_000)
+        kernel, variant, arguments = self.serial_call(method, lam, cutoff, outs)
+        # Python takes about 0.3 ms an iteration: far more than the defaults allow
+        # (LM 31 x 300) would take longer than the compiler
+        kernel.batch(variant, count, arguments, smallest=SMALLEST_CHUNK,
+                     interpretable=self.max_iterations * (1 + self.restarts) <= 10_000)
         if self.far_targets is not None:  # honest error and reached for far targets
             far = np.isfinite(self.far_targets[:, 0])
             miss = positions[far, -1] - self.far_targets[far]

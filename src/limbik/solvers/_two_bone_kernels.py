@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from numba import njit, prange, types
+from numba import njit, types
 
 import limbik._cache_lock  # noqa: F401  (saves to Numba's cache lock out other processes)
 
@@ -175,13 +175,29 @@ def solve_element(rx: float, ry: float, rz: float, tx: float, ty: float, tz: flo
             ox + dc * ux, oy + dc * uy, oz + dc * uz, abs(dist - dc), reach0)
 
 
-@njit(cache=True, fastmath=_FASTMATH, error_model="numpy")
+@njit(cache=True, fastmath=_FASTMATH, error_model="numpy", nogil=True)
 def solve_rows(start: int, stop: int, root: np.ndarray, target: np.ndarray, hint: np.ndarray,
                quat: np.ndarray, upper: np.ndarray, lower: np.ndarray, mode: int, policy: int,
                max_stretch: float, reach_rtol: float,
                positions: np.ndarray, error: np.ndarray, reached: np.ndarray) -> float:
-    """Solve limbs ``start .. stop - 1`` in place (arguments as in :func:`solve_batch`);
-    returns their part of its check value."""
+    """Solve limbs ``start .. stop - 1`` of a batch in place.
+
+    Parameters
+    ----------
+    root, target, hint : (N or 1, 3) float64
+        ``hint`` is the pole/reference point (read only in ``MODE_POINT``).
+    quat : (N or 1, 4) float64
+        Root-frame rotations (x, y, z, w), read only in ``MODE_FRAME``.
+    upper, lower : (N or 1,) float64
+    positions : (N, 3, 3) float64, out
+    error : (N,) float64, out
+    reached : (N,) bool, out
+
+    Returns
+    -------
+    float
+        0.0, or NaN when an input is not finite or a length is not positive.
+    """
     sr = 1 if root.shape[0] > 1 else 0
     st = 1 if target.shape[0] > 1 else 0
     sh = 1 if hint.shape[0] > 1 else 0
@@ -242,40 +258,9 @@ def solve_rows(start: int, stop: int, root: np.ndarray, target: np.ndarray, hint
     return check
 
 
-#: Limbs per parallel work item of :func:`solve_batch`.
+#: Batches spread over threads go in chunks of a multiple of this many limbs, so every
+#: limb falls in the same place of the (vectorised) loop whatever the thread count.
 CHUNK = 4096
-
-
-@njit(cache=True, fastmath=_FASTMATH, error_model="numpy", parallel=True)
-def solve_batch(root: np.ndarray, target: np.ndarray, hint: np.ndarray, quat: np.ndarray,
-                upper: np.ndarray, lower: np.ndarray, mode: int, policy: int,
-                max_stretch: float, reach_rtol: float,
-                positions: np.ndarray, error: np.ndarray, reached: np.ndarray) -> float:
-    """Solve ``positions.shape[0]`` limbs in place, chunks of :data:`CHUNK` on every thread.
-
-    Parameters
-    ----------
-    root, target, hint : (N or 1, 3) float64
-        ``hint`` is the pole/reference point (read only in ``MODE_POINT``).
-    quat : (N or 1, 4) float64
-        Root-frame rotations (x, y, z, w), read only in ``MODE_FRAME``.
-    upper, lower : (N or 1,) float64
-    positions : (N, 3, 3) float64, out
-    error : (N,) float64, out
-    reached : (N,) bool, out
-
-    Returns
-    -------
-    float
-        0.0, or NaN when an input is not finite or a length is not positive.
-    """
-    n = positions.shape[0]
-    check = 0.0
-    for c in prange((n + CHUNK - 1) // CHUNK):
-        check += solve_rows(c * CHUNK, min(n, (c + 1) * CHUNK), root, target, hint, quat,
-                            upper, lower, mode, policy, max_stretch, reach_rtol, positions,
-                            error, reached)
-    return check
 
 
 @njit(cache=True, fastmath=_FASTMATH, error_model="numpy")
@@ -285,7 +270,7 @@ def solve_one(root: np.ndarray, target: np.ndarray, hint: np.ndarray, upper: flo
     """One limb from ``(3,)`` arrays (no quaternion: modes rolled and point).
 
     Returns ``(positions (3, 3), error, reached, check)``; ``check`` as in
-    :func:`solve_batch`, and also NaN when ``max_stretch`` is not finite and >= 1.
+    :func:`solve_rows`, and also NaN when ``max_stretch`` is not finite and >= 1.
     """
     out = np.empty((3, 3))
     rx = root[0]
@@ -416,11 +401,11 @@ def solve_batch_hinge(root: np.ndarray, target: np.ndarray, axis: np.ndarray,
                       use_reference: bool, lo: float, hi: float, softness: np.ndarray,
                       policy: int, max_stretch: float, reach_rtol: float,
                       positions: np.ndarray, error: np.ndarray, reached: np.ndarray) -> float:
-    """:func:`solve_batch` with a hinge ``axis`` (N or 1, 3) (and optional ``reference``
-    points) setting the bend, and a soft reach (``softness`` (N or 1,), fraction of
-    ``upper + lower``; 0 is off). The end goes to the softened distance along the
-    root→target line; ``error`` is measured from the real target. Returns as
-    :func:`solve_batch` (NaN also for a zero or non-finite axis)."""
+    """:func:`solve_rows` on a whole batch (one thread), with a hinge ``axis`` (N or 1, 3)
+    (and optional ``reference`` points) setting the bend, and a soft reach (``softness``
+    (N or 1,), fraction of ``upper + lower``; 0 is off). The end goes to the softened
+    distance along the root→target line; ``error`` is measured from the real target.
+    Returns as :func:`solve_rows` (NaN also for a zero or non-finite axis)."""
     n = positions.shape[0]
     sr = 1 if root.shape[0] > 1 else 0
     st = 1 if target.shape[0] > 1 else 0

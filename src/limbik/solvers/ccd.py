@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from limbik._batch_threads import run_range
 from limbik._validation import as_float, as_int, as_points, as_quaternions, broadcast_shapes
 from limbik.chain.joint_chain import JointChain
 from limbik.errors import InvalidInputError
@@ -153,12 +154,9 @@ def _ccd_points(positions: Any, target: Any, tolerance: float | None, max_iterat
                                     out, turned, err, reached, iters)
         turned = turned.reshape(shape + (n, 4))
     else:
-        if count <= _k.CHUNK:  # one chunk stays on the calling thread
-            _k.ccd_points_solve_range(0, count, flat, goal, tol, max_iterations, improve, out,
-                                      err, reached, iters)
-        else:
-            _k.ccd_points_solve(flat, goal, tol, max_iterations, improve, out, err, reached,
-                                iters)
+        run_range(_k.ccd_points_solve_range, count,
+                  (flat, goal, tol, max_iterations, improve, out, err, reached, iters),
+                  smallest=_k.CHUNK)
         if return_rotations:
             turned = joint_rotations(out, flat, input_rotations=_start_rotations(
                 rotations, shape, n, count)).reshape(shape + (n, 4))

@@ -45,6 +45,10 @@ _NO_DIRECTION = np.zeros((1, 3))
 #: updates the poses (argument 0 after start, stop) in place.
 _CHAIN_RANGE = TieredRangeKernel(K.solve_chain_range, in_place=(0,))
 
+#: Chains per chunk at least where a batch is spread over threads (a chain takes about a
+#: microsecond): a chunk's solves then take far longer than handing it to a thread.
+SMALLEST_CHUNK = 256
+
 
 def root_frame_rows(root_frame: Frame | None) -> tuple[FloatArray, bool]:
     """Rows (look, up, right) of ``root_frame`` and whether bone 0 is constrained."""
@@ -219,9 +223,8 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
     args = (p, t, d, has_dir, tol_abs, tol_rel, max_it, min_imp, bool(fixed_root), frame0,
             limits, reached, error, iterations)
     # the kernel's argument types differ only by constrained or not
-    skipped = (K.solve_chains_parallel(*args) if K.use_threads(size)
-               else _CHAIN_RANGE(limits is None, 0, size, (*args, K.chain_workspace(n)),
-                                 interpretable=max_it <= 1000))
+    skipped = _CHAIN_RANGE.batch(limits is None, size, lambda: (*args, K.chain_workspace(n)),
+                                 smallest=SMALLEST_CHUNK, interpretable=max_it <= 1000)
     if skipped:  # the kernel found NaN or inf: raise the error that names it
         as_float_array(positions, "positions", ())
         as_points(target, "target")

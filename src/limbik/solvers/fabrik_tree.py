@@ -71,6 +71,10 @@ def _check_parents(parents: Any) -> np.ndarray:
 #: poses (argument 0 after start, stop) in place.
 _TREE_RANGE = TieredRangeKernel(K.solve_tree_range, in_place=(0,))
 
+#: Trees per chunk at least where a batch is spread over threads: a chunk's solves then
+#: take far longer than handing it to a thread.
+SMALLEST_CHUNK = 64
+
 
 class FabrikTree:
     """A joint tree for multi-effector FABRIK.
@@ -193,12 +197,11 @@ class FabrikTree:
         eff = np.array(effectors, dtype=np.int64)
         args = (p, self.parents, tg, eff, wt, tol_abs, tol_rel, max_it, min_imp, fixed_root,
                 self._frame0, self._limits, reached, error, iterations)
-        if K.use_threads(size):
-            K.solve_trees_parallel(*args)
-        else:  # the kernel's argument types differ only by constrained or not
-            _TREE_RANGE(self._limits is None, 0, size,
-                        (*args, K.tree_workspace(self.parents, eff)),
-                        interpretable=max_it <= MAX_TREE_ITERATIONS)
+        parents = self.parents
+        # the kernel's argument types differ only by constrained or not
+        _TREE_RANGE.batch(self._limits is None, size,
+                          lambda: (*args, K.tree_workspace(parents, eff)),
+                          smallest=SMALLEST_CHUNK, interpretable=max_it <= MAX_TREE_ITERATIONS)
         p *= unit
         error *= unit
         solved = p.reshape(shape + (n, 3))

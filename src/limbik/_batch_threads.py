@@ -1,0 +1,140 @@
+"""Batches split over threads: a range kernel's chunks run on every core.
+
+Every batched kernel is a *range kernel* ``kernel(start, stop, ...)``, compiled with
+``nogil=True``, that solves elements ``start .. stop - 1``. A large batch runs it on
+chunks from several Python threads at once: the calling thread and a pool of helpers
+take the next chunk until none is left.
+
+- Every element is solved by the same compiled code whichever thread takes it, so
+  results are identical for any thread count. A kernel compiled with fast-math flags
+  (whose loop the compiler may vectorise) gets chunks that start on multiples of a fixed
+  ``granule``, so no element moves between a vector loop and its scalar remainder.
+- No parallel driver is compiled: Numba's parallel passes took longer than the kernel
+  itself on a first call.
+- Numba's threading layer is never started. Calls from several threads at once are
+  safe, and so is ``fork`` (a child makes its own helpers): with the GNU OpenMP layer, a
+  process that forked after a parallel kernel had run lost every child.
+
+The thread count is :func:`limbik.threads.get_num_threads`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, TypeVar
+
+from limbik.threads import get_num_threads, most_threads
+
+__all__ = ["chunk_size", "run_chunks", "run_range", "thread_count"]
+
+T = TypeVar("T")
+
+#: Chunks per thread: more balances uneven elements better, fewer costs less dispatching.
+CHUNKS_PER_THREAD = 4
+
+_pool: ThreadPoolExecutor | None = None
+_pool_pid = -1
+_pool_lock = threading.Lock()
+
+
+def thread_count() -> int:
+    """The calling thread's thread count for batched kernels."""
+    return get_num_threads()
+
+
+def _helpers() -> ThreadPoolExecutor:
+    """The helper threads of this process (a forked child makes its own: it has none of
+    its parent's threads)."""
+    global _pool, _pool_pid
+    with _pool_lock:
+        if _pool is None or _pool_pid != os.getpid():
+            _pool = ThreadPoolExecutor(max_workers=max(1, most_threads() - 1),
+                                       thread_name_prefix="limbik batch")
+            _pool_pid = os.getpid()
+        return _pool
+
+
+def chunk_size(count: int, threads: int, smallest: int, granule: int = 1) -> int:
+    """Elements per chunk for ``count`` elements on ``threads`` threads: about
+    :data:`CHUNKS_PER_THREAD` chunks a thread, at least ``smallest`` (enough work per
+    chunk that handing it to a thread costs little), and a multiple of ``granule``."""
+    size = max(smallest, math.ceil(count / (threads * CHUNKS_PER_THREAD)), 1)
+    return math.ceil(size / granule) * granule
+
+
+def run_chunks(start: int, stop: int, size: int, threads: int,
+               make_worker: Callable[[], Callable[[int, int], T]]) -> list[T]:
+    """Run a range kernel over elements ``start .. stop - 1`` on ``threads`` threads.
+
+    ``make_worker()`` is called once in each thread that takes part and returns
+    ``work(begin, end)``, which solves those elements (with that thread's own scratch
+    space) and releases the interpreter lock meanwhile. The calling thread and up to
+    ``threads - 1`` helpers take chunks of ``size`` elements in turn until none is
+    left; with one chunk, or one thread, the calling thread runs alone. Returns each
+    chunk's result, in no particular order. An exception in any chunk is raised once
+    every thread has stopped.
+    """
+    chunks = math.ceil(max(0, stop - start) / size)
+    if threads <= 1 or chunks <= 1:
+        work = make_worker()
+        return [work(begin, min(stop, begin + size)) for begin in range(start, stop, size)]
+    taken = itertools.count()  # next() on it is atomic under the interpreter lock
+    failed = threading.Event()
+
+    def drain() -> list[T]:
+        work = make_worker()
+        results = []
+        try:
+            while not failed.is_set():
+                chunk = next(taken)
+                if chunk >= chunks:
+                    break
+                begin = start + chunk * size
+                results.append(work(begin, min(stop, begin + size)))
+        except BaseException:
+            failed.set()  # the others stop after their current chunk
+            raise
+        return results
+
+    helpers = _helpers()
+    futures: list[Future[list[T]]] = [helpers.submit(drain)
+                                      for _ in range(min(threads, chunks) - 1)]
+    error: BaseException | None = None
+    results: list[T] = []
+    try:
+        results = drain()
+    except BaseException as exc:
+        error = exc
+    for future in futures:
+        if future.cancel():  # still queued behind other work: nothing left for it
+            continue
+        try:
+            results.extend(future.result())
+        except BaseException as exc:
+            error = error or exc
+    if error is not None:
+        raise error
+    return results
+
+
+def run_range(kernel: Any, count: int, args: tuple[Any, ...], *, smallest: int,
+              granule: int = 1) -> list[Any]:
+    """``kernel(start, stop, *args)`` over elements ``0 .. count - 1`` on every thread, for
+    a kernel that needs no scratch space of its own per thread. Chunks as in
+    :func:`chunk_size`. Before the kernel has compiled anything, its first chunk runs on
+    the calling thread (so it compiles, or loads from the cache, once). Returns each
+    chunk's result, in no particular order."""
+    threads = thread_count() if count > smallest else 1
+    size = chunk_size(count, threads, smallest, granule)
+    results = []
+    start = 0
+    if threads > 1 and count > size and not getattr(kernel, "overloads", True):
+        results.append(kernel(0, size, *args))
+        start = size
+    return results + run_chunks(start, count, size, threads,
+                                lambda: lambda begin, end: kernel(begin, end, *args))
