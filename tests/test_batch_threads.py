@@ -38,12 +38,22 @@ def test_every_element_is_solved_once_in_chunks_of_the_size_asked(threads):
         assert all(0 < r <= size for r in results)
 
 
-def test_chunks_are_multiples_of_the_granule_and_at_least_the_smallest():
-    for count in (1, 100, 4095, 4097, 10**6):
+def test_chunks_are_even_multiples_of_the_granule_and_never_under_the_smallest():
+    from limbik._batch_threads import CHUNKS_PER_THREAD
+
+    for count in (1, 100, 4095, 4097, 8191, 8192, 9000, 10**6):
         for threads in (1, 2, 16):
-            size = chunk_size(count, threads, 4096, 4096)
-            assert size % 4096 == 0 and size >= 4096
-            assert chunk_size(count, threads, 16) >= 16
+            for smallest, granule in ((4096, 1024), (16, 1), (256, 1)):
+                size = chunk_size(count, threads, smallest, granule)
+                chunks = -(-count // size)
+                assert size % granule == 0
+                assert chunks <= threads * CHUNKS_PER_THREAD
+                if count >= smallest:
+                    assert size >= smallest
+                if count < 2 * smallest:
+                    assert chunks == 1
+                if granule == 1 and chunks > 1:  # nearly equal: the last is at most one short
+                    assert count - (chunks - 1) * size >= size - chunks
 
 
 def test_an_error_in_a_chunk_is_raised_after_every_thread_stops():
@@ -170,3 +180,27 @@ def test_a_forked_child_solves_batches_under_every_numba_threading_layer(tmp_pat
                                             "NUMBA_NUM_THREADS": "2"})
     assert done.returncode == 0, done.stderr[-2000:]
     assert "LAYER None EXIT 0 SAME True" in done.stdout, done.stdout + done.stderr[-2000:]
+
+
+def test_a_batch_during_interpreter_shutdown_runs_on_the_calling_thread(tmp_path):
+    """Python stops thread pools before atexit functions run; a batch there still works."""
+    script = tmp_path / "at_exit.py"
+    script.write_text(textwrap.dedent("""
+        import atexit
+        import numpy as np
+        import limbik
+
+        chains = np.cumsum(np.random.default_rng(0).normal(size=(5000, 6, 3)), axis=1)
+        goals = np.zeros((5000, 3))
+        first = limbik.fabrik(chains, goals).positions
+
+        def late():
+            again = limbik.fabrik(chains, goals).positions
+            print("AT EXIT SAME", again.tobytes() == first.tobytes())
+
+        atexit.register(late)
+    """))
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "AT EXIT SAME True" in done.stdout, done.stdout + done.stderr[-2000:]

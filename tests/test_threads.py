@@ -32,21 +32,22 @@ def random_chains(rng, batch, n):
 
 def solves(rng):
     """name → a batched solve whose every output array is compared."""
-    chains = random_chains(rng, 300, 6)
-    goals = rng.normal(scale=2.0, size=(300, 3))
+    # every batch spans several chunks of its solver's smallest chunk
+    chains = random_chains(rng, 600, 6)
+    goals = rng.normal(scale=2.0, size=(600, 3))
     # inside, out of and at the edge of reach; over three chunks of the threaded two_bone
     limb_goals = rng.normal(size=(3 * 4096 + 123, 3))
     tree = limbik.FabrikTree([-1, 0, 1, 2, 3, 2, 5], random_chains(rng, 1, 7)[0])
     arm = limbik.JointChain.from_points(random_chains(rng, 1, 4)[0])
     arm_goals = arm.forward(arm.random_q(64, rng))
     parents = np.array([-1, 0, 1, 1, 3])
-    rot = rng.normal(size=(500, 5, 4))
+    rot = rng.normal(size=(7000, 5, 4))
     rot /= np.linalg.norm(rot, axis=-1, keepdims=True)
-    trans = rng.normal(size=(500, 5, 3))
+    trans = rng.normal(size=(7000, 5, 3))
     return {
         "two_bone": lambda: limbik.two_bone(np.zeros(3), limb_goals, 0.8, 0.7, pole=[0, 0, 1]),
         "fabrik": lambda: limbik.fabrik(chains, goals),
-        "FabrikTree": lambda: tree.solve({4: goals[:150], 6: goals[150:]}),
+        "FabrikTree": lambda: tree.solve({4: goals[:150], 6: goals[150:300]}),
         "ccd": lambda: limbik.ccd(chains, goals),
         "jacobian_ik lm": lambda: limbik.jacobian_ik(arm, arm_goals, restarts=2),
         "jacobian_ik dls": lambda: limbik.jacobian_ik(arm, arm_goals.position, method="dls",
@@ -64,15 +65,21 @@ def arrays(result):
 
 @pytest.mark.parametrize("name", ["two_bone", "fabrik", "FabrikTree", "ccd", "jacobian_ik lm",
                                   "jacobian_ik dls", "forward kinematics"])
-def test_results_are_bit_identical_on_one_and_two_threads(name, threads):
+def test_results_are_bit_identical_on_one_and_two_threads(name, threads, monkeypatch):
     """Each batch element is solved by one thread from its own inputs, so the thread count
     cannot change a single bit of any output."""
     from numba import config
 
+    from limbik import _batch_threads
+
     if int(config.NUMBA_NUM_THREADS) < 2:  # type: ignore[attr-defined]
         pytest.skip("Numba started with one thread (NUMBA_NUM_THREADS=1)")
     one = arrays(threads(1, solves(np.random.default_rng(5))[name]))
+    handed = []
+    helpers = _batch_threads._helpers
+    monkeypatch.setattr(_batch_threads, "_helpers", lambda: handed.append(1) or helpers())
     two = arrays(threads(2, solves(np.random.default_rng(5))[name]))
+    assert handed, "the batch was not spread over threads"
     assert len(one) == len(two) > 0
     for a, b in zip(one, two, strict=True):
         assert a.dtype == b.dtype and a.shape == b.shape

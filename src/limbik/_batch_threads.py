@@ -38,7 +38,6 @@ T = TypeVar("T")
 CHUNKS_PER_THREAD = 4
 
 _pool: ThreadPoolExecutor | None = None
-_pool_pid = -1
 _pool_lock = threading.Lock()
 
 
@@ -48,22 +47,36 @@ def thread_count() -> int:
 
 
 def _helpers() -> ThreadPoolExecutor:
-    """The helper threads of this process (a forked child makes its own: it has none of
-    its parent's threads)."""
-    global _pool, _pool_pid
+    """The helper threads of this process, started on first use."""
+    global _pool
     with _pool_lock:
-        if _pool is None or _pool_pid != os.getpid():
+        if _pool is None:
             _pool = ThreadPoolExecutor(max_workers=max(1, most_threads() - 1),
                                        thread_name_prefix="limbik batch")
-            _pool_pid = os.getpid()
         return _pool
 
 
+def _forget_helpers() -> None:
+    """In a forked child: none of the parent's threads exist there, and the lock may have
+    been held by one of them."""
+    global _pool, _pool_lock
+    _pool = None
+    _pool_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_helpers)
+
+
 def chunk_size(count: int, threads: int, smallest: int, granule: int = 1) -> int:
-    """Elements per chunk for ``count`` elements on ``threads`` threads: about
-    :data:`CHUNKS_PER_THREAD` chunks a thread, at least ``smallest`` (enough work per
-    chunk that handing it to a thread costs little), and a multiple of ``granule``."""
-    size = max(smallest, math.ceil(count / (threads * CHUNKS_PER_THREAD)), 1)
+    """Elements per chunk for ``count`` elements on ``threads`` threads.
+
+    About :data:`CHUNKS_PER_THREAD` chunks a thread of nearly equal size, but none under
+    ``smallest`` elements (handing a chunk to a thread costs tens of microseconds, so
+    each should take far longer), and a multiple of ``granule``. At least ``count``
+    (one chunk: no threads) when ``count`` is under twice ``smallest``."""
+    chunks = max(1, min(threads * CHUNKS_PER_THREAD, count // max(smallest, 1)))
+    size = max(1, math.ceil(count / chunks))
     return math.ceil(size / granule) * granule
 
 
@@ -102,8 +115,12 @@ def run_chunks(start: int, stop: int, size: int, threads: int,
         return results
 
     helpers = _helpers()
-    futures: list[Future[list[T]]] = [helpers.submit(drain)
-                                      for _ in range(min(threads, chunks) - 1)]
+    futures: list[Future[list[T]]] = []
+    for _ in range(min(threads, chunks) - 1):
+        try:
+            futures.append(helpers.submit(drain))
+        except RuntimeError:  # the interpreter is shutting down: the calling thread goes on
+            break
     error: BaseException | None = None
     results: list[T] = []
     try:
@@ -129,7 +146,9 @@ def run_range(kernel: Any, count: int, args: tuple[Any, ...], *, smallest: int,
     :func:`chunk_size`. Before the kernel has compiled anything, its first chunk runs on
     the calling thread (so it compiles, or loads from the cache, once). Returns each
     chunk's result, in no particular order."""
-    threads = thread_count() if count > smallest else 1
+    if count < 2 * smallest:  # one chunk: the calling thread alone
+        return [kernel(0, count, *args)]
+    threads = thread_count()
     size = chunk_size(count, threads, smallest, granule)
     results = []
     start = 0

@@ -218,16 +218,18 @@ class TieredRangeKernel:
         """Run the kernel over elements ``0 .. count - 1``, on every thread once compiled.
 
         ``arguments()`` gives the kernel's arguments after ``start, stop``, with scratch
-        space of its own: it is called once in each thread that takes part. A batch of at
-        most ``smallest`` elements, or one thread, is one call as :meth:`__call__`. A
+        space of its own: it is called once in each thread that takes part. A batch of
+        under twice ``smallest`` elements, or one thread, is one call as :meth:`__call__`. A
         larger batch first compiles the kernel (or loads it) on the calling thread with
         its first chunk, then spreads the other chunks over the threads
         (:mod:`limbik._batch_threads`). Returns the sum of the kernel's returns.
         """
-        threads = thread_count() if count > smallest else 1
-        if threads <= 1:
+        if count < 2 * smallest:  # one chunk: the calling thread alone
             return self(variant, 0, count, arguments(), interpretable=interpretable)
+        threads = thread_count()
         size = chunk_size(count, threads, smallest)
+        if threads <= 1 or size >= count:
+            return self(variant, 0, count, arguments(), interpretable=interpretable)
         total = None
         start = 0
         if variant not in self._compiled:  # compiles once, not on every thread at once

@@ -35,7 +35,7 @@ distance (the chain then points at them); error and reached are measured to the 
 
 #: Targets per chunk at least where a batch is spread over threads: a chunk's solves then
 #: take far longer than handing it to a thread. Smaller batches run on the calling thread.
-SMALLEST_CHUNK = 16
+SMALLEST_CHUNK = 32
 
 #: The serial drivers. Until one is compiled in this process, calls of up to 8 targets
 #: run its Python source while it compiles in the background (see :mod:`limbik._tiered`).

@@ -47,7 +47,7 @@ _CHAIN_RANGE = TieredRangeKernel(K.solve_chain_range, in_place=(0,))
 
 #: Chains per chunk at least where a batch is spread over threads (a chain takes about a
 #: microsecond): a chunk's solves then take far longer than handing it to a thread.
-SMALLEST_CHUNK = 256
+SMALLEST_CHUNK = 128
 
 
 def root_frame_rows(root_frame: Frame | None) -> tuple[FloatArray, bool]:
