@@ -71,11 +71,13 @@ if hasattr(os, "register_at_fork"):
 def chunk_size(count: int, threads: int, smallest: int, granule: int = 1) -> int:
     """Elements per chunk for ``count`` elements on ``threads`` threads.
 
-    About :data:`CHUNKS_PER_THREAD` chunks a thread of nearly equal size, but none under
-    ``smallest`` elements (handing a chunk to a thread costs tens of microseconds, so
-    each should take far longer), and a multiple of ``granule``. At least ``count``
-    (one chunk: no threads) when ``count`` is under twice ``smallest``."""
-    chunks = max(1, min(threads * CHUNKS_PER_THREAD, count // max(smallest, 1)))
+    Up to :data:`CHUNKS_PER_THREAD` chunks a thread of nearly equal size, as many for
+    every thread, but none under ``smallest`` elements (waking a helper thread takes
+    tens of microseconds, so a chunk should take longer), and a multiple of
+    ``granule``. At least ``count`` (one chunk: no threads) when ``count`` is under
+    twice ``smallest``."""
+    most = max(1, count // max(smallest, 1))  # chunks of at least ``smallest``
+    chunks = threads * min(CHUNKS_PER_THREAD, most // threads) if most >= threads else most
     size = max(1, math.ceil(count / chunks))
     return math.ceil(size / granule) * granule
 

@@ -9,8 +9,8 @@ import limbik._cache_lock  # noqa: F401  (saves to Numba's cache lock out other 
 from limbik._batch_threads import run_range
 
 #: Joint transforms per chunk at least where frames are spread over threads (about
-#: 0.2 ms of work).
-SMALLEST_CHUNK = 16384
+#: 0.1 ms of work).
+SMALLEST_CHUNK = 8192
 
 
 def forward_kinematics_frames(parents: np.ndarray, q_local: np.ndarray, t_local: np.ndarray,

@@ -417,5 +417,5 @@ def swing_twist_project_batch(rotations, axes, limit, out):  # pragma: no cover 
             out[b, k] = r[k]
 
 
-#: Chains per chunk at least where a batch is spread over threads (about 0.15 ms of work).
+#: Chains per chunk at least where a batch is spread over threads (a chunk about 0.1 ms).
 CHUNK = 32

@@ -33,9 +33,9 @@ FAR_TARGET = 1e100
 """Targets farther than this from the base are solved toward the same direction at this
 distance (the chain then points at them); error and reached are measured to the true one."""
 
-#: Targets per chunk at least where a batch is spread over threads: a chunk's solves then
-#: take far longer than handing it to a thread. Smaller batches run on the calling thread.
-SMALLEST_CHUNK = 32
+#: Targets per chunk at least where a batch is spread over threads (a target takes 5 to
+#: 30 µs, so a chunk 0.1 ms or more). Smaller batches run on the calling thread.
+SMALLEST_CHUNK = 16
 
 #: The serial drivers. Until one is compiled in this process, calls of up to 8 targets
 #: run its Python source while it compiles in the background (see :mod:`limbik._tiered`).

@@ -258,13 +258,14 @@ def solve_rows(start: int, stop: int, root: np.ndarray, target: np.ndarray, hint
     return check
 
 
-#: Limbs per chunk at least where a batch is spread over threads (about 0.07 ms of work;
+#: Limbs per chunk at least where a batch is spread over threads (about 0.13 ms of work;
 #: smaller batches run on the calling thread).
-CHUNK = 2048
+CHUNK = 4096
 
-#: Chunks start on multiples of this many limbs, so every limb falls in the same place of
-#: the (possibly vectorised) fast-math loop whatever the thread count.
-GRANULE = 1024
+#: Chunks start on multiples of this many limbs (more than a vector loop's elements per
+#: pass), so every limb falls in the same place of the (possibly vectorised) fast-math
+#: loop whatever the thread count.
+GRANULE = 256
 
 
 @njit(cache=True, fastmath=_FASTMATH, error_model="numpy")

@@ -46,8 +46,8 @@ _NO_DIRECTION = np.zeros((1, 3))
 _CHAIN_RANGE = TieredRangeKernel(K.solve_chain_range, in_place=(0,))
 
 #: Chains per chunk at least where a batch is spread over threads (a chain takes about a
-#: microsecond): a chunk's solves then take far longer than handing it to a thread.
-SMALLEST_CHUNK = 128
+#: microsecond, so a chunk 0.05 ms or more). Smaller batches run on the calling thread.
+SMALLEST_CHUNK = 64
 
 
 def root_frame_rows(root_frame: Frame | None) -> tuple[FloatArray, bool]:

@@ -71,9 +71,9 @@ def _check_parents(parents: Any) -> np.ndarray:
 #: poses (argument 0 after start, stop) in place.
 _TREE_RANGE = TieredRangeKernel(K.solve_tree_range, in_place=(0,))
 
-#: Trees per chunk at least where a batch is spread over threads: a chunk's solves then
-#: take far longer than handing it to a thread.
-SMALLEST_CHUNK = 64
+#: Trees per chunk at least where a batch is spread over threads (a tree takes several
+#: microseconds, so a chunk 0.05 ms or more). Smaller batches run on the calling thread.
+SMALLEST_CHUNK = 16
 
 
 class FabrikTree:
