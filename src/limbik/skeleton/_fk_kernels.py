@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-import limbik._cache_lock  # noqa: F401  (saves to Numba's cache lock out other processes)
+import limbik._numba_cache  # noqa: F401  (saves to Numba's cache lock out other processes)
 from limbik._batch_threads import run_range
 
 #: Joint transforms per chunk at least where frames are spread over threads (about

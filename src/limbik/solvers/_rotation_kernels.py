@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-import limbik._cache_lock  # noqa: F401  (saves to Numba's cache lock out other processes)
+import limbik._numba_cache  # noqa: F401  (saves to Numba's cache lock out other processes)
 
 
 @njit(cache=True)

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from numba import njit, types
 
-import limbik._cache_lock  # noqa: F401  (saves to Numba's cache lock out other processes)
+import limbik._numba_cache  # noqa: F401  (saves to Numba's cache lock out other processes)
 
 #: Bend-direction modes.
 MODE_ROLLED = 0  # the seed's rolled plane of the world axes (the default)
