@@ -136,3 +136,36 @@ def test_the_stamp_covers_the_modules_with_compiled_code_only(tmp_path):
 
     cache_file = K.solve_chain_range._cache._cache_file
     assert cache_file._source_stamp[1] == stamp
+
+
+def _stamp_of(package_root):
+    code = "from limbik._numba_cache import kernel_sources_stamp; print(kernel_sources_stamp())"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=True,
+                          env={**os.environ, "PYTHONPATH": str(package_root)})
+    return done.stdout.strip()
+
+
+def test_the_stamp_follows_what_kernels_import_and_linked_folders(tmp_path):
+    """Compile options live in _kernel_options.py, which holds no compiled code itself;
+    a package folder may be a symbolic link (an edit there counts too)."""
+    package = tmp_path / "pkg"
+    shutil.copytree(Path(limbik.__file__).parent, package / "limbik",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.nb[ic]"))
+    first = _stamp_of(package)
+    assert first == _stamp_of(package)  # the same in every process
+    options = package / "limbik" / "_kernel_options.py"
+    options.write_text(options.read_text() + "\n# an edit\n")
+    second = _stamp_of(package)
+    assert second != first
+    cli = package / "limbik" / "cli.py"  # no compiled code, not imported by kernels
+    cli.write_text(cli.read_text() + "\n# an edit\n")
+    assert _stamp_of(package) == second
+    solvers = package / "limbik" / "solvers"
+    elsewhere = tmp_path / "solvers_elsewhere"
+    solvers.rename(elsewhere)
+    solvers.symlink_to(elsewhere, target_is_directory=True)
+    assert _stamp_of(package) == second
+    helpers = elsewhere / "_jacobian_kernels.py"
+    helpers.write_text(helpers.read_text() + "\n# an edit\n")
+    assert _stamp_of(package) != second

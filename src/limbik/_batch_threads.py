@@ -71,11 +71,12 @@ if hasattr(os, "register_at_fork"):
 def chunk_size(count: int, threads: int, smallest: int, granule: int = 1) -> int:
     """Elements per chunk for ``count`` elements on ``threads`` threads.
 
-    Up to :data:`CHUNKS_PER_THREAD` chunks a thread of nearly equal size, as many for
-    every thread, but none under ``smallest`` elements (waking a helper thread takes
-    tens of microseconds, so a chunk should take longer), and a multiple of
-    ``granule``. At least ``count`` (one chunk: no threads) when ``count`` is under
-    twice ``smallest``."""
+    Aims at up to :data:`CHUNKS_PER_THREAD` chunks a thread, as many for every thread,
+    of at least ``smallest`` elements (waking a helper thread takes tens of
+    microseconds, so a chunk should take longer); the size is rounded up to a multiple
+    of ``granule``, so the last chunk may be smaller and there may be one chunk fewer.
+    At least ``count`` (one chunk: no threads) when ``count`` is under twice
+    ``smallest``."""
     most = max(1, count // max(smallest, 1))  # chunks of at least ``smallest``
     chunks = threads * min(CHUNKS_PER_THREAD, most // threads) if most >= threads else most
     size = max(1, math.ceil(count / chunks))

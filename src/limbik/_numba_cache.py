@@ -13,8 +13,9 @@ so saves of one kernel follow one another; loads need none (Numba replaces files
 of its own function is unchanged, but a kernel also holds the compiled helpers it calls
 from other files: after an edit there, it would load the old machine code. The index of
 every limbik kernel therefore also records a digest of every limbik module with compiled
-code (:func:`kernel_sources_stamp`), so an edit to any of them compiles limbik's kernels
-again. An installed package never changes, so its cache stays valid.
+code and of the limbik modules they import from (:func:`kernel_sources_stamp`), so an
+edit to any of them compiles limbik's kernels again. An installed package never changes,
+so its cache stays valid.
 
 Both wrap private parts of ``numba.core.caching`` (``IndexDataCacheFile.save``,
 ``Cache.__init__`` and its ``_cache_file._source_stamp``). Where a Numba release lacks
@@ -27,6 +28,7 @@ import contextlib
 import functools
 import hashlib
 import os
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,9 +39,6 @@ from numba.core import caching
 __all__ = ["exclusive", "kernel_sources_stamp"]
 
 _PACKAGE = Path(__file__).resolve().parent
-
-#: Words that mark a module with compiled code.
-_COMPILED_CODE = ("njit", "register_jitable")
 
 
 @contextlib.contextmanager
@@ -89,18 +88,61 @@ else:
         fcntl.flock(fd, fcntl.LOCK_UN)
 
 
+#: Words that mark a module with compiled code.
+_COMPILED_CODE = (b"njit", b"register_jitable", b"@jit", b"overload", b"intrinsic", b"cfunc")
+
+#: ``from limbik.a import b, c`` (also in parentheses over lines) and
+#: ``import limbik.a.b`` at the start of a line.
+_LIMBIK_IMPORT = re.compile(
+    rb"^[ \t]*(?:from[ \t]+(?P<module>limbik(?:\.\w+)*)[ \t]+import[ \t]+"
+    rb"(?:\((?P<listed>[^)]*)\)|(?P<names>[\w \t,]*))"
+    rb"|import[ \t]+(?P<plain>limbik(?:\.\w+)+))", re.MULTILINE)
+
+
+def _package_files() -> dict[str, bytes]:
+    """Every ``.py`` file of the package by its path relative to it (``a/b.py``), with
+    its bytes; symbolic links to folders are followed."""
+    files = {}
+    for folder, _, names in os.walk(_PACKAGE, followlinks=True):
+        for name in names:
+            if name.endswith(".py"):
+                path = Path(folder, name)
+                try:
+                    files[path.relative_to(_PACKAGE).as_posix()] = path.read_bytes()
+                except OSError:  # pragma: no cover - a file removed meanwhile
+                    continue
+    return files
+
+
+def _imported_files(text: bytes, files: dict[str, bytes]) -> set[str]:
+    """The package files that ``text`` imports from (modules, and submodules named in a
+    ``from ... import``)."""
+    found = set()
+    for match in _LIMBIK_IMPORT.finditer(text):
+        module = (match["module"] or match["plain"]).decode().split(".")[1:]
+        listed = (match["listed"] or match["names"] or b"").decode()
+        names = [n.split()[0] for n in listed.replace("\n", ",").split(",")
+                 if n.split() and not n.split()[0].startswith("#")]
+        for parts in [module, *([*module, name] for name in names)]:
+            stem = "/".join(parts)
+            for candidate in (f"{stem}.py", f"{stem}/__init__.py" if stem else "__init__.py"):
+                if candidate in files:
+                    found.add(candidate)
+    return found
+
+
 @functools.cache
 def kernel_sources_stamp() -> str:
-    """A digest of the path and text of every limbik module with compiled code (one that
-    mentions ``njit`` or ``register_jitable``)."""
+    """A digest of every limbik module with compiled code, and of the limbik modules
+    those import from (compile options, constants), by path and text."""
+    files = _package_files()
+    chosen = {path for path, text in files.items()
+              if any(word in text for word in _COMPILED_CODE)}
+    for path in list(chosen):
+        chosen |= _imported_files(files[path], files)
     digest = hashlib.sha256()
-    for path in sorted(_PACKAGE.rglob("*.py")):
-        try:
-            text = path.read_bytes()
-        except OSError:  # pragma: no cover - a file removed meanwhile
-            continue
-        if any(word.encode() in text for word in _COMPILED_CODE):
-            digest.update(path.relative_to(_PACKAGE).as_posix().encode() + b"\0" + text)
+    for path in sorted(chosen):
+        digest.update(path.encode() + b"\0" + files[path] + b"\0")
     return digest.hexdigest()
 
 
