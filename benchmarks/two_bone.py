@@ -245,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
         times = best_interleaved({
             "limbik": lambda: limbik_two_bone(*inputs),
             "C": lambda: c_two_bone(*inputs),
-            "kernel": lambda: run_range(kernels.solve_rows, len(l1), (
+            "kernel": lambda: run_range(kernels.solve_rows, len(l1), lambda: (
                 root, target, pole, quat, l1, l2, kernels.MODE_POINT, kernels.POLICY_EXTEND,
                 1.0, RTOL, pos, error, reached), smallest=kernels.CHUNK,
                 granule=kernels.GRANULE)}, 9)

@@ -88,7 +88,7 @@ def test_a_kernel_without_overloads_compiles_on_the_calling_thread_first():
 
     out = np.zeros(3000)
     with_threads = limbik.get_num_threads()
-    run_range(Kernel(), 3000, (out,), smallest=100)
+    run_range(Kernel(), 3000, lambda: (out,), smallest=100)
     assert np.all(out == 1.0)
     if with_threads > 1:
         assert calls[0] == (threading.get_ident(), 0)

@@ -142,21 +142,22 @@ def run_chunks(start: int, stop: int, size: int, threads: int,
     return results
 
 
-def run_range(kernel: Any, count: int, args: tuple[Any, ...], *, smallest: int,
-              granule: int = 1) -> list[Any]:
-    """``kernel(start, stop, *args)`` over elements ``0 .. count - 1`` on every thread, for
-    a kernel that needs no scratch space of its own per thread. Chunks as in
-    :func:`chunk_size`. Before the kernel has compiled anything, its first chunk runs on
-    the calling thread (so it compiles, or loads from the cache, once). Returns each
-    chunk's result, in no particular order."""
+def run_range(kernel: Any, count: int, arguments: Callable[[], tuple[Any, ...]], *,
+              smallest: int, granule: int = 1) -> list[Any]:
+    """``kernel(start, stop, *arguments())`` over elements ``0 .. count - 1`` on every
+    thread; ``arguments()`` is called once in each thread that takes part (scratch space
+    of its own, where the kernel needs it). Chunks as in :func:`chunk_size`. A kernel
+    that has compiled nothing yet is first called on an empty range on the calling
+    thread, so it compiles (or loads from the cache) once. Returns each chunk's result,
+    in no particular order."""
     if count < 2 * smallest:  # one chunk: the calling thread alone
-        return [kernel(0, count, *args)]
+        return [kernel(0, count, *arguments())]
+    if not getattr(kernel, "overloads", True):
+        kernel(0, 0, *arguments())
     threads = thread_count()
-    size = chunk_size(count, threads, smallest, granule)
-    results = []
-    start = 0
-    if threads > 1 and count > size and not getattr(kernel, "overloads", True):
-        results.append(kernel(0, size, *args))
-        start = size
-    return results + run_chunks(start, count, size, threads,
-                                lambda: lambda begin, end: kernel(begin, end, *args))
+
+    def worker() -> Callable[[int, int], Any]:
+        args = arguments()
+        return lambda begin, end: kernel(begin, end, *args)
+
+    return run_chunks(0, count, chunk_size(count, threads, smallest, granule), threads, worker)

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 from numba.core.dispatcher import Dispatcher
 
-from limbik._batch_threads import chunk_size, run_chunks, thread_count
+from limbik._batch_threads import run_range
 
 __all__ = ["TieredRangeKernel", "python_source", "wait_for_compilations"]
 
@@ -219,29 +219,17 @@ class TieredRangeKernel:
 
         ``arguments()`` gives the kernel's arguments after ``start, stop``, with scratch
         space of its own: it is called once in each thread that takes part. A batch of
-        under twice ``smallest`` elements, or one thread, is one call as :meth:`__call__`. A
-        larger batch first compiles the kernel (or loads it) on the calling thread with
-        its first chunk, then spreads the other chunks over the threads
-        (:mod:`limbik._batch_threads`). Returns the sum of the kernel's returns.
+        under twice ``smallest`` elements is one call as :meth:`__call__`. A larger batch
+        first has the kernel compiled (or loaded) on the calling thread, then spreads its
+        chunks over the threads (:func:`limbik._batch_threads.run_range`). Returns the sum
+        of the kernel's returns.
         """
         if count < 2 * smallest:  # one chunk: the calling thread alone
             return self(variant, 0, count, arguments(), interpretable=interpretable)
-        threads = thread_count()
-        size = chunk_size(count, threads, smallest)
-        if threads <= 1 or size >= count:
-            return self(variant, 0, count, arguments(), interpretable=interpretable)
+        if variant not in self._compiled:  # an empty range: compiles once, not per thread
+            self(variant, 0, 0, arguments(), interpretable=False)
         total = None
-        start = 0
-        if variant not in self._compiled:  # compiles once, not on every thread at once
-            total = self(variant, 0, size, arguments(), interpretable=False)
-            start = size
-        kernel = self.kernel
-
-        def worker() -> Callable[[int, int], Any]:
-            args = arguments()
-            return lambda begin, end: kernel(begin, end, *args)
-
-        for result in run_chunks(start, count, size, threads, worker):
+        for result in run_range(self.kernel, count, arguments, smallest=smallest):
             total = _sum(total, result)
         return total
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-import limbik._numba_cache  # noqa: F401  (saves to Numba's cache lock out other processes)
+import limbik._numba_cache  # noqa: F401  (Numba's cache: locked saves, kernel-source stamp)
 from limbik._batch_threads import run_range
 
 #: Joint transforms per chunk at least where frames are spread over threads (about
@@ -24,8 +24,8 @@ def forward_kinematics_frames(parents: np.ndarray, q_local: np.ndarray, t_local:
     independent and spread over every thread.
     """
     frames, joints = q_local.shape[0], max(1, q_local.shape[1])
-    run_range(forward_kinematics_range, frames,
-              (parents, q_local, t_local, q_world, p_world, only),
+    arguments = (parents, q_local, t_local, q_world, p_world, only)
+    run_range(forward_kinematics_range, frames, lambda: arguments,
               smallest=-(-SMALLEST_CHUNK // joints))
 
 

@@ -36,7 +36,7 @@ import numpy as np
 from numba import njit
 from numba.extending import register_jitable
 
-import limbik._numba_cache  # noqa: F401  (saves to Numba's cache lock out other processes)
+import limbik._numba_cache  # noqa: F401  (Numba's cache: locked saves, kernel-source stamp)
 from limbik._kernel_options import NO_REFCOUNT
 
 FREE = 0

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-import limbik._numba_cache  # noqa: F401  (saves to Numba's cache lock out other processes)
+import limbik._numba_cache  # noqa: F401  (Numba's cache: locked saves, kernel-source stamp)
 from limbik._kernel_options import NO_REFCOUNT
 
 METHOD_TRANSPOSE = 0

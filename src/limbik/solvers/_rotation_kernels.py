@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-import limbik._numba_cache  # noqa: F401  (saves to Numba's cache lock out other processes)
+import limbik._numba_cache  # noqa: F401  (Numba's cache: locked saves, kernel-source stamp)
 
 
 @njit(cache=True)

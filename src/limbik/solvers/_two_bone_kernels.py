@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from numba import njit, types
 
-import limbik._numba_cache  # noqa: F401  (saves to Numba's cache lock out other processes)
+import limbik._numba_cache  # noqa: F401  (Numba's cache: locked saves, kernel-source stamp)
 
 #: Bend-direction modes.
 MODE_ROLLED = 0  # the seed's rolled plane of the world axes (the default)

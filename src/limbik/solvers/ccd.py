@@ -154,9 +154,8 @@ def _ccd_points(positions: Any, target: Any, tolerance: float | None, max_iterat
                                     out, turned, err, reached, iters)
         turned = turned.reshape(shape + (n, 4))
     else:
-        run_range(_k.ccd_points_solve_range, count,
-                  (flat, goal, tol, max_iterations, improve, out, err, reached, iters),
-                  smallest=_k.CHUNK)
+        arguments = (flat, goal, tol, max_iterations, improve, out, err, reached, iters)
+        run_range(_k.ccd_points_solve_range, count, lambda: arguments, smallest=_k.CHUNK)
         if return_rotations:
             turned = joint_rotations(out, flat, input_rotations=_start_rotations(
                 rotations, shape, n, count)).reshape(shape + (n, 4))

@@ -296,10 +296,8 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
     rows = (_rows(root_a, shape, 3), _rows(target_a, shape, 3), _rows(hint, shape, 3),
             _rows(quat, shape, 4), _rows(upper_a, shape, 0), _rows(lower_a, shape, 0),
             mode, policy, stretch, ANALYTIC_REACH_RTOL, positions, error, reached)
-    # up to two chunks stay on the calling thread; more spread over every thread
-    check = (_k.solve_rows(0, count, *rows) if count < 2 * _k.CHUNK
-             else sum(run_range(_k.solve_rows, count, rows, smallest=_k.CHUNK,
-                                granule=_k.GRANULE)))
+    check = sum(run_range(_k.solve_rows, count, lambda: rows, smallest=_k.CHUNK,
+                          granule=_k.GRANULE))
     if check != 0.0:
         _raise_for_bad_input(root_a, target_a, upper_a, lower_a, hint, point_name)
     if unit != 1.0:
