@@ -14,6 +14,7 @@ from typing import Any as _Any
 if _TYPE_CHECKING:
     __version__: str
     from limbik import errors, metrics, roblox
+    from limbik._output_pool import release_memory
     from limbik.chain import Joint, JointChain, load_urdf, parse_urdf
     from limbik.errors import InvalidInputError, LimbikError
     from limbik.geometry import Frame
@@ -107,6 +108,7 @@ _LAZY = {
     "read_gltf": "limbik.skeleton",
     "read_motion": "limbik.skeleton",
     "resample": "limbik.skeleton",
+    "release_memory": "limbik._output_pool",
     "roblox": "limbik.roblox",
     "set_num_threads": "limbik.threads",
     "rotations_from_positions": "limbik.solvers",
@@ -196,6 +198,7 @@ __all__ = [
     "read_bvh",
     "read_gltf",
     "read_motion",
+    "release_memory",
     "resample",
     "roblox",
     "rotations_from_positions",

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from limbik._kernel_options import read_only
+from limbik._output_pool import empty_arrays
 from limbik._validation import FloatArray, as_float, as_points, as_quaternions
 from limbik.errors import InvalidInputError
 from limbik.geometry.frame import Frame
@@ -40,8 +41,7 @@ def forward_kinematics(parents: np.ndarray, local_rotations: FloatArray,
     joints = shape[-1]
     q = _kernel_rows(q_local, shape + (4,))
     t = _kernel_rows(t_local, shape + (3,))
-    q_world = np.empty_like(q)
-    p_world = np.empty_like(t)
+    q_world, p_world = empty_arrays((q.shape, np.float64), (t.shape, np.float64))
     forward_kinematics_frames(read_only(np.ascontiguousarray(parents, dtype=np.int64)), q, t,
                               q_world, p_world, np.ones(joints, dtype=np.bool_))
     return q_world.reshape(shape + (4,)), p_world.reshape(shape + (3,))

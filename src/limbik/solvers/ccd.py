@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from limbik._batch_threads import run_range
+from limbik._output_pool import empty_arrays
 from limbik._validation import as_float, as_int, as_points, as_quaternions, broadcast_shapes
 from limbik.chain.joint_chain import JointChain
 from limbik.errors import InvalidInputError
@@ -141,10 +142,9 @@ def _ccd_points(positions: Any, target: Any, tolerance: float | None, max_iterat
     else:
         improve = np.full(count, as_float(min_improvement, "min_improvement",
                                           minimum=0.0) / unit)
-    out = np.empty_like(flat)
-    err = np.zeros(count)
-    reached = np.zeros(count, dtype=np.bool_)
-    iters = np.zeros(count, dtype=np.int64)
+    out, err, reached, iters = empty_arrays(
+        (flat.shape, np.float64), ((count,), np.float64), ((count,), np.bool_),
+        ((count,), np.int64))
     turned = None
     if constraints is not None:
         limits = encode_limits(constraints, n - 1)

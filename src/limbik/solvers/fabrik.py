@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from limbik._output_pool import empty_arrays
 from limbik._tiered import TieredRangeKernel
 from limbik._validation import (
     FloatArray,
@@ -200,22 +201,20 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
     seed_frames = check_cone_frames(cone_frames)
 
     size = math.prod(shape)
-    if pos.shape[:-2] == shape:
-        p = np.array(pos, dtype=np.float64, order="C").reshape(size, n, 3)
-    else:
-        p = np.array(np.broadcast_to(pos, shape + (n, 3)), order="C").reshape(size, n, 3)
+    p, reached, error, iterations = empty_arrays(
+        ((size, n, 3), np.float64), ((size,), np.bool_), ((size,), np.float64),
+        ((size,), np.int64))
+    np.copyto(p.reshape(shape + (n, 3)), pos)  # the kernel solves in place
     # writeable, contiguous inputs keep the kernel to a single compiled signature
     t = np.broadcast_to(tgt, shape + (3,)).reshape(size, 3)
     if not (t.flags.c_contiguous and t.flags.writeable):
         t = np.array(t, order="C")
     d = np.array(np.broadcast_to(dvec, shape + (3,)).reshape(size, 3), order="C") if has_dir \
         else _NO_DIRECTION
-    reached = np.empty(size, dtype=np.bool_)
-    error = np.empty(size)
-    iterations = np.empty(size, dtype=np.int64)
     unit = length_scale(p, t, always=True)  # solve in units of the problem's size (exact, 2^k)
     if unit != 1.0:
-        p, t = p / unit, t / unit
+        p /= unit  # the solver's own copy
+        t = t / unit
         tol_abs = tol_abs / unit if tol_abs >= 0 else tol_abs
         min_imp = min_imp / unit
     limits = kernel_limits(kinds, params, axes, constrain_root, seed_frames,

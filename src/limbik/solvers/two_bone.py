@@ -14,6 +14,7 @@ import numpy as np
 
 from limbik._batch_threads import run_range
 from limbik._kernel_options import read_only
+from limbik._output_pool import empty_arrays
 from limbik._validation import (
     FloatArray,
     as_float,
@@ -288,9 +289,8 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
     count = math.prod(shape)
 
     if out is None:
-        positions = np.empty((count, 3, 3))
-        error = np.empty(count)
-        reached = np.empty(count, dtype=np.bool_)
+        positions, error, reached = empty_arrays(((count, 3, 3), _F64), ((count,), _F64),
+                                                 ((count,), np.bool_))
     else:
         positions, error, reached = out_arrays(out, shape, 3)
     rows = (_rows(root_a, shape, 3), _rows(target_a, shape, 3), _rows(hint, shape, 3),

@@ -1,0 +1,144 @@
+"""Large batches write into pooled output memory: reused only once the caller has let go."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import limbik
+from limbik import _output_pool as pool
+from limbik.skeleton.motion import forward_kinematics
+
+LIMBS = 100_000  # 8.1 MB of two_bone outputs: pooled
+
+
+@pytest.fixture(autouse=True)
+def empty_pool():
+    limbik.release_memory()
+    yield
+    limbik.release_memory()
+
+
+def solve(goals):
+    return limbik.two_bone(np.zeros(3), goals, 0.8, 0.7, pole=[0.0, 0.0, 1.0])
+
+
+def goals(seed, count=LIMBS):
+    return np.random.default_rng(seed).normal(size=(count, 3))
+
+
+def test_dropped_results_are_written_again_in_place():
+    first = solve(goals(0))
+    address = first.positions.ctypes.data
+    del first
+    second = solve(goals(1))
+    assert second.positions.ctypes.data == address
+    fresh = solve(goals(1))  # `second` is alive: new memory, same bits
+    assert fresh.positions.ctypes.data != address
+    for name in ("positions", "error", "reached"):
+        assert getattr(second, name).tobytes() == getattr(fresh, name).tobytes()
+
+
+def test_a_live_view_keeps_its_memory():
+    first = solve(goals(0))
+    row = first.positions[1234]
+    flags = first.reached[::7]
+    kept_row, kept_flags = row.copy(), flags.copy()
+    del first
+    for seed in range(1, 6):
+        solve(goals(seed))
+        assert np.array_equal(row, kept_row) and np.array_equal(flags, kept_flags)
+
+
+def test_outputs_are_aligned_disjoint_and_writeable():
+    result = solve(goals(0))
+    arrays = (result.positions, result.error, result.reached)
+    assert all(a.ctypes.data % 64 == 0 and a.flags.writeable for a in arrays)
+    for i, a in enumerate(arrays):
+        for b in arrays[i + 1:]:
+            assert not np.may_share_memory(a, b)
+
+
+def test_small_batches_are_not_pooled():
+    solve(goals(0, 1000))
+    assert pool._blocks == []
+    assert limbik.release_memory() == 0
+
+
+def test_release_memory_gives_back_only_free_blocks():
+    held = solve(goals(0))
+    dropped = solve(goals(1))
+    size = pool._blocks[0].size
+    del dropped
+    assert limbik.release_memory() == size
+    assert len(pool._blocks) == 1
+    assert np.array_equal(held.positions, solve(goals(0)).positions)
+
+
+def test_the_pool_keeps_at_most_keep_blocks_and_limit_bytes():
+    held = [solve(goals(seed)) for seed in range(pool.KEEP + 3)]
+    assert len(pool._blocks) <= pool.KEEP
+    assert sum(block.size for block in pool._blocks) <= pool.LIMIT
+    addresses = {result.positions.ctypes.data for result in held}
+    assert len(addresses) == len(held)  # every live result has its own memory
+
+
+def test_free_blocks_of_another_size_are_dropped():
+    solve(goals(0))
+    solve(goals(0, LIMBS + 4096))
+    assert len(pool._blocks) == 1
+
+
+def test_concurrent_callers_never_share_memory():
+    limbik.set_num_threads(1)
+    expected = {seed: solve(goals(seed)).positions.copy() for seed in range(4)}
+    targets = {seed: goals(seed) for seed in range(4)}
+    errors = []
+
+    def caller(seed):
+        try:
+            for _ in range(8):
+                result = solve(targets[seed])
+                result_again = solve(targets[seed])
+                assert result.positions.tobytes() == expected[seed].tobytes()
+                assert result_again.positions.tobytes() == expected[seed].tobytes()
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=caller, args=(seed,)) for seed in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not errors, errors
+
+
+@pytest.mark.parametrize("family", ["fabrik", "ccd", "forward kinematics"])
+def test_other_families_reuse_their_memory_and_keep_their_bits(family):
+    rng = np.random.default_rng(3)
+    if family == "forward kinematics":
+        parents = np.r_[-1, np.arange(29)]
+        rot = rng.normal(size=(3000, 30, 4))
+        rot /= np.linalg.norm(rot, axis=-1, keepdims=True)
+        trans = rng.normal(size=(3000, 30, 3))
+
+        def run():
+            return forward_kinematics(parents, rot, trans)
+    else:
+        chains = np.cumsum(rng.normal(size=(40_000, 6, 3)), axis=1)
+        goals_ = rng.normal(scale=3.0, size=(40_000, 3))
+        solver = getattr(limbik, family)
+
+        def run():
+            solution = solver(chains, goals_)
+            return solution.positions, solution.error, solution.reached, solution.iterations
+
+    first = run()
+    address = first[0].ctypes.data
+    reference = [a.copy() for a in first]
+    del first
+    again = run()
+    assert again[0].ctypes.data == address
+    assert all(a.tobytes() == b.tobytes() for a, b in zip(again, reference, strict=True))
