@@ -142,3 +142,18 @@ def test_other_families_reuse_their_memory_and_keep_their_bits(family):
     again = run()
     assert again[0].ctypes.data == address
     assert all(a.tobytes() == b.tobytes() for a, b in zip(again, reference, strict=True))
+
+
+def test_odd_sizes_are_carved_exactly():
+    specs = [((1_000_003,), np.bool_), ((333_337, 3), np.float64), ((5,), np.int64)]
+    arrays = pool.empty_arrays(*specs)
+    assert len(pool._blocks) == 1
+    for array, (shape, dtype) in zip(arrays, specs, strict=True):
+        assert array.shape == shape and array.dtype == dtype
+        assert array.ctypes.data % 64 == 0
+    arrays[0][:] = True
+    arrays[1][:] = -1.5
+    arrays[2][:] = 7
+    assert arrays[0].all() and (arrays[1] == -1.5).all() and (arrays[2] == 7).all()
+    small = pool.empty_arrays(((10,), np.float64), ((10,), np.bool_))
+    assert [a.shape for a in small] == [(10,), (10,)] and len(pool._blocks) == 1

@@ -17,6 +17,7 @@ bytes; free blocks of another size are dropped at the next pooled call, and
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import threading
@@ -57,21 +58,23 @@ os.register_at_fork(after_in_child=_new_lock_after_fork)
 
 
 def empty_arrays(*specs: tuple[tuple[int, ...], Any]) -> list[np.ndarray]:
-    """Uninitialised arrays of the given ``(shape, dtype)`` specs, each 64-byte aligned,
-    from one pooled block when their total size is ``SMALLEST`` bytes or more."""
-    sizes = [int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
-             for shape, dtype in specs]
-    offsets = []
+    """Uninitialised arrays of the given ``(shape, dtype)`` specs: plain ``np.empty``
+    below ``SMALLEST`` bytes in all, else 64-byte aligned views of one pooled block."""
     total = 0
-    for size in sizes:
-        offsets.append(total)
-        total += -(-size // _ALIGN) * _ALIGN
+    for shape, dtype in specs:
+        total += math.prod(shape) * np.dtype(dtype).itemsize
     if total < SMALLEST:
         return [np.empty(shape, dtype) for shape, dtype in specs]
+    spans = []
+    total = 0
+    for shape, dtype in specs:
+        size = math.prod(shape) * np.dtype(dtype).itemsize
+        spans.append((total, size))
+        total += -(-size // _ALIGN) * _ALIGN
     block = _take(total + _ALIGN)
     skip = -block.ctypes.data % _ALIGN
     return [block[skip + start:skip + start + size].view(dtype).reshape(shape)
-            for start, size, (shape, dtype) in zip(offsets, sizes, specs, strict=True)]
+            for (start, size), (shape, dtype) in zip(spans, specs, strict=True)]
 
 
 def _take(total: int) -> np.ndarray:
