@@ -13,6 +13,9 @@ from pathlib import Path
 
 import pytest
 
+import limbik
+import limbik.threads
+from limbik import batch
 from limbik.batch import footplant_library
 from limbik.cli import main
 from test_batch import BAD, make_library, no_temporaries
@@ -130,3 +133,26 @@ def test_a_worker_killed_mid_run_loses_nothing(cluster, tmp_path):
     for name in good:
         assert (tmp_path / "out" / name).read_bytes() == (expected / name).read_bytes(), name
     assert no_temporaries(tmp_path / "out") == []
+
+
+def test_each_task_solves_on_its_share_of_the_cores(cluster):
+    """Tasks' batches share the machine's cores among every task its workers run at once:
+    the cluster's two single-threaded workers on 127.0.0.1 get cores // 2 each."""
+    with distributed.Client(cluster, timeout="30s") as client:
+        client.wait_for_workers(2, timeout=START_TIMEOUT)
+        cores = set(client.run(limbik.threads.most_threads).values())
+        (most,) = cores
+
+        def probe() -> set[int]:
+            futures = [client.submit(batch._with_task_threads, limbik.get_num_threads,
+                                     pure=False) for _ in range(4)]
+            return set(client.gather(futures))
+
+        client.run(batch._remember_machine_slots, None)
+        assert probe() == {most}  # unknown: a worker's own single thread
+        batch._tell_workers_their_slots(client)
+        assert probe() == {max(1, most // 2)}
+    assert batch._task_threads(1) == most
+    assert batch._task_threads(2) == max(1, most // 2)
+    assert batch._task_threads(most + 5) == 1
+    assert batch._task_threads(None) == most

@@ -284,6 +284,58 @@ def _run_pool(jobs: Sequence[_ClipJob], workers: int, deliver: Deliver) -> None:
         deliver(job, _failed(job, f"worker processes died {_POOL_ROUNDS} times running it"))
 
 
+#: Task slots (worker threads) of every Dask worker on this machine, set on each worker
+#: by :func:`_run_dask`; None in a worker that joined after the run started.
+_machine_slots: int | None = None
+
+
+def _remember_machine_slots(slots: int) -> None:
+    global _machine_slots
+    _machine_slots = slots
+
+
+def _task_threads(slots: int | None) -> int:
+    """Batch threads for one task on a machine whose Dask workers run ``slots`` tasks at
+    once in all: its share of the cores, at least one."""
+    from limbik.threads import most_threads
+
+    return max(1, most_threads() // max(1, slots or 1))
+
+
+def _with_task_threads(function: Callable[..., Any], *args: Any) -> Any:
+    """``function(*args)`` in a Dask task, its batches on the task's share of the cores:
+    the machine's workers run that many tasks at once, and each using every core would
+    oversubscribe them."""
+    from distributed import get_worker
+
+    from limbik.threads import set_num_threads
+
+    slots = _machine_slots
+    if slots is None:
+        try:
+            worker = get_worker()
+        except ValueError:  # not in a worker: one task at a time
+            slots = 1
+        else:
+            slots = int(getattr(getattr(worker, "state", worker), "nthreads", 1) or 1)
+    set_num_threads(_task_threads(slots))
+    return function(*args)
+
+
+def _tell_workers_their_slots(client: Any) -> None:
+    """Tell every worker how many tasks the workers on its machine run at once."""
+    try:
+        workers = client.scheduler_info(n_workers=-1)["workers"]  # all, not the first 5
+    except TypeError:  # a Dask release before n_workers: it lists all
+        workers = client.scheduler_info()["workers"]
+    by_host: dict[str, list[str]] = {}
+    for address, info in workers.items():
+        by_host.setdefault(str(info.get("host", address)), []).append(address)
+    for addresses in by_host.values():
+        slots = sum(int(workers[a].get("nthreads", 1) or 1) for a in addresses)
+        client.run(_remember_machine_slots, slots, workers=addresses)
+
+
 def _run_dask(jobs: Sequence[_ClipJob], scheduler: str, deliver: Deliver) -> None:
     """One task per clip on the Dask cluster at ``scheduler``.
 
@@ -306,8 +358,9 @@ def _run_dask(jobs: Sequence[_ClipJob], scheduler: str, deliver: Deliver) -> Non
                                 argument="scheduler") from None
     with client:
         client.run(_warm_up)  # each worker process loads the kernels once, all at a time
-        futures = {client.submit(_run_clip, job, key=f"limbik-footplant-{k}-{job.clip}",
-                                 pure=False): job
+        _tell_workers_their_slots(client)
+        futures = {client.submit(_with_task_threads, _run_clip, job,
+                                 key=f"limbik-footplant-{k}-{job.clip}", pure=False): job
                    for k, job in enumerate(sorted(jobs, key=lambda job: -_size(job.source)))}
         for future in as_completed(futures):
             job = futures[future]
