@@ -53,12 +53,27 @@ def test_a_live_view_keeps_its_memory():
 
 
 def test_outputs_are_aligned_disjoint_and_writeable():
-    result = solve(goals(0))
+    result = solve(goals(0, 10 * LIMBS))
     arrays = (result.positions, result.error, result.reached)
-    assert all(a.ctypes.data % 64 == 0 and a.flags.writeable for a in arrays)
+    assert all(a.flags.writeable for a in arrays)
+    assert result.positions.ctypes.data % 64 == 0 and result.error.ctypes.data % 64 == 0
     for i, a in enumerate(arrays):
         for b in arrays[i + 1:]:
             assert not np.may_share_memory(a, b)
+
+
+def test_a_kept_small_array_does_not_keep_the_large_one():
+    """Each large array has its own block: keeping a result's errors lets its positions'
+    memory be written again."""
+    first = solve(goals(0, 10 * LIMBS))
+    positions_at = first.positions.ctypes.data
+    error = first.error
+    kept = error.copy()
+    del first
+    second = solve(goals(1, 10 * LIMBS))
+    assert second.positions.ctypes.data == positions_at
+    assert second.error.ctypes.data != error.ctypes.data
+    assert np.array_equal(error, kept)
 
 
 def test_small_batches_are_not_pooled():
@@ -120,9 +135,9 @@ def test_other_families_reuse_their_memory_and_keep_their_bits(family):
     rng = np.random.default_rng(3)
     if family == "forward kinematics":
         parents = np.r_[-1, np.arange(29)]
-        rot = rng.normal(size=(3000, 30, 4))
+        rot = rng.normal(size=(6000, 30, 4))
         rot /= np.linalg.norm(rot, axis=-1, keepdims=True)
-        trans = rng.normal(size=(3000, 30, 3))
+        trans = rng.normal(size=(6000, 30, 3))
 
         def run():
             return forward_kinematics(parents, rot, trans)
@@ -150,7 +165,8 @@ def test_odd_sizes_are_carved_exactly():
     assert len(pool._blocks) == 1
     for array, (shape, dtype) in zip(arrays, specs, strict=True):
         assert array.shape == shape and array.dtype == dtype
-        assert array.ctypes.data % 64 == 0
+    assert arrays[1].ctypes.data % 64 == 0  # the pooled one (the others: np.empty)
+    assert arrays[1].base is pool._blocks[0] and arrays[0].base is None
     arrays[0][:] = True
     arrays[1][:] = -1.5
     arrays[2][:] = 7

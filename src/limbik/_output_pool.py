@@ -3,15 +3,16 @@
 A batch of 10^6 two-bone limbs writes 81 MB of results. Fresh memory costs a page
 fault per page on first write, and the kernel zeroes every page: on a 2-core VM
 that is 9 ms of the 40 ms solve, serial in the kernel's page-fault path and far
-noisier than the solve itself. ``empty_arrays`` carves a batch's outputs out of one
-block and keeps up to ``KEEP`` such blocks; a block whose arrays the caller has
-dropped (its reference count shows no array left on it) is handed out again, already
-mapped. So a loop that solves a batch, uses the result and solves the next writes
-into the same pages, as with ``out=`` but without asking.
+noisier than the solve itself. ``empty_arrays`` gives each large output array its own
+block and keeps the block; a block whose array the caller has dropped (its reference
+count shows no array or view left on it) is handed out again, already mapped. So a
+loop that solves a batch, uses the result and solves the next writes into the same
+pages, as with ``out=`` but without asking. One block per array, so a result's small
+array kept alone (``error``) does not keep its large one (``positions``).
 
-Only batches of ``SMALLEST`` bytes or more are pooled (smaller arrays come from
-malloc's own recycled heap). The pool tracks at most ``KEEP`` blocks and ``LIMIT``
-bytes; free blocks of another size are dropped at the next pooled call, and
+Only arrays of ``SMALLEST`` bytes or more are pooled (malloc recycles smaller ones
+itself). The pool tracks at most ``KEEP`` blocks and ``LIMIT`` bytes; free blocks of
+sizes a pooled call does not ask for are dropped by it, and
 ``limbik.release_memory()`` drops every free block.
 """
 
@@ -27,10 +28,10 @@ import numpy as np
 
 __all__ = ["KEEP", "LIMIT", "SMALLEST", "empty_arrays", "release_memory"]
 
-#: Outputs smaller than this (bytes, all arrays of one call together) are plain np.empty.
+#: Arrays smaller than this (bytes) are plain np.empty.
 SMALLEST = 1 << 22
 #: Most blocks the pool keeps track of, handed out or free.
-KEEP = 3
+KEEP = 8
 #: Most bytes in those blocks together.
 LIMIT = 1 << 29
 _ALIGN = 64
@@ -59,45 +60,44 @@ os.register_at_fork(after_in_child=_new_lock_after_fork)
 
 def empty_arrays(*specs: tuple[tuple[int, ...], Any]) -> list[np.ndarray]:
     """Uninitialised arrays of the given ``(shape, dtype)`` specs: plain ``np.empty``
-    below ``SMALLEST`` bytes in all, else 64-byte aligned views of one pooled block."""
-    total = 0
-    for shape, dtype in specs:
-        total += math.prod(shape) * np.dtype(dtype).itemsize
-    if total < SMALLEST:
+    below ``SMALLEST`` bytes, else a 64-byte aligned view of a pooled block each."""
+    sizes = [math.prod(shape) * np.dtype(dtype).itemsize for shape, dtype in specs]
+    if max(sizes, default=0) < SMALLEST:
         return [np.empty(shape, dtype) for shape, dtype in specs]
-    spans = []
-    total = 0
-    for shape, dtype in specs:
-        size = math.prod(shape) * np.dtype(dtype).itemsize
-        spans.append((total, size))
-        total += -(-size // _ALIGN) * _ALIGN
-    block = _take(total + _ALIGN)
-    skip = -block.ctypes.data % _ALIGN
-    return [block[skip + start:skip + start + size].view(dtype).reshape(shape)
-            for (start, size), (shape, dtype) in zip(spans, specs, strict=True)]
+    blocks = _take([size + _ALIGN if size >= SMALLEST else 0 for size in sizes])
+    arrays = []
+    for block, size, (shape, dtype) in zip(blocks, sizes, specs, strict=True):
+        if block is None:
+            arrays.append(np.empty(shape, dtype))
+        else:
+            skip = -block.ctypes.data % _ALIGN
+            arrays.append(block[skip:skip + size].view(dtype).reshape(shape))
+    return arrays
 
 
-def _take(total: int) -> np.ndarray:
-    """A free pooled block of exactly ``total`` bytes, else a new one (kept when the pool
-    has room); free blocks of other sizes are dropped."""
+def _take(sizes: list[int]) -> list[np.ndarray | None]:
+    """For each size in bytes (0: none wanted), a free pooled block of exactly that size,
+    else a new one, kept when the pool has room. Free blocks of sizes not asked for are
+    dropped; free blocks of an asked-for size beyond those handed out are kept as spares
+    (for a caller holding the previous result while it solves the next)."""
     with _lock:
-        found = None
-        kept = []
+        free: list[np.ndarray] = []
+        kept: list[np.ndarray] = []
         for index in range(len(_blocks)):
             in_use = _references(_blocks, index) > _FREE  # before any name holds it
-            block = _blocks[index]
-            if in_use:
-                kept.append(block)  # arrays on it are still alive
-            elif found is None and block.size == total:
-                found = block
-            elif block.size == total:
-                kept.append(block)  # a spare of this size, for a caller holding two
-        if found is None:
-            found = np.empty(total, dtype=np.uint8)
-            if len(kept) < KEEP and sum(block.size for block in kept) + total <= LIMIT:
-                kept.append(found)
-        else:
-            kept.insert(0, found)
+            (kept if in_use else free).append(_blocks[index])
+        found: list[np.ndarray | None] = []
+        for size in sizes:
+            match = next((k for k, block in enumerate(free) if block.size == size), None)
+            found.append(free.pop(match) if size and match is not None else None)
+        kept += [block for block in found if block is not None]
+        kept += [block for block in free if block.size in sizes]
+        for k, size in enumerate(sizes):
+            if size and found[k] is None:
+                block = np.empty(size, dtype=np.uint8)
+                found[k] = block
+                if len(kept) < KEEP and sum(b.size for b in kept) + size <= LIMIT:
+                    kept.append(block)
         _blocks[:] = kept
         return found
 
