@@ -75,6 +75,8 @@ def _fabrik() -> None:
         fabrik(chains[:n], goals[:n])
         fabrik(chains[:n], goals[:n], constraints=[Cone(0.8)] * 5)
     fabrik(chains[0], goals[0], fixed_root=False)
+    folded = np.array([[0.0, 0.0, 0.0], [3.0, 0.0, 0.0], [4.0, 0.0, 0.0], [5.0, 0.0, 0.0]])
+    fabrik(folded, [0.0, 1.05, 0.0], close_gap=True)  # FABRIK ends short: the gap kernel
 
 
 def _fabrik_tree() -> None:

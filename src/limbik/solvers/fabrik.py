@@ -84,6 +84,31 @@ def _as_array(value: Any, name: str) -> FloatArray:
     return as_real_array(value, name)
 
 
+def _close_gaps(p: FloatArray, t: FloatArray, tol_abs: float, tol_rel: float,
+                reached: np.ndarray, error: FloatArray) -> None:
+    """``fabrik(..., close_gap=True)``: reshape, in place, the chains of ``p (B, n, 3)``
+    that stopped short of targets ``t (B, 3)`` within their reach."""
+    from limbik.solvers._close_gap import close_gap
+
+    short = np.flatnonzero(~reached)
+    if short.size == 0:
+        return
+    lengths = np.linalg.norm(np.diff(p[short], axis=1), axis=-1)
+    reach = np.sum(lengths, axis=1)
+    inner = np.maximum(0.0, 2.0 * np.max(lengths, axis=1) - reach)
+    distance = np.linalg.norm(t[short] - p[short, 0], axis=-1)
+    inside = (distance >= inner) & (distance <= reach)
+    short = short[inside]
+    if short.size == 0:
+        return
+    tolerance = np.full(short.size, tol_abs) if tol_abs >= 0 else tol_rel * reach[inside]
+    shaped, closed = close_gap(p[short], t[short], tolerance)
+    done = short[closed]
+    p[done] = shaped[closed]
+    error[done] = np.linalg.norm(p[done, -1] - t[done], axis=-1)
+    reached[done] = True
+
+
 def check_tolerance(tolerance: Any) -> tuple[float, float]:
     """(absolute tolerance or -1, relative tolerance) for the kernels."""
     if tolerance is None:
@@ -108,7 +133,7 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
            constraints: Sequence[Constraint | None] | None = None, fixed_root: bool = True,
            direction: Any = None, root_frame: Frame | None = None,
            cone_frames: str = "carried", return_rotations: bool = False,
-           rotations: Any = None) -> Solution:
+           rotations: Any = None, close_gap: bool = False) -> Solution:
     """Solve point chains with FABRIK, batched over leading dimensions.
 
     Parameters
@@ -159,6 +184,15 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
     rotations : array_like, shape (..., n, 4), optional
         World rotations (x, y, z, w) of the joints in the input pose; implies
         ``return_rotations``.
+    close_gap : bool
+        Off by default, so results are FABRIK's own. Near the edges of a chain's reach
+        (nearly straight, or folded) FABRIK converges slowly, and after
+        ``max_iterations`` a few percent of random reachable targets are still short.
+        With ``close_gap`` such a chain is then reshaped to reach the target: every bend
+        angle is scaled by the one factor nearest 1 that puts the end at the target's
+        distance, and the chain is turned about the root onto it (bone lengths kept;
+        the change shrinks with the gap, so poses stay continuous along a target path).
+        For chains with a fixed root and no ``constraints`` or ``direction``.
 
     Returns
     -------
@@ -231,6 +265,15 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
     if unit != 1.0:
         p *= unit
         error *= unit
+    if as_flag(close_gap, "close_gap"):
+        if constraints is not None or has_dir or not fixed_root:
+            raise InvalidInputError(
+                "close_gap is for chains with a fixed root and no constraints or direction, "
+                "got it with " + ", ".join(name for name, used in (
+                    ("constraints", constraints is not None), ("direction", has_dir),
+                    ("fixed_root=False", not fixed_root)) if used), argument="close_gap")
+        _close_gaps(p, t * unit, tol_abs * unit if tol_abs >= 0 else -1.0, tol_rel,
+                    reached, error)
     solved = p.reshape(shape + (n, 3))
     turned = None
     if as_flag(return_rotations, "return_rotations") or rotations is not None:

@@ -1,0 +1,113 @@
+"""fabrik(..., close_gap=True): targets near the edges of reach are reached, continuously."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from limbik import Cone, fabrik
+from limbik.errors import InvalidInputError
+
+
+def edge_problems(seed, batch=3000):
+    """Random chains (3-8 joints, bones 0.2-3) and reachable targets, half of them in the
+    top 1% of the reach range and half in the bottom 1% (where FABRIK is slow)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for n in range(3, 9):
+        lengths = rng.uniform(0.2, 3.0, size=(batch, n - 1))
+        d = rng.normal(size=(batch, n - 1, 3))
+        d /= np.linalg.norm(d, axis=-1, keepdims=True)
+        chains = np.concatenate([np.zeros((batch, 1, 3)),
+                                 np.cumsum(lengths[..., None] * d, axis=1)], axis=1)
+        reach = lengths.sum(-1)
+        inner = np.maximum(0.0, 2 * lengths.max(-1) - reach)
+        u = np.where(rng.uniform(size=batch) < 0.5, rng.uniform(0.99, 1.0, batch),
+                     rng.uniform(0.0, 0.01, batch))
+        g = rng.normal(size=(batch, 3))
+        g /= np.linalg.norm(g, axis=-1, keepdims=True)
+        out.append((chains, g * (inner + (reach - inner) * u)[:, None], lengths, reach))
+    return out
+
+
+def test_reachable_targets_near_the_edges_are_reached():
+    short = still_short = total = 0
+    for chains, targets, lengths, reach in edge_problems(1):
+        plain = fabrik(chains, targets)
+        closed = fabrik(chains, targets, close_gap=True)
+        total += len(chains)
+        short += int(np.sum(~plain.reached))
+        still_short += int(np.sum(~closed.reached))
+        # chains FABRIK reached are untouched, bit for bit
+        assert np.array_equal(closed.positions[plain.reached], plain.positions[plain.reached])
+        assert np.array_equal(closed.iterations, plain.iterations)
+        # every pose keeps its root and bone lengths; reached means within tolerance
+        assert np.array_equal(closed.positions[:, 0], chains[:, 0])
+        kept = np.linalg.norm(np.diff(closed.positions, axis=1), axis=-1)
+        np.testing.assert_allclose(kept, lengths, rtol=1e-12)
+        end = np.linalg.norm(closed.positions[:, -1] - targets, axis=-1)
+        np.testing.assert_allclose(closed.error, end, rtol=1e-12, atol=1e-15)
+        assert np.all(closed.error[closed.reached] <= 1e-6 * reach[closed.reached])
+    assert short > 0.05 * total  # the set-up does hit FABRIK's slow edges
+    assert still_short <= 0.002 * total, (short, still_short, total)
+
+
+def test_the_folded_chain_reaches_its_inner_edge():
+    chain = np.array([[0.0, 0, 0], [3, 0, 0], [4, 0, 0], [5, 0, 0]])  # reach 1 to 5
+    target = np.array([0.0, 1.05, 0.0])
+    assert not fabrik(chain, target).reached
+    solved = fabrik(chain, target, close_gap=True)
+    assert solved.reached and solved.error <= 5e-6
+    np.testing.assert_allclose(np.linalg.norm(np.diff(solved.positions, axis=0), axis=-1),
+                               [3, 1, 1], rtol=1e-12)
+
+
+@pytest.mark.parametrize("warm", [False, True])
+def test_poses_are_continuous_along_a_path_to_full_reach(warm):
+    """A target moving out to 0.99999 of full reach and back in, 600 frames: no joint
+    jumps by more than a few times the target's step, from a fixed or the last pose."""
+    rng = np.random.default_rng(4)
+    d = rng.normal(size=(5, 3))
+    d /= np.linalg.norm(d, axis=-1, keepdims=True)
+    lengths = np.array([1.0, 0.8, 0.6, 0.5, 0.3])
+    chain = np.concatenate([np.zeros((1, 3)), np.cumsum(lengths[:, None] * d, axis=0)])
+    reach = lengths.sum()
+    u = np.concatenate([np.linspace(0.9, 0.99999, 300), np.linspace(0.99999, 0.9, 300)])
+    angle = np.linspace(0.0, 0.6, 600)
+    targets = reach * u[:, None] * np.stack([np.cos(angle), np.sin(angle),
+                                             0.3 * np.ones(600)], axis=1) / np.hypot(1, 0.3)
+    pose = chain
+    poses, reached = [], []
+    for target in targets:
+        solved = fabrik(pose if warm else chain, target, close_gap=True)
+        poses.append(solved.positions)
+        reached.append(bool(solved.reached))
+        if warm:
+            pose = solved.positions
+    poses = np.array(poses)
+    assert all(reached)
+    step = np.linalg.norm(np.diff(targets, axis=0), axis=-1)
+    jump = np.max(np.linalg.norm(np.diff(poses, axis=0), axis=-1), axis=-1)
+    assert np.all(jump <= 25 * step + 1e-6 * reach), float(np.max(jump / step))
+
+
+def test_out_of_reach_and_degenerate_targets_are_left_to_fabrik():
+    chain = np.array([[0.0, 0, 0], [1, 0, 0], [1, 1, 0]])
+    for target in ([5.0, 0, 0], [0.0, 0, 0], [0.0, 1e-9, 0]):
+        plain = fabrik(chain, target)
+        closed = fabrik(chain, target, close_gap=True)
+        assert np.array_equal(plain.positions, closed.positions)
+        assert np.isfinite(closed.positions).all()
+
+
+def test_close_gap_needs_a_free_fixed_root_chain():
+    chain = np.array([[0.0, 0, 0], [1, 0, 0], [2, 0, 0]])
+    with pytest.raises(InvalidInputError) as caught:
+        fabrik(chain, [1.0, 1, 0], close_gap=True, constraints=[None, Cone(0.5)])
+    assert caught.value.argument == "close_gap" and "constraints" in str(caught.value)
+    with pytest.raises(InvalidInputError, match="direction"):
+        fabrik(chain, [1.0, 1, 0], close_gap=True, direction=[0.0, 1, 0])
+    with pytest.raises(InvalidInputError, match="fixed_root"):
+        fabrik(chain, [1.0, 1, 0], close_gap=True, fixed_root=False)
+    with pytest.raises(InvalidInputError):
+        fabrik(chain, [1.0, 1, 0], close_gap="yes")
