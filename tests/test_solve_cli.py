@@ -72,6 +72,19 @@ def test_more_than_two_lengths_default_to_fabrik_from_root_and_direction(capsys)
     assert out["positions"][0] == [0.0, 1.0, 0.0]
 
 
+def test_close_gap_reaches_the_folded_edge(tmp_path, capsys):
+    argv = ["--lengths", "3", "1", "1", "--target", "0", "1.05", "0"]
+    assert solve_json(capsys, *argv)["reached"] is False  # FABRIK alone stops short
+    out = solve_json(capsys, *argv, "--close-gap")
+    assert out["reached"] is True and out["error"] < 1e-9
+    problem = tmp_path / "p.json"
+    problem.write_text(json.dumps({"lengths": [3, 1, 1], "target": [0, 1.05, 0],
+                                   "close_gap": True}))
+    assert solve_json(capsys, str(problem))["positions"] == out["positions"]
+    assert main(["solve", *argv, "--method", "ccd", "--close-gap"]) == 1
+    assert "close_gap does not apply to method ccd" in capsys.readouterr().err
+
+
 def test_problem_file_and_override(tmp_path, capsys):
     problem = tmp_path / "p.json"
     problem.write_text(json.dumps({"lengths": [0.3, 0.25], "target": [0.2, 0.3, 0.1],

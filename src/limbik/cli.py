@@ -427,11 +427,11 @@ _JACOBIAN = ("lm", "transpose", "pinv", "dls", "svd-dls")
 #: problem-file keys (the long options with ``_`` for ``-``)
 _SOLVE_KEYS = ("lengths", "urdf", "base", "tip", "target", "method", "root", "direction",
                "pole", "reference", "unreachable", "max_stretch", "tolerance",
-               "max_iterations", "damping", "q0", "orientation", "restarts")
+               "max_iterations", "damping", "q0", "orientation", "restarts", "close_gap")
 #: which options each kind of problem accepts (besides target and method)
 _SOLVE_OPTIONS = {
     "two_bone": {"lengths", "root", "pole", "reference", "unreachable", "max_stretch"},
-    "fabrik": {"lengths", "root", "direction", "tolerance", "max_iterations"},
+    "fabrik": {"lengths", "root", "direction", "tolerance", "max_iterations", "close_gap"},
     "ccd": {"lengths", "root", "direction", "tolerance", "max_iterations"},
     "ccd-urdf": {"urdf", "base", "tip", "tolerance", "max_iterations", "q0", "orientation",
                  "restarts"},
@@ -545,7 +545,7 @@ def _solve(problem: dict[str, Any]) -> tuple[str, Any, Any, tuple[str, ...]]:
                     f"{', '.join(tree.tips)}; 'limbik urdf FILE' lists the joints)",
                     argument=key)
     options: dict[str, Any] = {}
-    for key in ("tolerance", "max_iterations", "damping", "q0", "restarts"):
+    for key in ("tolerance", "max_iterations", "damping", "q0", "restarts", "close_gap"):
         if key in given:
             options[key] = problem[key]
     goal: Any = target
@@ -838,6 +838,9 @@ Examples:
                        "the reach")
     solve.add_argument("--q0", type=float, nargs="+", metavar="Q",
                        help="ccd/Jacobian: starting joint values")
+    solve.add_argument("--close-gap", action="store_true", default=None,
+                       help="fabrik: reach the targets near the edges of the chain's reach "
+                       "that FABRIK stops short of (docs/fabrik.md)")
     solve.add_argument("--json", action="store_true", help="print the Solution as JSON")
     solve.set_defaults(handler=_cmd_solve)
 
