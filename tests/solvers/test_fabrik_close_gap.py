@@ -111,3 +111,15 @@ def test_close_gap_needs_a_free_fixed_root_chain():
         fabrik(chain, [1.0, 1, 0], close_gap=True, fixed_root=False)
     with pytest.raises(InvalidInputError):
         fabrik(chain, [1.0, 1, 0], close_gap="yes")
+
+
+@pytest.mark.parametrize("power", [-900, -40, 40, 900])
+def test_the_same_answer_at_any_scale(power):
+    """Closed in problem-sized units: scaled by 2^k, the chain gets the same pose scaled."""
+    chains, targets, _, _ = edge_problems(5, batch=200)[2]
+    base = fabrik(chains, targets, close_gap=True)
+    scale = 2.0 ** power
+    scaled = fabrik(chains * scale, targets * scale, close_gap=True)
+    assert np.isfinite(scaled.positions).all()
+    assert np.array_equal(scaled.positions, base.positions * scale)
+    assert np.array_equal(scaled.reached, base.reached) and base.reached.mean() > 0.99

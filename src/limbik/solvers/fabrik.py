@@ -262,9 +262,6 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
         as_float_array(positions, "positions", ())
         as_points(target, "target")
         raise NonFiniteInputError("positions and target must be finite")  # pragma: no cover
-    if unit != 1.0:
-        p *= unit
-        error *= unit
     if as_flag(close_gap, "close_gap"):
         if constraints is not None or has_dir or not fixed_root:
             raise InvalidInputError(
@@ -272,8 +269,10 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
                 "got it with " + ", ".join(name for name, used in (
                     ("constraints", constraints is not None), ("direction", has_dir),
                     ("fixed_root=False", not fixed_root)) if used), argument="close_gap")
-        _close_gaps(p, t * unit, tol_abs * unit if tol_abs >= 0 else -1.0, tol_rel,
-                    reached, error)
+        _close_gaps(p, t, tol_abs, tol_rel, reached, error)  # in the problem's units
+    if unit != 1.0:
+        p *= unit
+        error *= unit
     solved = p.reshape(shape + (n, 3))
     turned = None
     if as_flag(return_rotations, "return_rotations") or rotations is not None:
