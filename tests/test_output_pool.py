@@ -77,42 +77,56 @@ def test_a_kept_small_array_does_not_keep_the_large_one():
 
 
 def test_small_batches_are_not_pooled():
-    solve(goals(0, 1000))
-    assert pool._blocks == []
+    result = solve(goals(0, 1000))
+    assert not isinstance(result.positions.base, np.ndarray) or result.positions.base.base is None
+    del result
+    assert pool._returned == [] and pool._free == []
     assert limbik.release_memory() == 0
 
 
 def test_release_memory_gives_back_only_free_blocks():
     held = solve(goals(0))
     dropped = solve(goals(1))
-    size = pool._blocks[0].size
+    size = dropped.positions.nbytes + 64
     del dropped
     assert limbik.release_memory() == size
-    assert len(pool._blocks) == 1
+    assert limbik.release_memory() == 0
     assert np.array_equal(held.positions, solve(goals(0)).positions)
+    address = held.positions.ctypes.data
+    del held  # its block comes back to the pool when its result is gone
+    assert solve(goals(2)).positions.ctypes.data == address
 
 
 def test_the_pool_keeps_at_most_keep_blocks_and_limit_bytes():
     held = [solve(goals(seed)) for seed in range(pool.KEEP + 3)]
-    assert len(pool._blocks) <= pool.KEEP
-    assert sum(block.size for block in pool._blocks) <= pool.LIMIT
     addresses = {result.positions.ctypes.data for result in held}
     assert len(addresses) == len(held)  # every live result has its own memory
+    del held
+    free = pool._free + pool._returned
+    assert len(free) == pool.KEEP and sum(block.size for block in free) <= pool.LIMIT
+    big = solve(goals(0, 6 * 10**6))  # 432 MB of positions: with the kept blocks, over LIMIT
+    del big
+    solve(goals(0, 1000))
+    pool.empty_arrays(((pool.SMALLEST,), np.uint8))  # files the returned blocks
+    assert sum(block.size for block in pool._free) <= pool.LIMIT
 
 
-def test_free_blocks_of_another_size_are_dropped():
-    solve(goals(0))
-    solve(goals(0, LIMBS + 4096))
-    assert len(pool._blocks) == 1
+def test_alternating_sizes_each_reuse_their_memory():
+    """Two batch sizes in turn (a pipeline of two solvers): each writes into its own
+    block again."""
+    first = {n: solve(goals(0, n)).positions.ctypes.data for n in (LIMBS, 2 * LIMBS)}
+    for seed in range(3):
+        for n in (LIMBS, 2 * LIMBS):
+            assert solve(goals(seed, n)).positions.ctypes.data == first[n]
 
 
 def test_concurrent_callers_never_share_memory():
-    limbik.set_num_threads(1)
     expected = {seed: solve(goals(seed)).positions.copy() for seed in range(4)}
     targets = {seed: goals(seed) for seed in range(4)}
     errors = []
 
     def caller(seed):
+        limbik.set_num_threads(1)  # this thread's count: the callers share the cores
         try:
             for _ in range(8):
                 result = solve(targets[seed])
@@ -162,14 +176,49 @@ def test_other_families_reuse_their_memory_and_keep_their_bits(family):
 def test_odd_sizes_are_carved_exactly():
     specs = [((1_000_003,), np.bool_), ((333_337, 3), np.float64), ((5,), np.int64)]
     arrays = pool.empty_arrays(*specs)
-    assert len(pool._blocks) == 1
     for array, (shape, dtype) in zip(arrays, specs, strict=True):
         assert array.shape == shape and array.dtype == dtype
     assert arrays[1].ctypes.data % 64 == 0  # the pooled one (the others: np.empty)
-    assert arrays[1].base is pool._blocks[0] and arrays[0].base is None
+    assert arrays[0].base is None and arrays[2].base is None
     arrays[0][:] = True
     arrays[1][:] = -1.5
     arrays[2][:] = 7
     assert arrays[0].all() and (arrays[1] == -1.5).all() and (arrays[2] == 7).all()
     small = pool.empty_arrays(((10,), np.float64), ((10,), np.bool_))
-    assert [a.shape for a in small] == [(10,), (10,)] and len(pool._blocks) == 1
+    assert [a.shape for a in small] == [(10,), (10,)]
+    address = arrays[1].ctypes.data
+    del arrays
+    assert pool.empty_arrays(((333_337, 3), np.float64))[0].ctypes.data == address
+
+
+REENTRY = """
+import gc, numpy as np, limbik
+goals = np.random.default_rng(0).normal(size=(200_000, 3))
+
+class CallsBack:  # a reference cycle: freed by the collector, at any allocation
+    def __init__(self, what):
+        self.me, self.what = self, what
+    def __del__(self):
+        if self.what == "release":
+            limbik.release_memory()
+        else:
+            limbik.two_bone(np.zeros(3), goals, 0.8, 0.7)
+
+for n in range(1, 200):
+    gc.collect()
+    CallsBack("release" if n % 2 else "solve")
+    gc.set_threshold(n % 50 + 1)
+    limbik.two_bone(np.zeros(3), goals, 0.8, 0.7)
+print("done")
+"""
+
+
+def test_a_finalizer_calling_limbik_during_a_solve_does_not_deadlock():
+    """The collector may run a user's ``__del__`` inside the pool's own code; one that
+    releases memory or solves a large batch there must not wait on the pool's lock."""
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-c", REENTRY], capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0 and run.stdout.strip() == "done", run.stderr[-2000:]

@@ -3,25 +3,27 @@
 A batch of 10^6 two-bone limbs writes 81 MB of results. Fresh memory costs a page
 fault per page on first write, and the kernel zeroes every page: on a 2-core VM
 that is 9 ms of the 40 ms solve, serial in the kernel's page-fault path and far
-noisier than the solve itself. ``empty_arrays`` gives each large output array its own
-block and keeps the block; a block whose array the caller has dropped (its reference
-count shows no array or view left on it) is handed out again, already mapped. So a
-loop that solves a batch, uses the result and solves the next writes into the same
-pages, as with ``out=`` but without asking. One block per array, so a result's small
-array kept alone (``error``) does not keep its large one (``positions``).
+noisier than the solve itself. So ``empty_arrays`` gives each large output array a
+block of its own and takes it back when the array is gone: the array's NumPy base is
+a small owner object (NumPy's views all lead to it), and a finalizer on the owner
+returns the block to the pool once no array, view or buffer of it is left. The next
+call asking for that size writes into pages already mapped, as with ``out=`` but
+without asking.
 
 Only arrays of ``SMALLEST`` bytes or more are pooled (malloc recycles smaller ones
-itself). The pool tracks at most ``KEEP`` blocks and ``LIMIT`` bytes; free blocks of
-sizes a pooled call does not ask for are dropped by it, and
-``limbik.release_memory()`` drops every free block.
+itself). The pool keeps at most ``KEEP`` free blocks and ``LIMIT`` bytes, dropping the
+oldest first; ``limbik.release_memory()`` drops them all. Blocks in use belong to their
+arrays alone. The finalizer only appends to a list, and a call made from inside the
+pool's own work (a garbage-collected object's ``__del__``, a signal handler) takes
+fresh memory instead of the lock, so nothing can deadlock.
 """
 
 from __future__ import annotations
 
 import math
 import os
-import sys
 import threading
+import weakref
 from typing import Any
 
 import numpy as np
@@ -30,24 +32,15 @@ __all__ = ["KEEP", "LIMIT", "SMALLEST", "empty_arrays", "release_memory"]
 
 #: Arrays smaller than this (bytes) are plain np.empty.
 SMALLEST = 1 << 22
-#: Most blocks the pool keeps track of, handed out or free.
+#: Most free blocks the pool keeps.
 KEEP = 8
 #: Most bytes in those blocks together.
 LIMIT = 1 << 29
 _ALIGN = 64
 _lock = threading.Lock()
-_blocks: list[np.ndarray] = []
-
-
-def _references(blocks: list[np.ndarray], index: int) -> int:
-    """``sys.getrefcount`` of ``blocks[index]``: the pool's own references plus one per
-    array (or other object) still holding the block."""
-    return sys.getrefcount(blocks[index])
-
-
-# what _references counts for a block only the pool's list holds, measured rather
-# than assumed (interpreters differ in the references a call itself takes)
-_FREE = _references([np.empty(0, dtype=np.uint8)], 0)
+_inside = threading.local()  # .busy: this thread is in the pool's own code
+_free: list[np.ndarray] = []  # filed free blocks, oldest first (under _lock)
+_returned: list[np.ndarray] = []  # blocks given back by finalizers, not yet filed
 
 
 def _new_lock_after_fork() -> None:
@@ -58,56 +51,85 @@ def _new_lock_after_fork() -> None:
 os.register_at_fork(after_in_child=_new_lock_after_fork)
 
 
+class _Owner:
+    """The NumPy base of one pooled array: it exposes ``size`` bytes of ``block`` from
+    byte ``skip`` and keeps the block alive while any array on it is."""
+
+    __slots__ = ("__array_interface__", "__weakref__", "block")
+
+    def __init__(self, block: np.ndarray, skip: int, size: int) -> None:
+        self.block = block
+        self.__array_interface__ = {"shape": (size,), "typestr": "|u1", "version": 3,
+                                    "data": (block.ctypes.data + skip, False)}
+
+
+def _give_back(block: np.ndarray) -> None:
+    """Finalizer of an owner: keep its block for reuse while the pool has room. Lock-free
+    (it may run inside the pool's own code), so the room is checked on a snapshot."""
+    held = tuple(_free) + tuple(_returned)
+    if len(held) < KEEP and sum(b.size for b in held) + block.size <= LIMIT:
+        _returned.append(block)
+
+
 def empty_arrays(*specs: tuple[tuple[int, ...], Any]) -> list[np.ndarray]:
     """Uninitialised arrays of the given ``(shape, dtype)`` specs: plain ``np.empty``
-    below ``SMALLEST`` bytes, else a 64-byte aligned view of a pooled block each."""
+    below ``SMALLEST`` bytes, else a 64-byte aligned array on a pooled block each."""
     sizes = [math.prod(shape) * np.dtype(dtype).itemsize for shape, dtype in specs]
-    if max(sizes, default=0) < SMALLEST:
+    if max(sizes, default=0) < SMALLEST or getattr(_inside, "busy", False):
         return [np.empty(shape, dtype) for shape, dtype in specs]
     blocks = _take([size + _ALIGN if size >= SMALLEST else 0 for size in sizes])
     arrays = []
     for block, size, (shape, dtype) in zip(blocks, sizes, specs, strict=True):
         if block is None:
             arrays.append(np.empty(shape, dtype))
-        else:
-            skip = -block.ctypes.data % _ALIGN
-            arrays.append(block[skip:skip + size].view(dtype).reshape(shape))
+            continue
+        owner = _Owner(block, -block.ctypes.data % _ALIGN, size)
+        weakref.finalize(owner, _give_back, block).atexit = False
+        arrays.append(np.asarray(owner).view(dtype).reshape(shape))
     return arrays
 
 
 def _take(sizes: list[int]) -> list[np.ndarray | None]:
-    """For each size in bytes (0: none wanted), a free pooled block of exactly that size,
-    else a new one, kept when the pool has room. Free blocks of sizes not asked for are
-    dropped; free blocks of an asked-for size beyond those handed out are kept as spares
-    (for a caller holding the previous result while it solves the next)."""
-    with _lock:
-        free: list[np.ndarray] = []
-        kept: list[np.ndarray] = []
-        for index in range(len(_blocks)):
-            in_use = _references(_blocks, index) > _FREE  # before any name holds it
-            (kept if in_use else free).append(_blocks[index])
-        found: list[np.ndarray | None] = []
-        for size in sizes:
-            match = next((k for k, block in enumerate(free) if block.size == size), None)
-            found.append(free.pop(match) if size and match is not None else None)
-        kept += [block for block in found if block is not None]
-        kept += [block for block in free if block.size in sizes]
-        for k, size in enumerate(sizes):
-            if size and found[k] is None:
-                block = np.empty(size, dtype=np.uint8)
-                found[k] = block
-                if len(kept) < KEEP and sum(b.size for b in kept) + size <= LIMIT:
-                    kept.append(block)
-        _blocks[:] = kept
-        return found
+    """For each size in bytes (0: none wanted), the newest free block of exactly that
+    size, else a new one."""
+    _inside.busy = True
+    try:
+        with _lock:
+            _file_returned()
+            found: list[np.ndarray | None] = []
+            for size in sizes:
+                match = next((k for k in range(len(_free) - 1, -1, -1)
+                              if _free[k].size == size), None) if size else None
+                found.append(None if not size else _free.pop(match) if match is not None
+                             else np.empty(size, dtype=np.uint8))
+            return found
+    finally:
+        _inside.busy = False
+
+
+def _file_returned() -> None:
+    """Move the finalizers' blocks to the free list and keep it within KEEP and LIMIT,
+    dropping the oldest (under _lock)."""
+    while _returned:
+        _free.append(_returned.pop(0))
+    while len(_free) > KEEP or sum(block.size for block in _free) > LIMIT:
+        _free.pop(0)
 
 
 def release_memory() -> int:
     """Give back the memory limbik keeps for the outputs of large batches (see
-    ``docs/guarantees.md``): every pooled block whose arrays are all gone. Returns the
-    bytes given back; blocks still holding live results stay until those are gone."""
-    with _lock:
-        kept = [_blocks[i] for i in range(len(_blocks)) if _references(_blocks, i) > _FREE]
-        freed = sum(block.size for block in _blocks) - sum(block.size for block in kept)
-        _blocks[:] = kept
-    return freed
+    ``docs/guarantees.md``): every free pooled block. Returns the bytes given back.
+    Blocks under live results are theirs until those are gone (then they come back)."""
+    if getattr(_inside, "busy", False):  # called from inside the pool's own code
+        freed = sum(block.size for block in tuple(_returned))
+        del _returned[:]
+        return freed
+    _inside.busy = True
+    try:
+        with _lock:
+            _file_returned()
+            freed = sum(block.size for block in _free)
+            _free.clear()
+            return freed
+    finally:
+        _inside.busy = False
