@@ -136,23 +136,27 @@ def test_a_worker_killed_mid_run_loses_nothing(cluster, tmp_path):
 
 
 def test_each_task_solves_on_its_share_of_the_cores(cluster):
-    """Tasks' batches share the machine's cores among every task its workers run at once:
-    the cluster's two single-threaded workers on 127.0.0.1 get cores // 2 each."""
+    """Tasks' batches share the machine's cores among the tasks its workers run at once:
+    the cluster's two single-threaded workers on 127.0.0.1 get cores // 2 each, a run of
+    one clip every core; a worker's thread count is restored after each task."""
     with distributed.Client(cluster, timeout="30s") as client:
         client.wait_for_workers(2, timeout=START_TIMEOUT)
-        cores = set(client.run(limbik.threads.most_threads).values())
-        (most,) = cores
+        (most,) = set(client.run(limbik.threads.most_threads).values())
 
-        def probe() -> set[int]:
-            futures = [client.submit(batch._with_task_threads, limbik.get_num_threads,
-                                     pure=False) for _ in range(4)]
+        def probe(function=limbik.get_num_threads, wrap=True) -> set[int]:
+            futures = [client.submit(batch._with_task_threads, function, pure=False) if wrap
+                       else client.submit(function, pure=False) for _ in range(4)]
             return set(client.gather(futures))
 
-        client.run(batch._remember_machine_slots, None)
-        assert probe() == {most}  # unknown: a worker's own single thread
-        batch._tell_workers_their_slots(client)
+        client.run(batch._remember_machine_slots, None)  # as in a worker that just joined
+        assert probe() == {max(1, most // 2)}  # asked of the scheduler
+        batch._tell_workers_their_slots(client, jobs=1)
+        assert probe() == {most}  # one clip: nothing to share the cores with
+        batch._tell_workers_their_slots(client, jobs=10)
         assert probe() == {max(1, most // 2)}
+        assert probe(limbik.get_num_threads, wrap=False) == {most}  # restored after tasks
     assert batch._task_threads(1) == most
     assert batch._task_threads(2) == max(1, most // 2)
     assert batch._task_threads(most + 5) == 1
     assert batch._task_threads(None) == most
+

@@ -120,3 +120,21 @@ def test_two_bone_out_of_the_wrong_shape_or_kind_is_rejected(rng):
     frozen.positions.flags.writeable = False
     with pytest.raises(InvalidInputError, match=r"out\.positions must be a writable"):
         limbik.two_bone(np.zeros((5, 3)), np.ones((5, 3)), 1.0, 1.0, out=frozen)
+
+
+def test_num_threads_restores_the_count():
+    before = limbik.get_num_threads()
+    setting = getattr(limbik.threads._local, "count", None)
+    with limbik.threads.num_threads(1):
+        assert limbik.get_num_threads() == 1
+        with limbik.threads.num_threads(limbik.threads.most_threads()):
+            assert limbik.get_num_threads() == limbik.threads.most_threads()
+        assert limbik.get_num_threads() == 1
+        with pytest.raises(RuntimeError), limbik.threads.num_threads(1):
+            raise RuntimeError
+        assert limbik.get_num_threads() == 1
+    assert limbik.get_num_threads() == before
+    assert getattr(limbik.threads._local, "count", None) == setting  # as it was
+    with pytest.raises(InvalidInputError):
+        limbik.threads.num_threads(0).__enter__()
+    assert limbik.get_num_threads() == before

@@ -284,12 +284,13 @@ def _run_pool(jobs: Sequence[_ClipJob], workers: int, deliver: Deliver) -> None:
         deliver(job, _failed(job, f"worker processes died {_POOL_ROUNDS} times running it"))
 
 
-#: Task slots (worker threads) of every Dask worker on this machine, set on each worker
-#: by :func:`_run_dask`; None in a worker that joined after the run started.
+#: Task slots (worker threads) of the Dask workers on this machine: set on each worker
+#: when a run starts (at most the run's clip count), else asked of the scheduler by a
+#: worker's first task.
 _machine_slots: int | None = None
 
 
-def _remember_machine_slots(slots: int) -> None:
+def _remember_machine_slots(slots: int | None) -> None:
     global _machine_slots
     _machine_slots = slots
 
@@ -302,38 +303,70 @@ def _task_threads(slots: int | None) -> int:
     return max(1, most_threads() // max(1, slots or 1))
 
 
-def _with_task_threads(function: Callable[..., Any], *args: Any) -> Any:
-    """``function(*args)`` in a Dask task, its batches on the task's share of the cores:
-    the machine's workers run that many tasks at once, and each using every core would
-    oversubscribe them."""
-    from distributed import get_worker
-
-    from limbik.threads import set_num_threads
-
-    slots = _machine_slots
-    if slots is None:
-        try:
-            worker = get_worker()
-        except ValueError:  # not in a worker: one task at a time
-            slots = 1
-        else:
-            slots = int(getattr(getattr(worker, "state", worker), "nthreads", 1) or 1)
-    set_num_threads(_task_threads(slots))
-    return function(*args)
-
-
-def _tell_workers_their_slots(client: Any) -> None:
-    """Tell every worker how many tasks the workers on its machine run at once."""
+def _scheduler_workers(client: Any) -> dict[str, Any]:
+    """Every worker's information from the scheduler: address -> {"host", "nthreads", ...}."""
     try:
-        workers = client.scheduler_info(n_workers=-1)["workers"]  # all, not the first 5
+        return dict(client.scheduler_info(n_workers=-1)["workers"])  # all, not the first 5
     except TypeError:  # a Dask release before n_workers: it lists all
-        workers = client.scheduler_info()["workers"]
-    by_host: dict[str, list[str]] = {}
+        return dict(client.scheduler_info()["workers"])
+
+
+def _slots_by_host(workers: dict[str, Any]) -> dict[str, tuple[int, list[str]]]:
+    """host -> (task slots of its workers together, their addresses)."""
+    out: dict[str, tuple[int, list[str]]] = {}
     for address, info in workers.items():
-        by_host.setdefault(str(info.get("host", address)), []).append(address)
-    for addresses in by_host.values():
-        slots = sum(int(workers[a].get("nthreads", 1) or 1) for a in addresses)
-        client.run(_remember_machine_slots, slots, workers=addresses)
+        slots, addresses = out.get(str(info.get("host", address)), (0, []))
+        out[str(info.get("host", address))] = (
+            slots + int(info.get("nthreads", 1) or 1), [*addresses, address])
+    return out
+
+
+def _machine_slots_here() -> int:
+    """The task slots of this machine's workers, for a task running on one of them."""
+    global _machine_slots
+    if _machine_slots is not None:
+        return _machine_slots
+    from distributed import get_client, get_worker
+
+    try:
+        worker = get_worker()
+    except ValueError:  # not in a worker: one task at a time
+        return 1
+    own = int(getattr(getattr(worker, "state", worker), "nthreads", 1) or 1)
+    try:  # a worker that joined after the run started: ask the scheduler, once
+        workers = _scheduler_workers(get_client())
+        host = str(workers[worker.address].get("host", worker.address))
+        _machine_slots = _slots_by_host(workers)[host][0]
+    except Exception:  # no answer: the worker's own thread count
+        return own
+    return _machine_slots
+
+
+def _with_task_threads(function: Callable[..., Any], *args: Any) -> Any:
+    """``function(*args)`` in a Dask task, its batches on the task's share of the cores
+    (the machine's workers run that many tasks at once, and each using every core would
+    oversubscribe them); the worker thread's count is restored after, and the output
+    memory limbik kept for the task is given back."""
+    from limbik._output_pool import release_memory
+    from limbik.threads import num_threads
+
+    try:
+        with num_threads(_task_threads(_machine_slots_here())):
+            return function(*args)
+    finally:
+        release_memory()
+
+
+def _tell_workers_their_slots(client: Any, jobs: int) -> None:
+    """Tell every worker how many of the run's ``jobs`` tasks the workers on its machine
+    run at once. A worker lost meanwhile is skipped (its tasks run elsewhere)."""
+    for slots, addresses in _slots_by_host(_scheduler_workers(client)).values():
+        try:
+            client.run(_remember_machine_slots, min(slots, jobs), workers=addresses,
+                       on_error="ignore")
+        except TypeError:  # a Dask release before on_error
+            with contextlib.suppress(OSError, TimeoutError):
+                client.run(_remember_machine_slots, min(slots, jobs), workers=addresses)
 
 
 def _run_dask(jobs: Sequence[_ClipJob], scheduler: str, deliver: Deliver) -> None:
@@ -358,7 +391,7 @@ def _run_dask(jobs: Sequence[_ClipJob], scheduler: str, deliver: Deliver) -> Non
                                 argument="scheduler") from None
     with client:
         client.run(_warm_up)  # each worker process loads the kernels once, all at a time
-        _tell_workers_their_slots(client)
+        _tell_workers_their_slots(client, len(jobs))
         futures = {client.submit(_with_task_threads, _run_clip, job,
                                  key=f"limbik-footplant-{k}-{job.clip}", pure=False): job
                    for k, job in enumerate(sorted(jobs, key=lambda job: -_size(job.source)))}

@@ -4,16 +4,19 @@ Batched solvers and forward kinematics split their batch into chunks that severa
 threads solve at once (:mod:`limbik._batch_threads`); each element is solved by the same
 compiled code whichever thread takes it, so results are identical for any thread count.
 By default they use every core. Set the count for the calling thread with
-:func:`set_num_threads`, or before Python starts with the environment variable
-``NUMBA_NUM_THREADS`` (which also caps what :func:`set_num_threads` may ask for).
+:func:`set_num_threads` (for a block, ``with num_threads(n):``), or before Python
+starts with the environment variable ``NUMBA_NUM_THREADS`` (which also caps what
+:func:`set_num_threads` may ask for).
 """
 
 from __future__ import annotations
 
+import contextlib
 import operator
 import threading
+from collections.abc import Iterator
 
-__all__ = ["get_num_threads", "set_num_threads"]
+__all__ = ["get_num_threads", "num_threads", "set_num_threads"]
 
 _local = threading.local()
 
@@ -44,3 +47,18 @@ def get_num_threads() -> int:
     """The number of threads the calling thread's batches use."""
     count = getattr(_local, "count", None)
     return most_threads() if count is None else int(count)
+
+
+@contextlib.contextmanager
+def num_threads(n: int) -> Iterator[None]:
+    """``with num_threads(n):`` the calling thread's batches use ``n`` threads inside the
+    block, and its count before is restored after it (also on an exception)."""
+    saved = getattr(_local, "count", None)
+    set_num_threads(n)
+    try:
+        yield
+    finally:
+        if saved is None:
+            del _local.count
+        else:
+            _local.count = saved
