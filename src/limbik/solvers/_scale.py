@@ -24,11 +24,14 @@ def length_scale(*arrays: np.ndarray | float, always: bool = False) -> float:
     in a kernel included."""
     largest = 0.0
     for a in arrays:
-        values = np.abs(np.asarray(a, dtype=np.float64))
-        if values.size:
-            finite = values[np.isfinite(values)]
-            if finite.size:
-                largest = max(largest, float(finite.max()))
+        values = np.asarray(a, dtype=np.float64)
+        if not values.size:
+            continue
+        top = max(float(values.max()), -float(values.min()))  # no temporary array
+        if not math.isfinite(top):  # NaN or inf somewhere: the largest finite value
+            finite = np.abs(values[np.isfinite(values)])
+            top = float(finite.max()) if finite.size else 0.0
+        largest = max(largest, top)
     if largest == 0.0 or (not always and COMFORT_LOW <= largest <= COMFORT_HIGH):
         return 1.0
     return math.ldexp(1.0, math.frexp(largest)[1] - 1)

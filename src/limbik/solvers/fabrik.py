@@ -230,9 +230,12 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
     max_it = as_int(max_iterations, "max_iterations", minimum=0)
     min_imp = check_min_improvement(min_improvement)
     fixed_root = as_flag(fixed_root, "fixed_root")
-    kinds, params, axes = encode_constraints(constraints, n - 1)
     frame0, constrain_root = root_frame_rows(root_frame)
     seed_frames = check_cone_frames(cone_frames)
+    # None when no constraint applies: an unconstrained solve compiles no constraint code
+    limits = None if constraints is None else kernel_limits(
+        *encode_constraints(constraints, n - 1), constrain_root, seed_frames,
+        np.arange(n - 1) == 0)
 
     size = math.prod(shape)
     p, reached, error, iterations = empty_arrays(
@@ -240,7 +243,8 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
         ((size,), np.int64))
     np.copyto(p.reshape(shape + (n, 3)), pos)  # the kernel solves in place
     # writeable, contiguous inputs keep the kernel to a single compiled signature
-    t = np.broadcast_to(tgt, shape + (3,)).reshape(size, 3)
+    t = (tgt if tgt.shape[:-1] == shape else np.broadcast_to(tgt, shape + (3,))).reshape(
+        size, 3)
     if not (t.flags.c_contiguous and t.flags.writeable):
         t = np.array(t, order="C")
     d = np.array(np.broadcast_to(dvec, shape + (3,)).reshape(size, 3), order="C") if has_dir \
@@ -251,8 +255,6 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
         t = t / unit
         tol_abs = tol_abs / unit if tol_abs >= 0 else tol_abs
         min_imp = min_imp / unit
-    limits = kernel_limits(kinds, params, axes, constrain_root, seed_frames,
-                           np.arange(n - 1) == 0)
     args = (p, t, d, has_dir, tol_abs, tol_rel, max_it, min_imp, bool(fixed_root), frame0,
             limits, reached, error, iterations)
     # the kernel's argument types differ only by constrained or not
@@ -280,6 +282,5 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
 
         turned = joint_rotations(solved, np.broadcast_to(pos, shape + (n, 3)),
                                  input_rotations=rotations)
-    return Solution(positions=solved, reached=reached.reshape(shape),
-                    error=error.reshape(shape), iterations=iterations.reshape(shape),
-                    rotations=turned)
+    return Solution._trusted(solved, reached.reshape(shape), error.reshape(shape),
+                             iterations.reshape(shape), rotations=turned)
