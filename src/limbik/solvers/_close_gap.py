@@ -9,8 +9,9 @@ to the child's: ``s = 1`` is the given pose, ``s = 0`` the straight chain), choo
 ``s`` nearest 1 at which the end is as far from the root as the target (where none
 does, as for some chains folded near their inner reach, Newton steps of least change
 on the bend angles find such a shape); then it turns the whole chain about the root
-onto the target. Bone lengths are kept, and the change
-shrinks with the gap, so poses stay continuous along a target path.
+onto the target. Bone lengths are kept, and the change is a modest multiple of the gap.
+A chain reaching more than ``LEVER`` times the target's distance from the root is left
+as it is: turning it onto a target near its root would swing it wide for a small gap.
 """
 
 from __future__ import annotations
@@ -25,11 +26,12 @@ from limbik._kernel_options import read_only
 
 __all__ = ["close_gap"]
 
-#: Bend scales tried on each side of 1 before the nearest crossing is bisected.
-STEPS = 32
 BISECTIONS = 60
 #: Newton steps where no bend scale reaches.
 NEWTON_STEPS = 40
+#: Chains with a joint farther than this many times the target's distance from the root
+#: are left as FABRIK gives them (turning them onto the target would swing them wide).
+LEVER = 4.0
 
 
 def close_gap(positions: np.ndarray, target: np.ndarray, tolerance: np.ndarray
@@ -49,13 +51,27 @@ def close_gap(positions: np.ndarray, target: np.ndarray, tolerance: np.ndarray
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _turn(ax, ay, az, angle, vx, vy, vz):  # pragma: no cover - compiled
-    """``v`` turned by ``angle`` about the unit axis ``a`` (Rodrigues)."""
+    """``v`` turned by ``angle`` about the unit axis ``a`` (Rodrigues); a zero axis
+    leaves ``v`` as it is."""
+    if ax == 0.0 and ay == 0.0 and az == 0.0:
+        return vx, vy, vz
     c = math.cos(angle)
     s = math.sin(angle)
     k = (ax * vx + ay * vy + az * vz) * (1.0 - c)
     return (vx * c + (ay * vz - az * vy) * s + ax * k,
             vy * c + (az * vx - ax * vz) * s + ay * k,
             vz * c + (ax * vy - ay * vx) * s + az * k)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _perpendicular(x, y, z):  # pragma: no cover - compiled
+    """A unit vector perpendicular to the unit vector ``(x, y, z)``."""
+    if abs(x) < 0.9:
+        px, py, pz = 0.0, z, -y  # (1, 0, 0) x v
+    else:
+        px, py, pz = -z, 0.0, x  # (0, 1, 0) x v
+    norm = math.sqrt(px * px + py * py + pz * pz)
+    return px / norm, py / norm, pz / norm
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -107,6 +123,90 @@ def _least_change(first, axes, angles, lengths, distance, tolerance, bent,
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
+def _bends(p, b, lengths, direction, axes, angles):  # pragma: no cover - compiled
+    """Bone lengths, unit directions and the bends between them of chain ``b``; a
+    zero-length bone takes its neighbour's direction (no bend). Returns the widest bend,
+    or -1 when every bone has zero length."""
+    n = p.shape[1]
+    found = -1
+    for j in range(n - 1):
+        dx = p[b, j + 1, 0] - p[b, j, 0]
+        dy = p[b, j + 1, 1] - p[b, j, 1]
+        dz = p[b, j + 1, 2] - p[b, j, 2]
+        length = math.sqrt(dx * dx + dy * dy + dz * dz)
+        lengths[j] = length
+        if length > 0.0:
+            direction[j, 0], direction[j, 1], direction[j, 2] = dx / length, dy / length, \
+                dz / length
+            if found < 0:
+                found = j
+        elif found >= 0:
+            direction[j, 0], direction[j, 1], direction[j, 2] = direction[j - 1, 0], \
+                direction[j - 1, 1], direction[j - 1, 2]
+    if found < 0:
+        return -1.0
+    for j in range(found):
+        direction[j, 0], direction[j, 1], direction[j, 2] = direction[found, 0], \
+            direction[found, 1], direction[found, 2]
+    widest = 0.0
+    for j in range(n - 2):
+        ux, uy, uz = direction[j, 0], direction[j, 1], direction[j, 2]
+        vx, vy, vz = direction[j + 1, 0], direction[j + 1, 1], direction[j + 1, 2]
+        cx, cy, cz = uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx
+        sn = math.sqrt(cx * cx + cy * cy + cz * cz)
+        angles[j] = math.atan2(sn, ux * vx + uy * vy + uz * vz)
+        widest = max(widest, angles[j])
+        if sn > 0.0:
+            axes[j, 0], axes[j, 1], axes[j, 2] = cx / sn, cy / sn, cz / sn
+        else:  # straight on or folded back: any axis perpendicular to the bone
+            axes[j, 0], axes[j, 1], axes[j, 2] = _perpendicular(ux, uy, uz)
+    return widest
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _bracket(first, axes, angles, lengths, distance, top, bent):  # pragma: no cover
+    """The bend scale nearest 1 where the end is ``distance`` from the root: steps out from
+    1 on both sides (2^-20 to 2^-5, then by 1/32), bisects the first brackets found and
+    keeps the root nearer 1. NaN when there is none in [0, top]."""
+    at_one = _gap(first, axes, angles, lengths, 1.0, distance, bent)
+    if at_one == 0.0:
+        return 1.0
+    best = math.nan
+    previous = (1.0, 1.0)
+    before = (at_one, at_one)
+    for step in range(16 + 31):
+        offset = 2.0 ** (step - 20) if step < 16 else (step - 14) / 32.0
+        for side in range(2):
+            scale = min(max(1.0 - offset if side == 0 else 1.0 + offset, 0.0), top)
+            last = previous[side]
+            if scale == last:
+                continue
+            value = _gap(first, axes, angles, lengths, scale, distance, bent)
+            if (value <= 0.0) != (before[side] <= 0.0):
+                low, high = min(scale, last), max(scale, last)
+                low_short = _gap(first, axes, angles, lengths, low, distance, bent) <= 0.0
+                for _ in range(BISECTIONS):
+                    middle = 0.5 * (low + high)
+                    if ((_gap(first, axes, angles, lengths, middle, distance, bent) <= 0.0)
+                            == low_short):
+                        low = middle
+                    else:
+                        high = middle
+                root = 0.5 * (low + high)
+                if math.isnan(best) or abs(root - 1.0) < abs(best - 1.0):
+                    best = root
+            if side == 0:
+                previous = (scale, previous[1])
+                before = (value, before[1])
+            else:
+                previous = (previous[0], scale)
+                before = (before[0], value)
+        if not math.isnan(best):
+            return best
+    return best
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def _close_gaps(p, target, tolerance, closed):  # pragma: no cover - compiled
     """:func:`close_gap` in place on ``p (m, n, 3)``; sets ``closed (m,)``."""
     n = p.shape[1]
@@ -118,75 +218,34 @@ def _close_gaps(p, target, tolerance, closed):  # pragma: no cover - compiled
     direction = np.empty((n - 1, 3))
     slope = np.empty(max(n - 2, 0))
     for b in range(p.shape[0]):
-        for j in range(n - 1):
-            dx = p[b, j + 1, 0] - p[b, j, 0]
-            dy = p[b, j + 1, 1] - p[b, j, 1]
-            dz = p[b, j + 1, 2] - p[b, j, 2]
-            length = math.sqrt(dx * dx + dy * dy + dz * dz)
-            lengths[j] = length
-            if length > 0.0:
-                dx, dy, dz = dx / length, dy / length, dz / length
-            direction[j, 0], direction[j, 1], direction[j, 2] = dx, dy, dz
-        widest = 0.0
-        for j in range(n - 2):
-            cx = direction[j, 1] * direction[j + 1, 2] - direction[j, 2] * direction[j + 1, 1]
-            cy = direction[j, 2] * direction[j + 1, 0] - direction[j, 0] * direction[j + 1, 2]
-            cz = direction[j, 0] * direction[j + 1, 1] - direction[j, 1] * direction[j + 1, 0]
-            sn = math.sqrt(cx * cx + cy * cy + cz * cz)
-            cs = (direction[j, 0] * direction[j + 1, 0] + direction[j, 1] * direction[j + 1, 1]
-                  + direction[j, 2] * direction[j + 1, 2])
-            angles[j] = math.atan2(sn, cs)
-            widest = max(widest, angles[j])
-            if sn > 0.0:
-                axes[j, 0], axes[j, 1], axes[j, 2] = cx / sn, cy / sn, cz / sn
-            else:
-                axes[j, 0], axes[j, 1], axes[j, 2] = 0.0, 0.0, 0.0
+        widest = _bends(p, b, lengths, direction, axes, angles)
+        if widest < 0.0:
+            continue
         first[0], first[1], first[2] = direction[0, 0], direction[0, 1], direction[0, 2]
         gx = target[b, 0] - p[b, 0, 0]
         gy = target[b, 1] - p[b, 0, 1]
         gz = target[b, 2] - p[b, 0, 2]
         distance = math.sqrt(gx * gx + gy * gy + gz * gz)
-        if distance == 0.0 or lengths[0] == 0.0:
+        if distance == 0.0:
+            continue
+        # the final turn about the root moves joint j by (its distance from the root /
+        # the target's) times the end's move: where that is large (a target close to the
+        # root of a long chain), a small gap would swing the whole chain
+        farthest = 0.0
+        for j in range(1, n):
+            dx = p[b, j, 0] - p[b, 0, 0]
+            dy = p[b, j, 1] - p[b, 0, 1]
+            dz = p[b, j, 2] - p[b, 0, 2]
+            farthest = max(farthest, math.sqrt(dx * dx + dy * dy + dz * dz))
+        if farthest > LEVER * distance:
             continue
         top = min(2.0, math.pi / widest) if widest > 0.0 else 2.0
-        # the crossing nearest s = 1: step outward on both sides, bisect the first bracket
-        at_one = _gap(first, axes, angles, lengths, 1.0, distance, bent)
-        low = high = 1.0
-        found = at_one == 0.0
-        before_low = before_high = at_one
-        last_low = last_high = 1.0
-        for step in range(1, STEPS + 1):
-            if found:
-                break
-            for side in (-1.0, 1.0):
-                scale = min(max(1.0 + side * step / STEPS, 0.0), top)
-                last = last_low if side < 0.0 else last_high
-                before = before_low if side < 0.0 else before_high
-                if scale == last:
-                    continue
-                value = _gap(first, axes, angles, lengths, scale, distance, bent)
-                if (value <= 0.0) != (before <= 0.0):
-                    low, high = min(scale, last), max(scale, last)
-                    found = True
-                    break
-                if side < 0.0:
-                    before_low, last_low = value, scale
-                else:
-                    before_high, last_high = value, scale
-        if found:
-            low_short = _gap(first, axes, angles, lengths, low, distance, bent) <= 0.0
-            for _ in range(BISECTIONS):
-                middle = 0.5 * (low + high)
-                if ((_gap(first, axes, angles, lengths, middle, distance, bent) <= 0.0)
-                        == low_short):
-                    low = middle
-                else:
-                    high = middle
-            scale = 0.5 * (low + high)
-        elif _least_change(first, axes, angles, lengths, distance, tolerance[b], bent, slope):
+        scale = _bracket(first, axes, angles, lengths, distance, top, bent)
+        if math.isnan(scale):
+            if not _least_change(first, axes, angles, lengths, distance, tolerance[b], bent,
+                                 slope):
+                continue
             scale = 1.0  # ``angles`` now holds the changed bends
-        else:
-            continue
         ex, ey, ez = _end(first, axes, angles, lengths, scale, bent)
         # turn the chain about the root so its end points at the target
         norm = math.sqrt(ex * ex + ey * ey + ez * ez)
@@ -197,13 +256,13 @@ def _close_gaps(p, target, tolerance, closed):  # pragma: no cover - compiled
         turn = math.atan2(sn, ax * bx + ay * by + az * bz)
         if sn > 0.0:
             cx, cy, cz = cx / sn, cy / sn, cz / sn
-        elif turn > 0.0:  # end exactly opposite the target: any perpendicular axis
-            cx, cy, cz = (-ay, ax, 0.0) if abs(az) < 0.9 else (0.0, -az, ay)
-            norm = math.sqrt(cx * cx + cy * cy + cz * cz)
-            cx, cy, cz = cx / norm, cy / norm, cz / norm
+        else:  # the end on or opposite the target's line: any perpendicular axis
+            cx, cy, cz = _perpendicular(ax, ay, az)
         x, y, z = p[b, 0, 0], p[b, 0, 1], p[b, 0, 2]
+        unit = True
         for j in range(n - 1):
             vx, vy, vz = _turn(cx, cy, cz, turn, bent[j, 0], bent[j, 1], bent[j, 2])
+            unit = unit and abs(math.sqrt(vx * vx + vy * vy + vz * vz) - 1.0) <= 1e-12
             x += lengths[j] * vx
             y += lengths[j] * vy
             z += lengths[j] * vz
@@ -211,7 +270,7 @@ def _close_gaps(p, target, tolerance, closed):  # pragma: no cover - compiled
         ex = direction[n - 2, 0] - target[b, 0]
         ey = direction[n - 2, 1] - target[b, 1]
         ez = direction[n - 2, 2] - target[b, 2]
-        if math.sqrt(ex * ex + ey * ey + ez * ez) <= tolerance[b]:
+        if unit and math.sqrt(ex * ex + ey * ey + ez * ez) <= tolerance[b]:
             for j in range(n - 1):
                 p[b, j + 1, 0] = direction[j, 0]
                 p[b, j + 1, 1] = direction[j, 1]

@@ -191,8 +191,9 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
         With ``close_gap`` such a chain is then reshaped to reach the target: every bend
         angle is scaled by the one factor nearest 1 that puts the end at the target's
         distance, and the chain is turned about the root onto it (bone lengths kept;
-        the change shrinks with the gap, so poses stay continuous along a target path).
-        For chains with a fixed root and no ``constraints`` or ``direction``.
+        the change is a modest multiple of the gap). A chain reaching more than 4 times
+        the target's distance from the root is left as it is (the turn would swing it
+        wide). For chains with a fixed root and no ``constraints`` or ``direction``.
 
     Returns
     -------
