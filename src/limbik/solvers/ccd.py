@@ -128,8 +128,12 @@ def _ccd_points(positions: Any, target: Any, tolerance: float | None, max_iterat
     shape = broadcast_shapes(("positions", pts.shape[:-2]), ("target", goal.shape[:-1]))
     n = pts.shape[-2]
     count = int(np.prod(shape, dtype=np.int64))
-    flat = np.ascontiguousarray(np.broadcast_to(pts, shape + (n, 3)).reshape(count, n, 3))
-    goal = np.ascontiguousarray(np.broadcast_to(goal, shape + (3,)).reshape(count, 3))
+    if pts.shape[:-2] != shape:
+        pts = np.broadcast_to(pts, shape + (n, 3))
+    if goal.shape[:-1] != shape:
+        goal = np.broadcast_to(goal, shape + (3,))
+    flat = np.ascontiguousarray(pts.reshape(count, n, 3))
+    goal = np.ascontiguousarray(goal.reshape(count, 3))
     unit = length_scale(flat, goal, always=True)  # problem-sized units (exact, 2^k)
     flat, goal = flat / unit, goal / unit
     length = np.sum(np.linalg.norm(np.diff(flat, axis=1), axis=-1), axis=-1)
@@ -161,9 +165,8 @@ def _ccd_points(positions: Any, target: Any, tolerance: float | None, max_iterat
                 rotations, shape, n, count)).reshape(shape + (n, 4))
     out *= unit
     err *= unit
-    return Solution(positions=out.reshape(shape + (n, 3)), reached=reached.reshape(shape),
-                    error=err.reshape(shape), iterations=iters.reshape(shape),
-                    rotations=turned)
+    return Solution._trusted(out.reshape(shape + (n, 3)), reached.reshape(shape),
+                             err.reshape(shape), iters.reshape(shape), rotations=turned)
 
 
 def _start_rotations(rotations: Any, shape: tuple[int, ...], n: int, count: int
