@@ -21,6 +21,14 @@ def empty_pool():
     limbik.release_memory()
 
 
+def block_of(array):
+    """The pooled block under ``array`` (None for plain memory)."""
+    base = array
+    while base is not None and not isinstance(base, pool._Owner):
+        base = getattr(base, "base", None)
+    return None if base is None else base.block
+
+
 def solve(goals):
     return limbik.two_bone(np.zeros(3), goals, 0.8, 0.7, pole=[0.0, 0.0, 1.0])
 
@@ -31,12 +39,13 @@ def goals(seed, count=LIMBS):
 
 def test_dropped_results_are_written_again_in_place():
     first = solve(goals(0))
-    address = first.positions.ctypes.data
+    block = block_of(first.positions)
+    assert block is not None and block_of(first.error) is None  # 0.8 MB: plain memory
     del first
     second = solve(goals(1))
-    assert second.positions.ctypes.data == address
-    fresh = solve(goals(1))  # `second` is alive: new memory, same bits
-    assert fresh.positions.ctypes.data != address
+    assert block_of(second.positions) is block
+    fresh = solve(goals(1))  # `second` is alive: another block, same bits
+    assert block_of(fresh.positions) is not block
     for name in ("positions", "error", "reached"):
         assert getattr(second, name).tobytes() == getattr(fresh, name).tobytes()
 
@@ -66,19 +75,19 @@ def test_a_kept_small_array_does_not_keep_the_large_one():
     """Each large array has its own block: keeping a result's errors lets its positions'
     memory be written again."""
     first = solve(goals(0, 10 * LIMBS))
-    positions_at = first.positions.ctypes.data
+    positions_block, error_block = block_of(first.positions), block_of(first.error)
     error = first.error
     kept = error.copy()
     del first
     second = solve(goals(1, 10 * LIMBS))
-    assert second.positions.ctypes.data == positions_at
-    assert second.error.ctypes.data != error.ctypes.data
+    assert block_of(second.positions) is positions_block
+    assert block_of(second.error) is not error_block
     assert np.array_equal(error, kept)
 
 
 def test_small_batches_are_not_pooled():
     result = solve(goals(0, 1000))
-    assert not isinstance(result.positions.base, np.ndarray) or result.positions.base.base is None
+    assert all(block_of(a) is None for a in (result.positions, result.error, result.reached))
     del result
     assert pool._returned == [] and pool._free == []
     assert limbik.release_memory() == 0
@@ -92,32 +101,39 @@ def test_release_memory_gives_back_only_free_blocks():
     assert limbik.release_memory() == size
     assert limbik.release_memory() == 0
     assert np.array_equal(held.positions, solve(goals(0)).positions)
-    address = held.positions.ctypes.data
+    block = block_of(held.positions)
     del held  # its block comes back to the pool when its result is gone
-    assert solve(goals(2)).positions.ctypes.data == address
+    assert block_of(solve(goals(2)).positions) is block
 
 
 def test_the_pool_keeps_at_most_keep_blocks_and_limit_bytes():
     held = [solve(goals(seed)) for seed in range(pool.KEEP + 3)]
-    addresses = {result.positions.ctypes.data for result in held}
-    assert len(addresses) == len(held)  # every live result has its own memory
+    blocks = [block_of(result.positions) for result in held]
+    assert len({id(block) for block in blocks}) == len(held)  # each live result its own
     del held
     free = pool._free + pool._returned
-    assert len(free) == pool.KEEP and sum(block.size for block in free) <= pool.LIMIT
-    big = solve(goals(0, 6 * 10**6))  # 432 MB of positions: with the kept blocks, over LIMIT
+    assert len(free) == pool.KEEP and all(any(f is b for b in blocks) for f in free)
+    # the oldest leave first: a new size is kept, by count and by bytes
+    newer = solve(goals(0, 2 * LIMBS))
+    newer_block = block_of(newer.positions)
+    del newer
+    assert any(b is newer_block for b in pool._free + pool._returned)
+    assert len(pool._free + pool._returned) == pool.KEEP
+    big = solve(goals(0, 6 * 10**6))  # 432 MB of positions and 48 MB of errors
+    big_blocks = [block_of(big.positions), block_of(big.error)]
     del big
-    solve(goals(0, 1000))
-    pool.empty_arrays(((pool.SMALLEST,), np.uint8))  # files the returned blocks
-    assert sum(block.size for block in pool._free) <= pool.LIMIT
+    free = pool._free + pool._returned
+    assert sum(block.size for block in free) <= pool.LIMIT
+    assert all(any(b is f for f in free) for b in big_blocks)
 
 
 def test_alternating_sizes_each_reuse_their_memory():
     """Two batch sizes in turn (a pipeline of two solvers): each writes into its own
     block again."""
-    first = {n: solve(goals(0, n)).positions.ctypes.data for n in (LIMBS, 2 * LIMBS)}
+    first = {n: block_of(solve(goals(0, n)).positions) for n in (LIMBS, 2 * LIMBS)}
     for seed in range(3):
         for n in (LIMBS, 2 * LIMBS):
-            assert solve(goals(seed, n)).positions.ctypes.data == first[n]
+            assert block_of(solve(goals(seed, n)).positions) is first[n]
 
 
 def test_concurrent_callers_never_share_memory():
@@ -165,11 +181,12 @@ def test_other_families_reuse_their_memory_and_keep_their_bits(family):
             return solution.positions, solution.error, solution.reached, solution.iterations
 
     first = run()
-    address = first[0].ctypes.data
+    block = block_of(first[0])
+    assert block is not None
     reference = [a.copy() for a in first]
     del first
     again = run()
-    assert again[0].ctypes.data == address
+    assert block_of(again[0]) is block
     assert all(a.tobytes() == b.tobytes() for a, b in zip(again, reference, strict=True))
 
 
@@ -186,9 +203,10 @@ def test_odd_sizes_are_carved_exactly():
     assert arrays[0].all() and (arrays[1] == -1.5).all() and (arrays[2] == 7).all()
     small = pool.empty_arrays(((10,), np.float64), ((10,), np.bool_))
     assert [a.shape for a in small] == [(10,), (10,)]
-    address = arrays[1].ctypes.data
+    block = block_of(arrays[1])
+    assert block is not None and block_of(arrays[0]) is None and block_of(arrays[2]) is None
     del arrays
-    assert pool.empty_arrays(((333_337, 3), np.float64))[0].ctypes.data == address
+    assert block_of(pool.empty_arrays(((333_337, 3), np.float64))[0]) is block
 
 
 REENTRY = """

@@ -13,7 +13,7 @@ without asking.
 Only arrays of ``SMALLEST`` bytes or more are pooled (malloc recycles smaller ones
 itself). The pool keeps at most ``KEEP`` free blocks and ``LIMIT`` bytes, dropping the
 oldest first; ``limbik.release_memory()`` drops them all. Blocks in use belong to their
-arrays alone. The finalizer only appends to a list, and a call made from inside the
+arrays alone. The finalizer never waits for the lock, and a call made from inside the
 pool's own work (a garbage-collected object's ``__del__``, a signal handler) takes
 fresh memory instead of the lock, so nothing can deadlock.
 """
@@ -64,11 +64,19 @@ class _Owner:
 
 
 def _give_back(block: np.ndarray) -> None:
-    """Finalizer of an owner: keep its block for reuse while the pool has room. Lock-free
-    (it may run inside the pool's own code), so the room is checked on a snapshot."""
-    held = tuple(_free) + tuple(_returned)
-    if len(held) < KEEP and sum(b.size for b in held) + block.size <= LIMIT:
-        _returned.append(block)
+    """Finalizer of an owner: its block joins the free blocks (the oldest leave when there
+    are too many). It may run inside the pool's own code, in this thread or while another
+    thread is there, so it never waits for the lock: it files the blocks only when the
+    lock is free at once, and otherwise keeps at most ``KEEP`` blocks waiting."""
+    if len(_returned) >= KEEP:
+        return  # many given back while the pool was busy: this one is not kept
+    _returned.append(block)
+    if getattr(_inside, "busy", False) or not _lock.acquire(blocking=False):
+        return  # the pool's own code files them when it next runs
+    try:
+        _file_returned()
+    finally:
+        _lock.release()
 
 
 def empty_arrays(*specs: tuple[tuple[int, ...], Any]) -> list[np.ndarray]:

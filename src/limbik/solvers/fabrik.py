@@ -238,6 +238,14 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
         *encode_constraints(constraints, n - 1), constrain_root, seed_frames,
         np.arange(n - 1) == 0)
 
+    closing = as_flag(close_gap, "close_gap")
+    if closing and (limits is not None or has_dir or not fixed_root):
+        raise InvalidInputError(
+            "close_gap is for chains with a fixed root and no constraints or direction, "
+            "got it with " + ", ".join(name for name, used in (
+                ("constraints", limits is not None), ("direction", has_dir),
+                ("fixed_root=False", not fixed_root)) if used), argument="close_gap")
+
     size = math.prod(shape)
     p, reached, error, iterations = empty_arrays(
         ((size, n, 3), np.float64), ((size,), np.bool_), ((size,), np.float64),
@@ -265,13 +273,7 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
         as_float_array(positions, "positions", ())
         as_points(target, "target")
         raise NonFiniteInputError("positions and target must be finite")  # pragma: no cover
-    if as_flag(close_gap, "close_gap"):
-        if constraints is not None or has_dir or not fixed_root:
-            raise InvalidInputError(
-                "close_gap is for chains with a fixed root and no constraints or direction, "
-                "got it with " + ", ".join(name for name, used in (
-                    ("constraints", constraints is not None), ("direction", has_dir),
-                    ("fixed_root=False", not fixed_root)) if used), argument="close_gap")
+    if closing:
         _close_gaps(p, t, tol_abs, tol_rel, reached, error)  # in the problem's units
     if unit != 1.0:
         p *= unit
