@@ -265,13 +265,19 @@ class FabrikTree:
         shape = broadcast_shapes(*pairs)
         size = int(np.prod(shape, dtype=np.int64))
         k = len(effectors)
-        p = np.array(np.broadcast_to(pose, shape + (n, 3)), dtype=np.float64,
-                     order="C").reshape(size, n, 3)
+        if pose.shape[:-2] != shape:
+            pose = np.broadcast_to(pose, shape + (n, 3))
+        p = np.array(pose, dtype=np.float64, order="C").reshape(size, n, 3)
         tg = np.empty((size, k, 3))
         wt = np.empty((size, k))
         for e in range(k):
-            tg[:, e] = np.broadcast_to(arrays[e], shape + (3,)).reshape(size, 3)
-            wt[:, e] = np.broadcast_to(w_arrays[e], shape).reshape(size)
+            target = arrays[e]
+            tg[:, e] = (target if target.shape[:-1] == shape
+                        else np.broadcast_to(target, shape + (3,))).reshape(size, 3)
+            weight = w_arrays[e]
+            wt[:, e] = weight if weight.ndim == 0 else (
+                weight if weight.shape == shape else np.broadcast_to(weight, shape)
+            ).reshape(size)
         return shape, size, effectors, tg, wt, p
 
     def backward(self, positions: Any, targets: Any, *,
