@@ -20,10 +20,12 @@ fresh memory instead of the lock, so nothing can deadlock.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import threading
 import weakref
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -97,22 +99,32 @@ def empty_arrays(*specs: tuple[tuple[int, ...], Any]) -> list[np.ndarray]:
     return arrays
 
 
-def _take(sizes: list[int]) -> list[np.ndarray | None]:
-    """For each size in bytes (0: none wanted), the newest free block of exactly that
-    size, else a new one."""
+@contextlib.contextmanager
+def _working() -> Iterator[None]:
+    """The pool's own code: marked busy in this thread (a finalizer or nested call then
+    keeps away from the lock), and holding the lock against other threads."""
     _inside.busy = True
     try:
         with _lock:
-            _file_returned()
-            found: list[np.ndarray | None] = []
-            for size in sizes:
-                match = next((k for k in range(len(_free) - 1, -1, -1)
-                              if _free[k].size == size), None) if size else None
-                found.append(None if not size else _free.pop(match) if match is not None
-                             else np.empty(size, dtype=np.uint8))
-            return found
+            yield
     finally:
         _inside.busy = False
+
+
+def _take(sizes: list[int]) -> list[np.ndarray | None]:
+    """For each size in bytes (0: none wanted), the newest free block of exactly that
+    size, else a new one."""
+    found: list[np.ndarray | None] = []
+    with _working():
+        _file_returned()
+        for size in sizes:
+            if not size:
+                found.append(None)
+                continue
+            match = next((k for k in range(len(_free) - 1, -1, -1) if _free[k].size == size),
+                         None)
+            found.append(np.empty(size, dtype=np.uint8) if match is None else _free.pop(match))
+    return found
 
 
 def _file_returned() -> None:
@@ -132,12 +144,8 @@ def release_memory() -> int:
         freed = sum(block.size for block in tuple(_returned))
         del _returned[:]
         return freed
-    _inside.busy = True
-    try:
-        with _lock:
-            _file_returned()
-            freed = sum(block.size for block in _free)
-            _free.clear()
-            return freed
-    finally:
-        _inside.busy = False
+    with _working():
+        _file_returned()
+        freed = sum(block.size for block in _free)
+        _free.clear()
+    return freed

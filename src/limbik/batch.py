@@ -315,9 +315,9 @@ def _slots_by_host(workers: dict[str, Any]) -> dict[str, tuple[int, list[str]]]:
     """host -> (task slots of its workers together, their addresses)."""
     out: dict[str, tuple[int, list[str]]] = {}
     for address, info in workers.items():
-        slots, addresses = out.get(str(info.get("host", address)), (0, []))
-        out[str(info.get("host", address))] = (
-            slots + int(info.get("nthreads", 1) or 1), [*addresses, address])
+        host = str(info.get("host", address))
+        slots, addresses = out.get(host, (0, []))
+        out[host] = (slots + int(info.get("nthreads", 1) or 1), [*addresses, address])
     return out
 
 

@@ -23,6 +23,7 @@ from numba import njit
 
 import limbik._numba_cache  # noqa: F401  (Numba's cache: locked saves, kernel-source stamp)
 from limbik._kernel_options import read_only
+from limbik.solvers._ccd_kernels import _perpendicular, _rotate_about
 
 __all__ = ["close_gap"]
 
@@ -34,42 +35,26 @@ NEWTON_STEPS = 40
 LEVER = 4.0
 
 
-def close_gap(positions: np.ndarray, target: np.ndarray, tolerance: np.ndarray
+def close_gap(positions: np.ndarray, target: np.ndarray, tol_abs: float, tol_rel: float
               ) -> tuple[np.ndarray, np.ndarray]:
     """Chains ``positions (m, n, 3)`` reshaped to put their end on ``target (m, 3)``.
 
-    Returns ``(positions, closed)``: where ``closed (m,)`` is true the new pose's end is
-    within ``tolerance (m,)`` of the target, with the root and every bone length kept;
-    elsewhere (no bend scale gives the target's distance) the input pose is returned.
+    The tolerance is ``tol_abs``, or ``tol_rel`` times a chain's length where ``tol_abs``
+    is negative. Returns ``(positions, closed)``: where ``closed (m,)`` is true the new
+    pose's end is within tolerance of the target, with the root and every bone length
+    kept; elsewhere (a target out of reach, or no shape found) the input pose is returned.
     """
     out = np.array(positions, dtype=np.float64, order="C")
     closed = np.zeros(len(out), dtype=np.bool_)
     _close_gaps(out, read_only(np.ascontiguousarray(target, dtype=np.float64)),
-                read_only(np.ascontiguousarray(tolerance, dtype=np.float64)), closed)
+                float(tol_abs), float(tol_rel), closed)
     return out, closed
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _turn(ax, ay, az, angle, vx, vy, vz):  # pragma: no cover - compiled
-    """``v`` turned by ``angle`` about the unit axis ``a`` (Rodrigues); a zero axis
-    leaves ``v`` as it is."""
-    if ax == 0.0 and ay == 0.0 and az == 0.0:
-        return vx, vy, vz
-    c = math.cos(angle)
-    s = math.sin(angle)
-    k = (ax * vx + ay * vy + az * vz) * (1.0 - c)
-    return (vx * c + (ay * vz - az * vy) * s + ax * k,
-            vy * c + (az * vx - ax * vz) * s + ay * k,
-            vz * c + (ax * vy - ay * vx) * s + az * k)
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def _perpendicular(x, y, z):  # pragma: no cover - compiled
+def _unit_perpendicular(x, y, z):  # pragma: no cover - compiled
     """A unit vector perpendicular to the unit vector ``(x, y, z)``."""
-    if abs(x) < 0.9:
-        px, py, pz = 0.0, z, -y  # (1, 0, 0) x v
-    else:
-        px, py, pz = -z, 0.0, x  # (0, 1, 0) x v
+    px, py, pz = _perpendicular(x, y, z)
     norm = math.sqrt(px * px + py * py + pz * pz)
     return px / norm, py / norm, pz / norm
 
@@ -82,7 +67,9 @@ def _end(first, axes, angles, lengths, scale, bent):  # pragma: no cover - compi
     ex, ey, ez = lengths[0] * vx, lengths[0] * vy, lengths[0] * vz
     bent[0, 0], bent[0, 1], bent[0, 2] = vx, vy, vz
     for j in range(angles.shape[0]):
-        vx, vy, vz = _turn(axes[j, 0], axes[j, 1], axes[j, 2], scale * angles[j], vx, vy, vz)
+        angle = scale * angles[j]
+        vx, vy, vz = _rotate_about(axes[j, 0], axes[j, 1], axes[j, 2], math.cos(angle),
+                                   math.sin(angle), vx, vy, vz)
         bent[j + 1, 0], bent[j + 1, 1], bent[j + 1, 2] = vx, vy, vz
         ex += lengths[j + 1] * vx
         ey += lengths[j + 1] * vy
@@ -159,7 +146,7 @@ def _bends(p, b, lengths, direction, axes, angles):  # pragma: no cover - compil
         if sn > 0.0:
             axes[j, 0], axes[j, 1], axes[j, 2] = cx / sn, cy / sn, cz / sn
         else:  # straight on or folded back: any axis perpendicular to the bone
-            axes[j, 0], axes[j, 1], axes[j, 2] = _perpendicular(ux, uy, uz)
+            axes[j, 0], axes[j, 1], axes[j, 2] = _unit_perpendicular(ux, uy, uz)
     return widest
 
 
@@ -184,7 +171,7 @@ def _bracket(first, axes, angles, lengths, distance, top, bent):  # pragma: no c
             value = _gap(first, axes, angles, lengths, scale, distance, bent)
             if (value <= 0.0) != (before[side] <= 0.0):
                 low, high = min(scale, last), max(scale, last)
-                low_short = _gap(first, axes, angles, lengths, low, distance, bent) <= 0.0
+                low_short = (value if scale < last else before[side]) <= 0.0
                 for _ in range(BISECTIONS):
                     middle = 0.5 * (low + high)
                     if ((_gap(first, axes, angles, lengths, middle, distance, bent) <= 0.0)
@@ -207,7 +194,7 @@ def _bracket(first, axes, angles, lengths, distance, top, bent):  # pragma: no c
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _close_gaps(p, target, tolerance, closed):  # pragma: no cover - compiled
+def _close_gaps(p, target, tol_abs, tol_rel, closed):  # pragma: no cover - compiled
     """:func:`close_gap` in place on ``p (m, n, 3)``; sets ``closed (m,)``."""
     n = p.shape[1]
     lengths = np.empty(n - 1)
@@ -216,18 +203,24 @@ def _close_gaps(p, target, tolerance, closed):  # pragma: no cover - compiled
     angles = np.zeros(max(n - 2, 0))
     bent = np.empty((n - 1, 3))
     direction = np.empty((n - 1, 3))
+    joints = np.empty((n - 1, 3))
     slope = np.empty(max(n - 2, 0))
     for b in range(p.shape[0]):
         widest = _bends(p, b, lengths, direction, axes, angles)
         if widest < 0.0:
             continue
-        first[0], first[1], first[2] = direction[0, 0], direction[0, 1], direction[0, 2]
+        reach = 0.0
+        longest = 0.0
+        for j in range(n - 1):
+            reach += lengths[j]
+            longest = max(longest, lengths[j])
         gx = target[b, 0] - p[b, 0, 0]
         gy = target[b, 1] - p[b, 0, 1]
         gz = target[b, 2] - p[b, 0, 2]
         distance = math.sqrt(gx * gx + gy * gy + gz * gz)
-        if distance == 0.0:
-            continue
+        if distance == 0.0 or distance > reach or distance < 2.0 * longest - reach:
+            continue  # at the root, or out of reach
+        tolerance = tol_abs if tol_abs >= 0.0 else tol_rel * reach
         # the final turn about the root moves joint j by (its distance from the root /
         # the target's) times the end's move: where that is large (a target close to the
         # root of a long chain), a small gap would swing the whole chain
@@ -239,10 +232,11 @@ def _close_gaps(p, target, tolerance, closed):  # pragma: no cover - compiled
             farthest = max(farthest, math.sqrt(dx * dx + dy * dy + dz * dz))
         if farthest > LEVER * distance:
             continue
+        first[0], first[1], first[2] = direction[0, 0], direction[0, 1], direction[0, 2]
         top = min(2.0, math.pi / widest) if widest > 0.0 else 2.0
         scale = _bracket(first, axes, angles, lengths, distance, top, bent)
         if math.isnan(scale):
-            if not _least_change(first, axes, angles, lengths, distance, tolerance[b], bent,
+            if not _least_change(first, axes, angles, lengths, distance, tolerance, bent,
                                  slope):
                 continue
             scale = 1.0  # ``angles`` now holds the changed bends
@@ -257,22 +251,25 @@ def _close_gaps(p, target, tolerance, closed):  # pragma: no cover - compiled
         if sn > 0.0:
             cx, cy, cz = cx / sn, cy / sn, cz / sn
         else:  # the end on or opposite the target's line: any perpendicular axis
-            cx, cy, cz = _perpendicular(ax, ay, az)
+            cx, cy, cz = _unit_perpendicular(ax, ay, az)
+        cos_turn = math.cos(turn)
+        sin_turn = math.sin(turn)
         x, y, z = p[b, 0, 0], p[b, 0, 1], p[b, 0, 2]
         unit = True
         for j in range(n - 1):
-            vx, vy, vz = _turn(cx, cy, cz, turn, bent[j, 0], bent[j, 1], bent[j, 2])
+            vx, vy, vz = _rotate_about(cx, cy, cz, cos_turn, sin_turn, bent[j, 0], bent[j, 1],
+                                       bent[j, 2])
             unit = unit and abs(math.sqrt(vx * vx + vy * vy + vz * vz) - 1.0) <= 1e-12
             x += lengths[j] * vx
             y += lengths[j] * vy
             z += lengths[j] * vz
-            direction[j, 0], direction[j, 1], direction[j, 2] = x, y, z
-        ex = direction[n - 2, 0] - target[b, 0]
-        ey = direction[n - 2, 1] - target[b, 1]
-        ez = direction[n - 2, 2] - target[b, 2]
-        if unit and math.sqrt(ex * ex + ey * ey + ez * ez) <= tolerance[b]:
+            joints[j, 0], joints[j, 1], joints[j, 2] = x, y, z
+        ex = joints[n - 2, 0] - target[b, 0]
+        ey = joints[n - 2, 1] - target[b, 1]
+        ez = joints[n - 2, 2] - target[b, 2]
+        if unit and math.sqrt(ex * ex + ey * ey + ez * ez) <= tolerance:
             for j in range(n - 1):
-                p[b, j + 1, 0] = direction[j, 0]
-                p[b, j + 1, 1] = direction[j, 1]
-                p[b, j + 1, 2] = direction[j, 2]
+                p[b, j + 1, 0] = joints[j, 0]
+                p[b, j + 1, 1] = joints[j, 1]
+                p[b, j + 1, 2] = joints[j, 2]
             closed[b] = True

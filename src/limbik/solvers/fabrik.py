@@ -93,16 +93,7 @@ def _close_gaps(p: FloatArray, t: FloatArray, tol_abs: float, tol_rel: float,
     short = np.flatnonzero(~reached)
     if short.size == 0:
         return
-    lengths = np.linalg.norm(np.diff(p[short], axis=1), axis=-1)
-    reach = np.sum(lengths, axis=1)
-    inner = np.maximum(0.0, 2.0 * np.max(lengths, axis=1) - reach)
-    distance = np.linalg.norm(t[short] - p[short, 0], axis=-1)
-    inside = (distance >= inner) & (distance <= reach)
-    short = short[inside]
-    if short.size == 0:
-        return
-    tolerance = np.full(short.size, tol_abs) if tol_abs >= 0 else tol_rel * reach[inside]
-    shaped, closed = close_gap(p[short], t[short], tolerance)
+    shaped, closed = close_gap(p[short], t[short], tol_abs, tol_rel)
     done = short[closed]
     p[done] = shaped[closed]
     error[done] = np.linalg.norm(p[done, -1] - t[done], axis=-1)
