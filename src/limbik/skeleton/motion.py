@@ -27,24 +27,59 @@ def _readonly(array: np.ndarray) -> np.ndarray:
 
 
 def forward_kinematics(parents: np.ndarray, local_rotations: FloatArray,
-                       local_translations: FloatArray) -> tuple[FloatArray, FloatArray]:
+                       local_translations: FloatArray,
+                       out: tuple[FloatArray, FloatArray] | None = None
+                       ) -> tuple[FloatArray, FloatArray]:
     """World rotations ``(..., J, 4)`` and positions ``(..., J, 3)`` of a joint tree.
 
     ``parents`` ``(J,)`` lists each joint's parent (-1 for roots), parents first.
     ``local_rotations`` ``(..., J, 4)`` and ``local_translations`` ``(..., J, 3)``
     place each joint in its parent: ``world_j = world_parent · (R_j, t_j)``.
     The loop runs over joints; every step is vectorised over the leading dimensions.
+    ``out``: two writable C-contiguous float64 arrays ``(..., J, 4)`` and ``(..., J, 3)``
+    of the broadcast shape (e.g. an earlier call's result), written in place and
+    returned.
     """
     q_local = np.asarray(local_rotations, dtype=np.float64)
     t_local = np.asarray(local_translations, dtype=np.float64)
     shape = np.broadcast_shapes(q_local.shape[:-1], t_local.shape[:-1])
     joints = shape[-1]
+    if out is not None:
+        q_out, p_out = _out_frames(out, shape)
+        if np.may_share_memory(q_local, q_out) or np.may_share_memory(q_local, p_out):
+            q_local = q_local.copy()
+        if np.may_share_memory(t_local, q_out) or np.may_share_memory(t_local, p_out):
+            t_local = t_local.copy()
     q = _kernel_rows(q_local, shape + (4,))
     t = _kernel_rows(t_local, shape + (3,))
-    q_world, p_world = empty_arrays((q.shape, np.float64), (t.shape, np.float64))
+    if out is None:
+        q_world, p_world = empty_arrays((q.shape, np.float64), (t.shape, np.float64))
+    else:
+        q_world, p_world = q_out.reshape(q.shape), p_out.reshape(t.shape)
     forward_kinematics_frames(read_only(np.ascontiguousarray(parents, dtype=np.int64)), q, t,
                               q_world, p_world, np.ones(joints, dtype=np.bool_))
+    if out is not None:
+        return q_out, p_out
     return q_world.reshape(shape + (4,)), p_world.reshape(shape + (3,))
+
+
+def _out_frames(out: Any, shape: tuple[int, ...]) -> tuple[FloatArray, FloatArray]:
+    """``out`` checked as forward kinematics' output arrays of batch ``shape``."""
+    if not (isinstance(out, tuple | list) and len(out) == 2):
+        raise InvalidInputError(
+            "out must be a pair of arrays (world rotations, world positions), got "
+            f"{type(out).__name__}", argument="out")
+    for array, width, name in ((out[0], 4, "rotations"), (out[1], 3, "positions")):
+        want = shape + (width,)
+        if (not isinstance(array, np.ndarray) or array.shape != want
+                or array.dtype != np.float64 or not array.flags.c_contiguous
+                or not array.flags.writeable):
+            got = (f"{array.dtype} {array.shape}" if isinstance(array, np.ndarray)
+                   else type(array).__name__)
+            raise InvalidInputError(
+                f"out's world {name} must be a writable C-contiguous float64 array of "
+                f"shape {want}, got {got}", argument="out")
+    return out[0], out[1]
 
 
 def _kernel_rows(array: FloatArray, shape: tuple[int, ...]) -> FloatArray:

@@ -26,7 +26,7 @@ from limbik.errors import InvalidInputError
 from limbik.geometry.frame import Frame
 from limbik.solvers import _jacobian_kernels as _jk
 from limbik.solvers import _joint_kernels as _k
-from limbik.solvers.solution import Solution
+from limbik.solvers.solution import Solution, out_arrays, written
 from limbik.tolerances import ITERATIVE_RTOL
 
 FAR_TARGET = 1e100
@@ -174,16 +174,32 @@ class JointProblem:
         every = (*args, method, float(lam), float(cutoff), self.max_step, *limits, *outs)
         return _JOINT_RANGE, None, lambda: every
 
-    def solve(self, method: int, lam: float = 0.0, cutoff: float = 0.0) -> Solution:
+    def out_fields(self) -> tuple[tuple[str, tuple[int, ...], Any], ...]:
+        """The :func:`~limbik.solvers.solution.out_arrays` fields of :meth:`outputs`."""
+        chain = self.chain
+        return (("q", (chain.dof,), np.float64), ("error", (), np.float64),
+                ("reached", (), np.bool_), ("iterations", (), np.int64),
+                ("positions", (chain.n_joints + 1, 3), np.float64))
+
+    def solve(self, method: int, lam: float = 0.0, cutoff: float = 0.0,
+              out: Solution | None = None) -> Solution:
         """Run the compiled driver with step rule ``method`` (a ``_joint_kernels`` code),
         on every thread for a large batch.
 
         ``lam`` and ``cutoff`` are the Jacobian step's damping and pseudo-inverse
         cutoff (unused by CCD); for ``METHOD_LM`` ``lam`` is the damping floor.
+        ``out``: a Solution of an earlier solve of the same chain and batch shape, whose
+        arrays are overwritten (see :func:`~limbik.solvers.solution.out_arrays`).
         """
         chain = self.chain
         count = self.first.shape[0]
-        outs = self.outputs()
+        outs: tuple[np.ndarray, ...]
+        if out is None:
+            outs = self.outputs()
+        else:
+            outs = tuple(out_arrays(out, self.shape, self.out_fields()))
+            for array in outs[:4]:
+                array.fill(0)  # as new outputs start
         q, err, reached, iters, positions = outs
         kernel, variant, arguments = self.serial_call(method, lam, cutoff, outs)
         # Python takes about 0.3 ms an iteration: far more than the defaults allow
@@ -197,6 +213,8 @@ class JointProblem:
             err[far] = big * np.linalg.norm(miss / np.where(big > 0, big, 1.0)[:, None], axis=-1)
             reached[far] &= err[far] <= self.tolerance
         shape = self.shape
+        if out is not None:
+            return Solution._trusted(**written(out, shape, self.out_fields(), list(outs)))
         return Solution._trusted(positions.reshape(shape + positions.shape[1:]),
                                  reached.reshape(shape), err.reshape(shape),
                                  iters.reshape(shape), q=q.reshape(shape + (chain.dof,)))

@@ -31,7 +31,7 @@ from limbik.solvers._joint_problem import joint_problem
 from limbik.solvers._scale import length_scale
 from limbik.solvers.constraints import SwingTwistLimit, encode_limits
 from limbik.solvers.rotations import joint_rotations
-from limbik.solvers.solution import Solution
+from limbik.solvers.solution import Solution, chain_out_fields, out_arrays, written
 from limbik.tolerances import (
     ITERATIVE_ANGLE_TOL,
     ITERATIVE_RTOL,
@@ -50,7 +50,8 @@ def ccd(chain: JointChain | Any, target: Any, *, tolerance: float | None = None,
         restarts: int | None = None, rng: Any = None,
         min_improvement: float | None = None,
         constraints: Sequence[SwingTwistLimit | None] | None = None,
-        rotations: Any = None, return_rotations: bool = False) -> Solution:
+        rotations: Any = None, return_rotations: bool = False,
+        out: Solution | None = None) -> Solution:
     """Cyclic coordinate descent toward ``target``.
 
     Parameters
@@ -82,6 +83,11 @@ def ccd(chain: JointChain | Any, target: Any, *, tolerance: float | None = None,
         constraints these are :func:`~limbik.solvers.rotations.joint_rotations` (each
         bone's minimal turn from the input pose, as ``two_bone`` returns); with
         constraints, the rotations the limited CCD steps produced.
+    out : Solution, optional
+        A Solution of an earlier call with the same chain, batch shape and options (e.g.
+        the previous frame's), whose arrays are overwritten in place; the returned
+        Solution holds them. ``chain`` (point chains) or ``q0`` may be its own
+        ``positions`` or ``q`` (warm start).
 
     Returns
     -------
@@ -101,7 +107,7 @@ def ccd(chain: JointChain | Any, target: Any, *, tolerance: float | None = None,
             restarts=JACOBIAN_RESTARTS if restarts is None else restarts,
             position_weight=position_weight, orientation_weight=orientation_weight, q0=q0,
             rng=rng)
-        return problem.solve(METHOD_CCD)
+        return problem.solve(METHOD_CCD, out=out)
     for name, value in (("constraints", constraints), ("rotations", rotations),
                         ("return_rotations", return_rotations or None)):
         if value is not None and isinstance(chain, JointChain):
@@ -112,13 +118,14 @@ def ccd(chain: JointChain | Any, target: Any, *, tolerance: float | None = None,
             raise InvalidInputError(f"{name} applies to JointChain only, got a point chain",
                                     argument=name)
     return _ccd_points(chain, target, tolerance, max_iterations, min_improvement, constraints,
-                       rotations, bool(return_rotations or rotations is not None))
+                       rotations, bool(return_rotations or rotations is not None), out)
 
 
 def _ccd_points(positions: Any, target: Any, tolerance: float | None, max_iterations: int,
                 min_improvement: float | None,
                 constraints: Sequence[SwingTwistLimit | None] | None = None,
-                rotations: Any = None, return_rotations: bool = False) -> Solution:
+                rotations: Any = None, return_rotations: bool = False,
+                out: Solution | None = None) -> Solution:
     pts = as_points(positions, "positions")
     if pts.ndim < 2 or pts.shape[-2] < 2:
         raise InvalidInputError(
@@ -146,26 +153,35 @@ def _ccd_points(positions: Any, target: Any, tolerance: float | None, max_iterat
     else:
         improve = np.full(count, as_float(min_improvement, "min_improvement",
                                           minimum=0.0) / unit)
-    out, err, reached, iters = empty_arrays(
-        (flat.shape, np.float64), ((count,), np.float64), ((count,), np.bool_),
-        ((count,), np.int64))
+    fields = chain_out_fields(n, return_rotations or constraints is not None)
+    if out is None:
+        solved, err, reached, iters = empty_arrays(
+            (flat.shape, np.float64), ((count,), np.float64), ((count,), np.bool_),
+            ((count,), np.int64))
+    else:  # flat is the solver's own copy: out.positions may be the input pose
+        views = out_arrays(out, shape, fields)
+        solved, reached, err, iters = views[:4]
     turned = None
     if constraints is not None:
         limits = encode_limits(constraints, n - 1)
         start = _start_rotations(rotations, shape, n, count)
-        turned = np.empty_like(start)
+        turned = np.empty_like(start) if out is None else views[4]
         _k.ccd_points_limited_solve(flat, start, goal, tol, max_iterations, improve, limits,
-                                    out, turned, err, reached, iters)
+                                    solved, turned, err, reached, iters)
         turned = turned.reshape(shape + (n, 4))
     else:
-        arguments = (flat, goal, tol, max_iterations, improve, out, err, reached, iters)
+        arguments = (flat, goal, tol, max_iterations, improve, solved, err, reached, iters)
         run_range(_k.ccd_points_solve_range, count, lambda: arguments, smallest=_k.CHUNK)
         if return_rotations:
-            turned = joint_rotations(out, flat, input_rotations=_start_rotations(
+            turned = joint_rotations(solved, flat, input_rotations=_start_rotations(
                 rotations, shape, n, count)).reshape(shape + (n, 4))
-    out *= unit
+            if out is not None:
+                np.copyto(views[4].reshape(turned.shape), turned)
+    solved *= unit
     err *= unit
-    return Solution._trusted(out.reshape(shape + (n, 3)), reached.reshape(shape),
+    if out is not None:
+        return Solution._trusted(**written(out, shape, fields, views))
+    return Solution._trusted(solved.reshape(shape + (n, 3)), reached.reshape(shape),
                              err.reshape(shape), iters.reshape(shape), rotations=turned)
 
 

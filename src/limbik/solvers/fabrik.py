@@ -33,7 +33,7 @@ from limbik.geometry.frame import Frame
 from limbik.solvers import _fabrik_kernels as K
 from limbik.solvers._scale import length_scale
 from limbik.solvers.constraints import Constraint, encode_constraints
-from limbik.solvers.solution import Solution
+from limbik.solvers.solution import Solution, chain_out_fields, out_arrays, written
 from limbik.tolerances import EPS_DIRECTION, ITERATIVE_RTOL, MAX_ITERATIONS
 
 __all__ = ["fabrik"]
@@ -124,7 +124,8 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
            constraints: Sequence[Constraint | None] | None = None, fixed_root: bool = True,
            direction: Any = None, root_frame: Frame | None = None,
            cone_frames: str = "carried", return_rotations: bool = False,
-           rotations: Any = None, close_gap: bool = False) -> Solution:
+           rotations: Any = None, close_gap: bool = False,
+           out: Solution | None = None) -> Solution:
     """Solve point chains with FABRIK, batched over leading dimensions.
 
     Parameters
@@ -185,6 +186,13 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
         the change is a modest multiple of the gap). A chain reaching more than 4 times
         the target's distance from the root is left as it is (the turn would swing it
         wide). For chains with a fixed root and no ``constraints`` or ``direction``.
+    out : Solution, optional
+        A Solution of an earlier call with the same batch shape, joint count and
+        ``return_rotations`` (e.g. the previous frame's), whose ``positions``,
+        ``reached``, ``error``, ``iterations`` (and ``rotations``) arrays are
+        overwritten in place: a per-frame loop allocates no outputs. ``positions`` may
+        be ``out.positions`` itself (warm start from the last frame). The returned
+        Solution holds the same arrays.
 
     Returns
     -------
@@ -238,9 +246,17 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
                 ("fixed_root=False", not fixed_root)) if used), argument="close_gap")
 
     size = math.prod(shape)
-    p, reached, error, iterations = empty_arrays(
-        ((size, n, 3), np.float64), ((size,), np.bool_), ((size,), np.float64),
-        ((size,), np.int64))
+    want_rotations = as_flag(return_rotations, "return_rotations") or rotations is not None
+    fields = chain_out_fields(n, want_rotations)
+    if out is None:
+        p, reached, error, iterations = empty_arrays(
+            ((size, n, 3), np.float64), ((size,), np.bool_), ((size,), np.float64),
+            ((size,), np.int64))
+    else:
+        views = out_arrays(out, shape, fields)
+        p, reached, error, iterations = views[:4]
+        if want_rotations and np.may_share_memory(pos, p):
+            pos = pos.copy()  # the input pose, for the rotations
     np.copyto(p.reshape(shape + (n, 3)), pos)  # the kernel solves in place
     # writeable, contiguous inputs keep the kernel to a single compiled signature
     t = (tgt if tgt.shape[:-1] == shape else np.broadcast_to(tgt, shape + (3,))).reshape(
@@ -271,10 +287,14 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
         error *= unit
     solved = p.reshape(shape + (n, 3))
     turned = None
-    if as_flag(return_rotations, "return_rotations") or rotations is not None:
+    if want_rotations:
         from limbik.solvers.rotations import joint_rotations
 
         turned = joint_rotations(solved, np.broadcast_to(pos, shape + (n, 3)),
                                  input_rotations=rotations)
+    if out is not None:
+        if turned is not None:
+            np.copyto(views[4].reshape(turned.shape), turned)
+        return Solution._trusted(**written(out, shape, fields, views))
     return Solution._trusted(solved, reached.reshape(shape), error.reshape(shape),
                              iterations.reshape(shape), rotations=turned)

@@ -37,7 +37,7 @@ from limbik.solvers.fabrik import (
     kernel_limits,
     root_frame_rows,
 )
-from limbik.solvers.solution import Solution
+from limbik.solvers.solution import Solution, chain_out_fields, out_arrays, written
 from limbik.tolerances import MAX_TREE_ITERATIONS
 
 __all__ = ["FabrikTree"]
@@ -130,7 +130,7 @@ class FabrikTree:
               tolerance: float | None = None, max_iterations: int = MAX_TREE_ITERATIONS,
               min_improvement: float = 0.0, fixed_root: bool = True,
               start: Any = None, return_rotations: bool = False,
-              rotations: Any = None) -> Solution:
+              rotations: Any = None, out: Solution | None = None) -> Solution:
         """Move the targeted joints toward their targets.
 
         Parameters
@@ -161,6 +161,11 @@ class FabrikTree:
         rotations : array_like, shape (..., n, 4), optional
             World rotations (x, y, z, w) of the joints in the starting pose; implies
             ``return_rotations``.
+        out : Solution, optional
+            A Solution of an earlier solve of this tree with the same batch shape and
+            ``return_rotations`` (e.g. the previous frame's), whose arrays are
+            overwritten in place; the returned Solution holds them. ``start`` may be
+            ``out.positions``.
 
         Returns
         -------
@@ -186,9 +191,16 @@ class FabrikTree:
                     f"broadcasts to the solve's {shape}, got {rotations.shape}",
                     argument="rotations")
 
-        reached = np.empty(size, dtype=np.bool_)
-        error = np.empty(size)
-        iterations = np.empty(size, dtype=np.int64)
+        fields = chain_out_fields(n, want_rotations)
+        if out is None:
+            reached = np.empty(size, dtype=np.bool_)
+            error = np.empty(size)
+            iterations = np.empty(size, dtype=np.int64)
+        else:
+            views = out_arrays(out, shape, fields)
+            solved, reached, error, iterations = views[:4]
+            if want_rotations and start is not None and np.may_share_memory(start, solved):
+                start = np.array(start)  # the starting pose, for the rotations
         unit = length_scale(p, tg, always=True)  # solve in units of the problem's size (exact, 2^k)
         if unit != 1.0:
             p, tg = p / unit, tg / unit
@@ -212,6 +224,11 @@ class FabrikTree:
             begin = self.positions if start is None else start
             turned = joint_rotations(solved, np.broadcast_to(begin, shape + (n, 3)),
                                      input_rotations=rotations, parents=self.parents)
+        if out is not None:
+            np.copyto(views[0].reshape(solved.shape), solved)
+            if turned is not None:
+                np.copyto(views[4].reshape(turned.shape), turned)
+            return Solution._trusted(**written(out, shape, fields, views))
         return Solution(positions=solved, reached=reached.reshape(shape),
                         error=error.reshape(shape), iterations=iterations.reshape(shape),
                         rotations=turned)

@@ -55,7 +55,8 @@ def jacobian_ik(chain: JointChain, target: Any, *, method: str = "lm",
                 max_iterations: int = MAX_JACOBIAN_ITERATIONS,
                 max_step: float = JACOBIAN_MAX_STEP, patience: int | None = None,
                 position_weight: float = 1.0, orientation_weight: float = 1.0,
-                restarts: int | None = None, rng: Any = None) -> Solution:
+                restarts: int | None = None, rng: Any = None,
+                out: Solution | None = None) -> Solution:
     """Solve joint coordinates so the chain's tip reaches ``target``.
 
     Parameters
@@ -91,6 +92,11 @@ def jacobian_ik(chain: JointChain, target: Any, *, method: str = "lm",
         for the others).
     rng : None, int or numpy Generator
         Source of the restarts; None means seed 0, so results are reproducible.
+    out : Solution, optional
+        A Solution of an earlier call on the same chain with the same batch shape
+        (e.g. the previous frame's), whose ``q``, ``positions``, ``reached``, ``error``
+        and ``iterations`` arrays are overwritten in place; the returned Solution holds
+        them. ``q0`` may be ``out.q`` (warm start).
 
     Returns
     -------
@@ -115,5 +121,5 @@ def jacobian_ik(chain: JointChain, target: Any, *, method: str = "lm",
                             max_step=max_step)
     if method == "lm":
         # the adaptive damping needs only a small floor: λ_min = (damping · reach / 10)²
-        return problem.solve(_k.METHOD_LM, (0.1 * lam) ** 2)
-    return problem.solve(_METHOD_CODES[method], lam, 1e-6)
+        return problem.solve(_k.METHOD_LM, (0.1 * lam) ** 2, out=out)
+    return problem.solve(_METHOD_CODES[method], lam, 1e-6, out=out)

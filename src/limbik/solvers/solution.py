@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["Solution", "out_arrays"]
+__all__ = ["Solution", "chain_out_fields", "out_arrays", "written", "zero_iterations"]
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -96,35 +97,88 @@ class Solution:
                 f"{self.reached.size}, max_error={float(np.max(self.error, initial=0.0)):.3g})")
 
 
-def out_arrays(out: Any, shape: tuple[int, ...], n_joints: int
-               ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.bool_]]:
-    """Flat views ``positions (N, n_joints, 3)``, ``error (N,)``, ``reached (N,)`` of a
-    preallocated ``out`` Solution of batch ``shape`` (N = prod(shape)), for a solver
-    to write into.
+def out_arrays(out: Any, shape: tuple[int, ...],
+               fields: tuple[tuple[str, tuple[int, ...], Any], ...]) -> list[np.ndarray]:
+    """Flat views ``(N, *trailing)`` (N = prod(shape)) of the arrays of a preallocated
+    ``out`` Solution of batch ``shape``, for a solver to write into: one per
+    ``(name, trailing shape, dtype)`` in ``fields``, e.g. ``("positions", (n, 3),
+    np.float64)``.
 
-    ``out`` must come from an earlier solve of the same batch shape and joint count:
-    its ``positions``, ``error`` and ``reached`` must be writable C-contiguous arrays
-    of float64, float64 and bool.
+    ``out`` must come from an earlier solve of the same batch shape, joint count and
+    options: each named array must be a writable C-contiguous array of that dtype and
+    shape ``shape + trailing``. A single solve's NumPy scalar (``reached``, ``error``
+    of batch shape ``()``) cannot be written: a new array of one element stands in for
+    it, and :func:`written` returns its value.
     """
-    from limbik.errors import InvalidInputError
-
     if not isinstance(out, Solution):
+        from limbik.errors import InvalidInputError
+
         raise InvalidInputError(f"out must be a Solution, got {type(out).__name__}",
                                 argument="out")
     count = 1
     for size in shape:
         count *= size
-    expected = (("positions", shape + (n_joints, 3), np.float64), ("error", shape, np.float64),
-                ("reached", shape, np.bool_))
+    flat = len(shape) == 1
     views = []
-    for name, want, dtype in expected:
+    for name, trailing, dtype in fields:
         array = getattr(out, name)
-        if (not isinstance(array, np.ndarray) or array.shape != want or array.dtype != dtype
-                or not array.flags.c_contiguous or not array.flags.writeable):
-            got = (f"{array.dtype} {array.shape}" if isinstance(array, np.ndarray)
-                   else type(array).__name__)
-            raise InvalidInputError(
-                f"out.{name} must be a writable C-contiguous {np.dtype(dtype)} array of shape "
-                f"{want}, got {got}", argument="out")
-        views.append(array.reshape((count,) + want[len(shape):]))
-    return views[0], views[1], views[2]
+        want = shape + trailing
+        if not want and isinstance(array, np.generic) and array.dtype == dtype:
+            views.append(np.empty(1, dtype=dtype))
+            continue
+        if type(array) is not np.ndarray or array.shape != want or array.dtype != dtype:
+            _refuse_out(name, array, want, dtype)
+        flags = array.flags
+        if not (flags.c_contiguous and flags.writeable):
+            _refuse_out(name, array, want, dtype)
+        views.append(array if flat else array.reshape((count,) + trailing))
+    return views
+
+
+@functools.lru_cache(maxsize=64)
+def chain_out_fields(n_joints: int, rotations: bool = False
+                     ) -> tuple[tuple[str, tuple[int, ...], Any], ...]:
+    """The :func:`out_arrays` fields of an iterative chain solve (FABRIK, CCD): positions
+    ``(n_joints, 3)``, reached, error, iterations, and rotations ``(n_joints, 4)``."""
+    fields = (("positions", (n_joints, 3), np.float64), ("reached", (), np.bool_),
+              ("error", (), np.float64), ("iterations", (), np.int64))
+    return fields + ((("rotations", (n_joints, 4), np.float64),) if rotations else ())
+
+
+def written(out: Solution, shape: tuple[int, ...],
+            fields: tuple[tuple[str, tuple[int, ...], Any], ...],
+            views: list[np.ndarray]) -> dict[str, Any]:
+    """The results of a solve into ``out`` by name, for a new Solution: ``out``'s own
+    arrays, which the ``views`` of :func:`out_arrays` were written into, or the new
+    value where ``out`` held a NumPy scalar."""
+    result = {}
+    for (name, trailing, _), view in zip(fields, views, strict=True):
+        array = getattr(out, name)
+        result[name] = (array if isinstance(array, np.ndarray)
+                        else view.reshape(shape + trailing)[()])
+    return result
+
+
+def _refuse_out(name: str, array: Any, want: tuple[int, ...], dtype: Any) -> None:
+    from limbik.errors import InvalidInputError
+
+    got = (f"{'read-only ' if not array.flags.writeable else ''}"
+           f"{'' if array.flags.c_contiguous else 'non-contiguous '}{array.dtype} {array.shape}"
+           if isinstance(array, np.ndarray) else type(array).__name__)
+    raise InvalidInputError(
+        f"out.{name} must be a writable C-contiguous {np.dtype(dtype)} array of shape "
+        f"{want}, got {got}", argument="out")
+
+
+_ZERO_ITERATIONS: dict[tuple[int, ...], np.ndarray] = {}
+
+
+def zero_iterations(shape: tuple[int, ...]) -> np.ndarray:
+    """A read-only int64 zero array of ``shape`` (no memory per element; the same array
+    for the same shape), the ``iterations`` of analytic solves into ``out``."""
+    zeros = _ZERO_ITERATIONS.get(shape)
+    if zeros is None:
+        if len(_ZERO_ITERATIONS) >= 64:
+            _ZERO_ITERATIONS.clear()
+        zeros = _ZERO_ITERATIONS[shape] = np.broadcast_to(np.zeros((), dtype=np.int64), shape)
+    return zeros

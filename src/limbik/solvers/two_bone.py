@@ -34,7 +34,7 @@ from limbik.solvers import _two_bone_pose as _pose
 from limbik.solvers._scale import COMFORT_HIGH as _COMFORT_HIGH
 from limbik.solvers._scale import COMFORT_LOW as _COMFORT_LOW
 from limbik.solvers._scale import length_scale
-from limbik.solvers.solution import Solution, out_arrays
+from limbik.solvers.solution import Solution, out_arrays, written, zero_iterations
 from limbik.tolerances import ANALYTIC_REACH_RTOL
 
 __all__ = ["UNREACHABLE_POLICIES", "two_bone"]
@@ -45,10 +45,14 @@ _POLICY = {"extend": _k.POLICY_EXTEND, "push_root": _k.POLICY_PUSH_ROOT,
            "stretch": _k.POLICY_STRETCH}
 _NO_POINT = np.zeros((1, 3))
 _NO_QUAT = np.array([[0.0, 0.0, 0.0, 1.0]])
+_NO_POINT_ROWS = read_only(_NO_POINT)
+_NO_QUAT_ROWS = read_only(_NO_QUAT)
 _ITER0 = np.zeros((), dtype=np.int64)
 _ITER0.flags.writeable = False
 _NDARRAY = np.ndarray
 _F64 = np.dtype(np.float64)
+#: The arrays a plain solve writes into ``out``.
+_OUT_FIELDS = (("positions", (3, 3), _F64), ("error", (), _F64), ("reached", (), np.bool_))
 _SHAPE3 = (3,)
 _FLOAT_TYPES = (float, int, np.float64)
 _NO_POINT3 = np.zeros(3)
@@ -241,6 +245,10 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
                 if policy == _k.POLICY_PUSH_ROOT:
                     return _pushed(positions, root, target)
                 return Solution._trusted(positions, np.bool_(ok), np.float64(err), _ITER0)
+    if root_frame is None and (pole is None or reference is None):
+        lean = _lean_rows(root, target, point, upper, lower, unreachable, max_stretch, out)
+        if lean is not None:
+            return lean
     given = [name for name, value in (("pole", pole), ("reference", reference),
                                       ("root_frame", root_frame)) if value is not None]
     if len(given) > 1:
@@ -292,7 +300,7 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
         positions, error, reached = empty_arrays(((count, 3, 3), _F64), ((count,), _F64),
                                                  ((count,), np.bool_))
     else:
-        positions, error, reached = out_arrays(out, shape, 3)
+        positions, error, reached = out_arrays(out, shape, _OUT_FIELDS)
     rows = (_rows(root_a, shape, 3), _rows(target_a, shape, 3), _rows(hint, shape, 3),
             _rows(quat, shape, 4), _rows(upper_a, shape, 0), _rows(lower_a, shape, 0),
             mode, policy, stretch, ANALYTIC_REACH_RTOL, positions, error, reached)
@@ -310,15 +318,73 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
             return pushed
         error[:] = np.ravel(pushed.error)
         reached[:] = True
-        return Solution._trusted(out.positions, out.reached, out.error,
-                                 np.broadcast_to(_ITER0, shape),
+        return Solution._trusted(**written(out, shape, _OUT_FIELDS, [positions, error, reached]),
+                                 iterations=zero_iterations(shape),
                                  root_offset=pushed.root_offset)
     if out is not None:  # no allocation: the caller's arrays, iterations a zero view
-        return Solution._trusted(out.positions, out.reached, out.error,
-                                 np.broadcast_to(_ITER0, shape))
+        return Solution._trusted(**written(out, shape, _OUT_FIELDS, [positions, error, reached]),
+                                 iterations=zero_iterations(shape))
     # a single limb gets NumPy scalars, as on the fast path
     return Solution._trusted(positions.reshape(shape + (3, 3)), reached.reshape(shape)[()],
                              error.reshape(shape)[()], np.zeros(shape, dtype=np.int64))
+
+
+def _lean_rows(root: Any, target: Any, point: Any, upper: Any, lower: Any, unreachable: Any,
+               max_stretch: Any, out: Any) -> Solution | None:
+    """The plain solve of a small batch given as C-contiguous float64 ``(B, 3)`` rows
+    (``point`` None or the same), lengths as floats or ``(B,)`` float64 arrays of a
+    comfortable size, the "extend" or "stretch" policy: the kernel on the calling thread,
+    without broadcasting or rescaling (a per-frame loop over a few limbs). None when the
+    call is not of that form or an input is bad: the general path then solves or reports
+    it, with the same bits."""
+    if not (type(root) is _NDARRAY and type(target) is _NDARRAY and root.ndim == 2
+            and root.shape == target.shape and root.shape[1] == 3
+            and 0 < root.shape[0] < 2 * _k.CHUNK and root.dtype is _F64
+            and target.dtype is _F64 and root.flags.c_contiguous
+            and target.flags.c_contiguous and type(unreachable) is str
+            and type(max_stretch) in _FLOAT_TYPES and 1.0 <= max_stretch < math.inf):
+        return None
+    policy = _POLICY.get(unreachable)
+    if policy is None or policy == _k.POLICY_PUSH_ROOT:
+        return None
+    count = root.shape[0]
+    if point is None:
+        hint = _NO_POINT_ROWS
+    elif (type(point) is _NDARRAY and point.shape == root.shape and point.dtype is _F64
+          and point.flags.c_contiguous):
+        hint = read_only(point)
+    else:
+        return None
+    lengths = []
+    for value in (upper, lower):
+        if type(value) in _FLOAT_TYPES:
+            lengths.append(read_only(np.array((value,), dtype=_F64)))
+        elif (type(value) is _NDARRAY and value.shape == (count,) and value.dtype is _F64
+              and value.flags.c_contiguous):
+            lengths.append(read_only(value))
+        else:
+            return None
+    reach = upper + lower
+    if type(reach) is _NDARRAY:
+        if not (_COMFORT_LOW <= reach.min() and reach.max() <= _COMFORT_HIGH):
+            return None
+    elif not _COMFORT_LOW <= reach <= _COMFORT_HIGH:
+        return None
+    if out is None:
+        positions, error, reached = (np.empty((count, 3, 3)), np.empty(count),
+                                     np.empty(count, dtype=np.bool_))
+    else:
+        positions, error, reached = out_arrays(out, (count,), _OUT_FIELDS)
+    check = _k.solve_rows(0, count, read_only(root), read_only(target), hint, _NO_QUAT_ROWS,
+                          lengths[0], lengths[1], _k.MODE_ROLLED if point is None
+                          else _k.MODE_POINT, policy, float(max_stretch), ANALYTIC_REACH_RTOL,
+                          positions, error, reached)
+    if check != 0.0:
+        return None
+    if out is not None:
+        return Solution._trusted(out.positions, out.reached, out.error,
+                                 zero_iterations((count,)))
+    return Solution._trusted(positions, reached, error, np.zeros(count, dtype=np.int64))
 
 
 def _pushed(positions: FloatArray, root: FloatArray, target: FloatArray) -> Solution:
