@@ -47,3 +47,26 @@ def test_origins_at_the_documented_range_give_finite_reach():
 def test_parse_urdf_wants_text(value):
     with pytest.raises(InvalidInputError, match="text must be URDF text"):
         limbik.parse_urdf(value, "a", "b")
+
+
+@pytest.mark.parametrize("x", ["1_0", "\u0661", "\uff11", "0x1", "1e", "."])
+def test_numbers_are_plain_ascii_decimals(x):
+    with pytest.raises(URDFError, match="xyz"):
+        limbik.parse_urdf(ARM.replace("{x}", x), "a", "b")
+
+
+@pytest.mark.parametrize("x", ["1", "-1.", ".5", "+2.5e-1", "1E2"])
+def test_decimal_numbers_are_read(x):
+    chain = limbik.parse_urdf(ARM.replace("{x}", x), "a", "b")
+    assert chain.reach == pytest.approx(abs(float(x)))
+
+
+def test_entity_declarations_are_refused_before_any_expansion():
+    laughs = "".join(f'<!ENTITY e{k} "{f"&e{k - 1};" * 10 if k else "1"}">'
+                     for k in range(9))  # 10^8 characters if expanded
+    text = f'<?xml version="1.0"?><!DOCTYPE robot [{laughs}]>' + ARM.replace("{x}", "&e8;")
+    with pytest.raises(URDFError, match="no XML entity declarations"):
+        limbik.parse_urdf(text, "a", "b")
+    small = '<!DOCTYPE robot [<!ENTITY one "1">]>' + ARM.replace("{x}", "&one;")
+    with pytest.raises(URDFError, match="ENTITY one"):
+        limbik.parse_urdf(small, "a", "b")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from pathlib import Path
 from typing import Any
 from xml.parsers import expat
@@ -47,6 +48,14 @@ class _Element:
         return [child for child in self.children if child.tag == tag]
 
 
+class _EntityRefused(Exception):
+    """An ``<!ENTITY>`` declaration met while parsing (its name)."""
+
+
+#: A decimal number as URDF files write them: ASCII digits, no ``_`` separators.
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
+
+
 def _parse_xml(data: str | bytes, path: str) -> _Element:
     """A small element tree that remembers each element's line number."""
     parser = expat.ParserCreate()
@@ -64,10 +73,17 @@ def _parse_xml(data: str | bytes, path: str) -> _Element:
     def end(tag: str) -> None:
         stack.pop()
 
+    def entity(name: str, *_: object) -> None:  # no entity is ever expanded: a few
+        raise _EntityRefused(name)                 # nested ones can take gigabytes
+
     parser.StartElementHandler = start
     parser.EndElementHandler = end
+    parser.EntityDeclHandler = entity
     try:
         parser.Parse(data, True)
+    except _EntityRefused as exc:
+        raise URDFError(path, parser.CurrentLineNumber, "no XML entity declarations",
+                        f"<!ENTITY {str(exc)[:40]} ...>") from None
     except expat.ExpatError as exc:
         raise URDFError(path, exc.lineno, "well-formed XML",
                         expat.ErrorString(exc.code)) from None
@@ -88,10 +104,8 @@ def _floats(element: _Element, attribute: str, count: int, default: tuple[float,
                             f"of {what}", "none")
         return default
     parts = text.split()
-    try:
-        values = tuple(float(v) for v in parts)
-    except ValueError:
-        values = ()
+    values = (tuple(float(v) for v in parts)
+              if all(_NUMBER.fullmatch(v) for v in parts) else ())
     if len(values) != count or not all(math.isfinite(v) and abs(v) <= bound for v in values):
         expected = f"{count} finite number{'s' if count > 1 else ''} in {attribute!r} of {what}"
         if len(values) == count and all(math.isfinite(v) for v in values):
