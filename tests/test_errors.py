@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import limbik
 from limbik import _validation as v
 from limbik.errors import (
     BVHParseError,
@@ -56,3 +57,21 @@ def test_scalars_and_options():
 def test_broadcast_error_names_the_arguments():
     with pytest.raises(InvalidInputError, match=r"root \(2,\), target \(3,\)"):
         v.broadcast_shapes(("root", (2,)), ("target", (3,)))
+
+
+@pytest.mark.parametrize("reader", ["read_bvh", "read_gltf", "read_motion"])
+def test_readers_name_a_missing_or_unreadable_path(tmp_path, reader):
+    from limbik.errors import UnreadableFileError
+
+    read = getattr(limbik, reader)
+    suffix = ".glb" if reader == "read_gltf" else ".bvh"
+    missing = tmp_path / f"nope{suffix}"
+    with pytest.raises(UnreadableFileError, match=r"path: cannot read .*nope.* No such file"):
+        read(missing)
+    folder = tmp_path / f"folder{suffix}"
+    folder.mkdir()
+    with pytest.raises(OSError, match="Is a directory"):  # also an OSError, as before
+        read(folder)
+    for value in (None, 5, b"x.bvh"):
+        with pytest.raises(limbik.InvalidInputError, match="path must be a file path"):
+            read(value)

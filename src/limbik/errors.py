@@ -23,6 +23,7 @@ __all__ = [
     "ParseError",
     "TerrainError",
     "URDFError",
+    "UnreadableFileError",
 ]
 
 
@@ -108,3 +109,26 @@ class DetectionError(LimbikError, ValueError):
 
 class TerrainError(InvalidInputError):
     """A terrain could not be built from the given data."""
+
+
+class UnreadableFileError(InvalidInputError, OSError):
+    """A file to read is missing, a folder, or not readable. Also an :class:`OSError`,
+    as reading the file directly would raise."""
+
+
+def read_bytes(path: object, argument: str = "path") -> tuple[Path, bytes]:
+    """The bytes of the file at ``path`` (a ``str`` or path-like), or an error naming
+    ``argument``: :class:`InvalidInputError` for another type, else
+    :class:`UnreadableFileError`."""
+    import os
+
+    if not isinstance(path, str | os.PathLike) or isinstance(path, bytes):
+        raise InvalidInputError(f"{argument} must be a file path (str or Path), got "
+                                f"{type(path).__name__}", argument=argument)
+    p = Path(path)
+    try:
+        return p, p.read_bytes()
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise UnreadableFileError(f"{argument}: cannot read {str(p)!r}: {reason}",
+                                  argument=argument) from None

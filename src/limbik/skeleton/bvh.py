@@ -36,7 +36,7 @@ import numpy as np
 
 from limbik._io import atomic_write
 from limbik._validation import FloatArray
-from limbik.errors import BVHParseError, InvalidInputError
+from limbik.errors import BVHParseError, InvalidInputError, read_bytes
 from limbik.geometry.quaternion import (
     matrix_from_quaternion,
     quaternion_from_axis_angle,
@@ -404,14 +404,13 @@ def parse_bvh(text: str, *, source: str = "<string>") -> Motion:
 def read_bvh(path: str | Path, *, up: str = "y", scale: float = 1.0) -> Motion:
     """Read a BVH file into a :class:`Motion`.
 
-    Text is decoded as UTF-8, falling back to Latin-1. An unreadable file raises
-    the usual ``OSError``; a malformed one raises
-    :class:`~limbik.errors.BVHParseError` (never a Motion holding NaN). ``up`` is
+    Text is decoded as UTF-8, falling back to Latin-1. A missing or unreadable file
+    raises :class:`~limbik.errors.UnreadableFileError` (an ``OSError`` too); a malformed
+    one raises :class:`~limbik.errors.BVHParseError` (never a Motion holding NaN). ``up`` is
     the file's up axis and ``scale`` the factor from its lengths to the motion's
     (see :func:`~limbik.skeleton.units.import_axes`); the defaults keep the file's.
     """
-    p = Path(path)
-    raw = p.read_bytes()
+    p, raw = read_bytes(path)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:

@@ -10,6 +10,7 @@ animation replaces the old one in a copy that keeps everything else.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,9 @@ MOTION_FORMATS = {".bvh": "bvh", ".glb": "gltf", ".gltf": "gltf"}
 
 def motion_format(path: str | Path) -> str:
     """``"bvh"`` or ``"gltf"`` from the file's extension (case-insensitive)."""
+    if not isinstance(path, str | os.PathLike) or isinstance(path, bytes):
+        raise InvalidInputError(f"path must be a file path (str or Path), got "
+                                f"{type(path).__name__}", argument="path")
     suffix = Path(path).suffix.lower()
     if suffix not in MOTION_FORMATS:
         raise InvalidInputError(

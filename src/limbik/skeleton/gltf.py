@@ -41,7 +41,7 @@ import numpy as np
 
 from limbik._io import atomic_write
 from limbik._validation import FloatArray, as_float
-from limbik.errors import GltfError, InvalidInputError, LimbikError
+from limbik.errors import GltfError, InvalidInputError, LimbikError, read_bytes
 from limbik.geometry.quaternion import (
     matrix_from_quaternion,
     quaternion_conjugate,
@@ -170,8 +170,7 @@ def _read_buffer(path: Path, index: int, uri: str | None, blob: bytes | None,
 def _load(path: str | Path) -> _Document:
     import pygltflib
 
-    p = Path(path)
-    raw = p.read_bytes()
+    p, raw = read_bytes(path)
     glb = raw[:4] == _GLB_MAGIC
     try:
         gltf = pygltflib.GLTF2.load_from_bytes(raw) if glb else pygltflib.GLTF2.from_json(
