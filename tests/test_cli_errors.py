@@ -114,7 +114,8 @@ def test_view_mp4_without_ffmpeg_is_one_line(clip, tmp_path, capsys, monkeypatch
 
 @pytest.mark.parametrize("option", ["-o", "--report", "--plot"])
 def test_an_output_in_a_missing_folder_names_the_users_path(clip, tmp_path, capsys, option):
-    path = tmp_path / "nonexistent" / "dir" / ("t.bvh" if option == "-o" else "t.json")
+    path = tmp_path / "nonexistent" / "dir" / {"-o": "t.bvh", "--report": "t.json",
+                                               "--plot": "t.png"}[option]
     argv = ["footplant", str(clip), "--terrain", "flat", option, str(path)]
     if option != "-o":
         argv += ["-o", str(tmp_path / "ok.bvh")]
@@ -259,3 +260,26 @@ def test_every_typed_option_rejects_a_word_in_one_line(capsys, command, option, 
     assert main(argv) == EXIT_USAGE
     err = _one_line(capsys.readouterr().err)
     assert option in err and err.endswith(f"(see 'limbik {command} --help')")
+
+
+@pytest.mark.parametrize("name", ["t.txt", "noext"])
+def test_a_plot_of_an_unknown_kind_is_refused_before_the_solve(clip, tmp_path, capsys, name):
+    out = tmp_path / "ok.bvh"
+    argv = ["footplant", str(clip), "--plot", str(tmp_path / name), "-o", str(out)]
+    assert main(argv) == EXIT_ERROR
+    err = _one_line(capsys.readouterr().err)
+    assert "--plot must end in .png" in err and name in err
+    assert not out.exists()
+
+
+def test_several_clips_get_a_hint_to_quote_the_glob(clip, tmp_path, capsys):
+    assert main(["footplant", str(clip), str(clip), "-o", str(tmp_path / "out")]) == EXIT_ERROR
+    err = _one_line(capsys.readouterr().err)
+    assert "got 2 paths" in err and "quote it" in err
+
+
+def test_a_missing_clip_is_one_line_naming_it(tmp_path, capsys):
+    missing = tmp_path / "nope.bvh"
+    assert main(["footplant", str(missing), "-o", str(tmp_path / "o.bvh")]) == EXIT_ERROR
+    err = _one_line(capsys.readouterr().err)
+    assert str(missing) in err and "No such file" in err

@@ -90,6 +90,8 @@ def _output_path(path: Any, option: str) -> Path:
 
 
 _ANIMATION_SUFFIXES = (".gif", ".mp4", ".html", ".htm")
+#: Still pictures matplotlib writes.
+_PICTURE_SUFFIXES = (".png", ".jpg", ".jpeg", ".svg", ".pdf")
 
 
 def _animation_path(path: Any, option: str) -> Path:
@@ -191,6 +193,13 @@ def _cmd_footplant(args: argparse.Namespace) -> int:
 
     from limbik._compile_notice import announce_compilation
 
+    if len(args.input) > 1:
+        from limbik.errors import InvalidInputError
+
+        raise InvalidInputError(
+            f"footplant takes one clip, folder or glob, got {len(args.input)} paths (a glob "
+            f"the shell expanded? quote it, e.g. 'mocap/*.bvh')", argument="input")
+    args.input = args.input[0] if args.input else None
     announce_compilation()
 
     from limbik._io import atomic_write
@@ -211,6 +220,12 @@ def _cmd_footplant(args: argparse.Namespace) -> int:
         _output_path(args.report, "--report")
     if args.plot:
         plot_suffix = Path(args.plot).suffix.lower()
+        if plot_suffix not in _ANIMATION_SUFFIXES + _PICTURE_SUFFIXES:
+            from limbik.errors import InvalidInputError
+
+            raise InvalidInputError(
+                f"--plot must end in {', '.join(_PICTURE_SUFFIXES)} (a side view) or .gif, "
+                f".mp4, .html (an animation), got {args.plot}", argument="plot")
         (_animation_path if plot_suffix in _ANIMATION_SUFFIXES else _output_path)(args.plot,
                                                                                   "--plot")
     if args.input is None:
@@ -358,12 +373,12 @@ def _footplant_picture(path: Path, motion: Any, result: Any, terrain: Any, legs:
     from limbik.viz.footplant_plot import plot_footplant
     from limbik.viz.plots import animate_motion, save_figure
 
-    if path.suffix.lower() in (".gif", ".mp4", ".html"):
+    if path.suffix.lower() in _ANIMATION_SUFFIXES:
         toes = [leg.toe if leg.toe is not None else leg.ankle for leg in legs]
         stride = max(1, round(1 / (30 * result.frame_time)))
         animate_motion(result, out=path, terrain=terrain, traces=toes, compare=motion,
-                       stride=stride, view="profile", title="planted (blue) and source (grey)",
-                       units=units)
+                       stride=stride, view="profile", label="planted",
+                       compare_label="source, on its own flat floor", units=units)
     else:
         save_figure(plot_footplant(motion, result, terrain, legs, report.contacts,
                                    floor=report.floor, units=units), path)
@@ -712,9 +727,9 @@ def build_parser() -> argparse.ArgumentParser:
         "height field is placed with --cell-size and --terrain-origin. The clip's own floor "
         "(estimated, or --floor) is carried onto the terrain, so a clip whose feet rest at "
         "y = -1.3 is lifted by 1.3; the report prints that lift.")
-    fp.add_argument("input", nargs="?", help="a BVH clip or glTF/GLB character (default: the "
-                    "built-in walk on hills), or a folder or glob of BVH clips (then -o is a "
-                    "folder that mirrors it)")
+    fp.add_argument("input", nargs="*", help="a BVH clip or glTF/GLB character (default: the "
+                    "built-in walk on hills), or a folder or quoted glob of BVH clips (then -o "
+                    "is a folder that mirrors it)")
     fp.add_argument("--terrain", help="flat, hills, steps, slope, or a .npy/.png height field "
                     "(default: flat for a clip, hills for the built-in walk)")
     fp.add_argument("--cell-size", type=_positive_float, default=1.0,
@@ -734,8 +749,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "or glob of clips, the output folder")
     _add_file_frame_options(fp)
     fp.add_argument("--report", help="write the metrics report as JSON here")
-    fp.add_argument("--plot", help="write a picture: .png side view, or .gif/.mp4/.html "
-                    "animation")
+    fp.add_argument("--plot", help="write a picture: .png (.jpg, .svg, .pdf) side view, or "
+                    ".gif/.mp4/.html animation")
     fp.add_argument("--json", action="store_true", help="print the report as JSON")
     fp.add_argument("--no-progress", dest="progress", action="store_false",
                     help="no progress bar for long clips")

@@ -72,7 +72,7 @@ _UP = np.array([0.0, 1.0, 0.0])
 KNEE_RATE_SLACK = 1.5
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, repr=False)
 class FootplantReport:
     """What :func:`footplant` did and how the motion measures before and after.
 
@@ -111,6 +111,12 @@ class FootplantReport:
             "pelvis_offset": {"min": float(self.pelvis_offset.min(initial=0.0)),
                               "max": float(self.pelvis_offset.max(initial=0.0))},
         }
+
+    def __repr__(self) -> str:
+        spans = sum(len(v) for v in self.contacts.values())
+        return (f"FootplantReport(legs={self.legs}, frames={self.pelvis_offset.shape[0]}, "
+                f"contacts={spans}, floor={self.floor:.4g}, lift={self.lift:.4g}; "
+                f"summary() tabulates the {len(self.before)} metrics)")
 
     def summary(self) -> str:
         """A table of every metric before and after."""
