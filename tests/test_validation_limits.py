@@ -91,3 +91,75 @@ def test_ints_beyond_int64_are_rejected(value):
         as_int(value, "max_iterations")
     with pytest.raises(InvalidInputError, match="max_iterations"):
         limbik.fabrik([[0, 0, 0], [1, 0, 0], [2, 0, 0]], [1, 1, 0], max_iterations=value)
+
+
+def _panda_like():
+    return limbik.JointChain.from_points(np.c_[np.arange(5.0) / 4, np.zeros(5), np.zeros(5)])
+
+
+@pytest.mark.parametrize("target", ["point", "pose"])
+@pytest.mark.parametrize("name, value", [("position_weight", np.nan), ("position_weight", -1.0),
+                                         ("orientation_weight", 1e160),
+                                         ("orientation_weight", "1")])
+def test_weights_are_checked_for_point_and_pose_targets(target, name, value):
+    goal = [0.5, 0.2, 0.1] if target == "point" else limbik.Frame([0, 0, 0, 1], [0.5, 0.2, 0])
+    for solve in (limbik.jacobian_ik, limbik.ccd):
+        with pytest.raises(InvalidInputError) as info:
+            solve(_panda_like(), goal, **{name: value})
+        assert info.value.argument == name
+
+
+def test_damping_beyond_its_range_is_an_error_not_an_overflow():
+    with pytest.raises(InvalidInputError, match=r"damping must be <= 1e\+06"):
+        limbik.jacobian_ik(_panda_like(), [0.5, 0.2, 0.1], damping=1e300)
+
+
+def test_joints_check_their_limits_and_magnitudes():
+    with pytest.raises(InvalidInputError, match="lower limit of joint 'a' must be a number"):
+        limbik.Joint("a", lower="0")
+    with pytest.raises(InvalidInputError, match=r"within ±1e\+100"):
+        limbik.Joint("a", "prismatic", lower=-1e200, upper=1e200)
+    with pytest.raises(InvalidInputError, match=r"within ±1e\+100"):
+        limbik.Joint("a", origin=limbik.Frame.from_translation([1e120, 0, 0]))
+    with pytest.raises(InvalidInputError, match=r"positions must be within ±1e\+100"):
+        limbik.JointChain.from_points([[0, 0, 0], [1e155, 0, 0]])
+    assert limbik.Joint("a", "prismatic", lower=-np.inf, upper=1e100).upper == 1e100
+
+
+def test_tiny_and_huge_joint_axes_are_directions():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        huge = limbik.Joint("a", axis=[0, 1e300, 1e300]).axis
+        tiny = limbik.Joint("b", axis=[0, 0, 1e-300]).axis
+    np.testing.assert_allclose(huge, [0, 2**-0.5, 2**-0.5], rtol=1e-15)
+    assert tiny.tolist() == [0.0, 0.0, 1.0]
+    with pytest.raises(InvalidInputError, match=r"must be non-zero, got \(0, 0, 0\)"):
+        limbik.Joint("c", axis=[0, 0, 0])
+
+
+def test_options_that_do_not_apply_are_errors_not_ignored():
+    chain = np.c_[np.arange(4.0), np.zeros(4), np.zeros(4)]
+    for name, value in (("angle_tolerance", np.nan), ("patience", -1),
+                        ("return_rotations", 1)):
+        with pytest.raises(InvalidInputError) as info:
+            limbik.ccd(chain, [1.0, 1.0, 0.0], **{name: value})
+        assert info.value.argument == name
+    for name, value in (("constraints", [None] * 3), ("rotations", np.zeros((4, 4))),
+                        ("return_rotations", True)):
+        with pytest.raises(InvalidInputError, match="applies to point chains only"):
+            limbik.ccd(_panda_like(), [0.5, 0.2, 0.1], **{name: value})
+    with pytest.raises(InvalidInputError, match="local must be True or False"):
+        limbik.rotations_from_positions(chain, chain, local="no")
+
+
+@pytest.mark.parametrize("kwargs", [{"up": [0, 0, 0]}, {"up": [0, 1, 0], "world_up": [0, 0, 0]},
+                                    {"limit": 0.3, "cone_axis": [0, 0, 0]}])
+def test_aim_directions_must_not_be_zero(kwargs):
+    with pytest.raises(InvalidInputError, match="must be non-zero vectors"):
+        limbik.aim([0, 0, 0, 1], [0, 0, 0], [1, 0, 0], **kwargs)
+    points = np.c_[np.arange(3.0), np.zeros(3), np.zeros(3)]
+    rotations = np.tile([0.0, 0, 0, 1], (3, 1))
+    with pytest.raises(InvalidInputError, match="must be non-zero vectors"):
+        limbik.aim_chain(points, rotations, [1, 1, 0], **kwargs)

@@ -207,13 +207,13 @@ def as_int(value: Any, name: str, *, minimum: int | None = None) -> int:
 
 
 def as_float(value: Any, name: str, *, minimum: float | None = None,
-             exclusive: bool = False) -> float:
-    """A finite Python float, optionally bounded below.
+             exclusive: bool = False, maximum: float = np.inf) -> float:
+    """A finite Python float, optionally bounded below (and at most ``maximum``).
 
     Accepts ints and floats (Python or NumPy) and 0-d real arrays; rejects booleans,
     strings, bytes and complex numbers. An int beyond the float range is non-finite.
     """
-    if type(value) is float and -np.inf < value < np.inf and (
+    if type(value) is float and -np.inf < value < np.inf and value <= maximum and (
             minimum is None or (value > minimum if exclusive else value >= minimum)):
         return value  # the common case, without the checks below
     if isinstance(value, bool | np.bool_ | str | bytes | complex | np.complexfloating):
@@ -236,6 +236,8 @@ def as_float(value: Any, name: str, *, minimum: float | None = None,
     if minimum is not None and (out <= minimum if exclusive else out < minimum):
         relation = ">" if exclusive else ">="
         raise InvalidInputError(f"{name} must be {relation} {minimum}, got {out}", argument=name)
+    if out > maximum:
+        raise InvalidInputError(f"{name} must be <= {maximum:g}, got {out:g}", argument=name)
     return out
 
 

@@ -32,6 +32,10 @@ __all__ = ["JOINT_TYPES", "Joint", "JointChain"]
 #: The joint types a :class:`JointChain` holds.
 JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed")
 
+MAX_MAGNITUDE = 1e100
+"""Largest absolute origin coordinate, axis component or joint limit a URDF may give, and
+the largest origin coordinate or finite prismatic limit of any :class:`Joint`."""
+
 #: Kernel codes of the joint types: rotation, translation, none.
 KIND_REVOLUTE = 0
 KIND_PRISMATIC = 1
@@ -94,17 +98,35 @@ class Joint:
         if axis.shape != (3,):
             raise InvalidInputError(f"axis must have shape (3,), got {axis.shape}",
                                     argument="axis")
+        big = float(np.max(np.abs(axis)))
+        if big > 0.0 and not 1e-150 <= big <= 1e150:  # the norm would under- or overflow
+            axis = axis / big
         n = float(np.linalg.norm(axis))
-        if self.type != "fixed" and n < 1e-12:
+        if self.type != "fixed" and n < 1e-150:
             raise InvalidInputError(
                 f"axis of joint {self.name!r} must be non-zero, got (0, 0, 0)", argument="axis")
-        axis = axis / n if n >= 1e-12 else np.array([1.0, 0.0, 0.0])
+        axis = axis / n if n >= 1e-150 else np.array([1.0, 0.0, 0.0])
         axis.flags.writeable = False
         object.__setattr__(self, "axis", axis)
+        for name in ("lower", "upper"):
+            value = getattr(self, name)
+            if isinstance(value, bool | np.bool_ | str | bytes) or not isinstance(
+                    value, int | float | np.integer | np.floating):
+                raise InvalidInputError(f"{name} limit of joint {self.name!r} must be a number, "
+                                        f"got {type(value).__name__} {value!r:.40}",
+                                        argument=name)
         lower, upper = float(self.lower), float(self.upper)
         if np.isnan(lower) or np.isnan(upper):
             raise InvalidInputError(f"limits of joint {self.name!r} must not be NaN",
                                     argument="lower")
+        offset = float(np.max(np.abs(self.origin.position)))
+        if offset > MAX_MAGNITUDE or (self.type == "prismatic" and any(
+                MAX_MAGNITUDE < abs(v) < np.inf for v in (lower, upper))):
+            raise InvalidInputError(
+                f"origin and prismatic limits of joint {self.name!r} must be within "
+                f"±{MAX_MAGNITUDE:g} (limits may be infinite), got origin {offset:g}, limits "
+                f"({lower:g}, {upper:g})", argument="origin" if offset > MAX_MAGNITUDE
+                else "lower")
         if self.type == "continuous":
             lower, upper = -np.inf, np.inf
         elif self.type == "fixed":
@@ -257,6 +279,9 @@ class JointChain:
             raise InvalidInputError(
                 f"positions must have shape (n, 3) with n >= 2, got {pts.shape}",
                 argument="positions")
+        if np.max(np.abs(pts)) > MAX_MAGNITUDE:
+            raise InvalidInputError(f"positions must be within ±{MAX_MAGNITUDE:g}, got "
+                                    f"{np.max(np.abs(pts)):g}", argument="positions")
         joints: list[Joint] = []
         previous = np.zeros(3)
         for i in range(pts.shape[0] - 1):

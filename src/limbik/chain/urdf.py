@@ -22,13 +22,17 @@ from xml.parsers import expat
 
 import numpy as np
 
-from limbik.chain.joint_chain import JOINT_TYPES, Joint, JointChain, frame_from_xyz_rpy
+from limbik.chain.joint_chain import (
+    JOINT_TYPES,
+    MAX_MAGNITUDE,
+    Joint,
+    JointChain,
+    frame_from_xyz_rpy,
+)
 from limbik.errors import InvalidInputError, URDFError
 
 __all__ = ["MAX_MAGNITUDE", "URDFTree", "load_urdf", "parse_urdf", "read_urdf_tree"]
 
-MAX_MAGNITUDE = 1e100
-"""Largest absolute origin coordinate, axis component or joint limit a URDF may give."""
 
 
 @dataclasses.dataclass

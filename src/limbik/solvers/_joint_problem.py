@@ -29,6 +29,10 @@ from limbik.solvers import _joint_kernels as _k
 from limbik.solvers.solution import Solution, out_arrays, written
 from limbik.tolerances import ITERATIVE_RTOL
 
+#: The largest ``position_weight`` and ``orientation_weight``: weighted errors of chains
+#: within the documented magnitudes (±1e100) then stay finite when squared.
+MAX_WEIGHT = 1e10
+
 FAR_TARGET = 1e100
 """Targets farther than this from the base are solved toward the same direction at this
 distance (the chain then points at them); error and reached are measured to the true one."""
@@ -262,8 +266,11 @@ def joint_problem(chain: Any, target: Any, *, tolerance: float | None,
     restarts = as_int(restarts, "restarts", minimum=0)
     tp, tr, batch = parse_target(target)
     use_rot = tr is not None
-    w_pos = as_float(position_weight, "position_weight", minimum=0.0) if use_rot else 1.0
-    w_rot = as_float(orientation_weight, "orientation_weight", minimum=0.0) if use_rot else 0.0
+    # checked for point targets too, where they do not apply
+    w_pos = as_float(position_weight, "position_weight", minimum=0.0, maximum=MAX_WEIGHT)
+    w_rot = as_float(orientation_weight, "orientation_weight", minimum=0.0, maximum=MAX_WEIGHT)
+    if not use_rot:
+        w_pos, w_rot = 1.0, 0.0
     if w_rot == 0.0:  # orientation ignored: a position target
         use_rot = False
     if use_rot and w_pos == 0.0:  # position ignored: only the orientation decides `reached`

@@ -86,6 +86,15 @@ def _check_inputs(rotation: Any, position: Any, target: Any, axis: Any, rot_name
     return q, p, t, a / norm(a)
 
 
+def _nonzero(value: Any, name: str) -> FloatArray:
+    """Direction vectors ``(..., 3)``, none of them zero."""
+    v = as_points(value, name)
+    if np.any(np.max(np.abs(v), axis=-1) == 0.0):
+        raise InvalidInputError(f"{name} must be non-zero vectors, got a zero vector",
+                                argument=name)
+    return v
+
+
 def _twist_up(rotation: FloatArray, aim_dir: FloatArray, up: FloatArray,
               world_up: FloatArray, weight: FloatArray) -> FloatArray:
     """Twist ``rotation`` about ``aim_dir`` so its local ``up`` turns toward ``world_up``."""
@@ -138,11 +147,12 @@ def aim(rotation: Any, position: Any, target: Any, *, axis: Any = (0.0, 0.0, -1.
     current = rotate_vectors(q, a)
     goal = normalize(t - p, fallback=current)
     if limit is not None:
-        goal = limit_to_cone(goal, current if cone_axis is None else cone_axis, limit)
+        goal = limit_to_cone(goal, current if cone_axis is None
+                             else _nonzero(cone_axis, "cone_axis"), limit)
     out = quaternion_normalize(quaternion_multiply(_aim_rotation(current, goal, w), q))
     if up is not None:
-        u = as_points(up, "up")
-        out = _twist_up(out, rotate_vectors(out, a), u, as_points(world_up, "world_up"), w)
+        u = _nonzero(up, "up")
+        out = _twist_up(out, rotate_vectors(out, a), u, _nonzero(world_up, "world_up"), w)
     out = np.where((w == 0.0)[..., None], q, out)
     return np.broadcast_to(out, shape + (4,)).copy()
 
@@ -210,8 +220,11 @@ def aim_chain(positions: Any, rotations: Any, target: Any, *, weights: Any = Non
     q = np.broadcast_to(rot, shape + (n, 4)).copy()
     goal_point = np.broadcast_to(goal_point, shape + (3,))
     share = np.broadcast_to(share, shape + (n,))
-    cone = rotate_vectors(q[..., -1, :], a) if cone_axis is None else as_points(
+    cone = rotate_vectors(q[..., -1, :], a) if cone_axis is None else _nonzero(
         cone_axis, "cone_axis")
+    if up is not None:
+        _nonzero(up, "up")
+        _nonzero(world_up, "world_up")
     iterations = np.zeros(shape, dtype=np.int64)
     error = np.zeros(shape)
     for _ in range(passes):

@@ -22,7 +22,14 @@ import numpy as np
 
 from limbik._batch_threads import run_range
 from limbik._output_pool import empty_arrays
-from limbik._validation import as_float, as_int, as_points, as_quaternions, broadcast_shapes
+from limbik._validation import (
+    as_flag,
+    as_float,
+    as_int,
+    as_points,
+    as_quaternions,
+    broadcast_shapes,
+)
 from limbik.chain.joint_chain import JointChain
 from limbik.errors import InvalidInputError
 from limbik.solvers import _ccd_kernels as _k
@@ -98,6 +105,11 @@ def ccd(chain: JointChain | Any, target: Any, *, tolerance: float | None = None,
     """
     max_iterations = as_int(max_iterations, "max_iterations", minimum=0)
     if isinstance(chain, JointChain):
+        for name, value in (("constraints", constraints), ("rotations", rotations),
+                            ("return_rotations", return_rotations or None)):
+            if value is not None:
+                raise InvalidInputError(f"{name} applies to point chains only, got a "
+                                        "JointChain", argument=name)
         if min_improvement is not None:
             raise InvalidInputError("min_improvement applies to point chains only; "
                                     "joint chains use patience", argument="min_improvement")
@@ -108,17 +120,18 @@ def ccd(chain: JointChain | Any, target: Any, *, tolerance: float | None = None,
             position_weight=position_weight, orientation_weight=orientation_weight, q0=q0,
             rng=rng)
         return problem.solve(METHOD_CCD, out=out)
-    for name, value in (("constraints", constraints), ("rotations", rotations),
-                        ("return_rotations", return_rotations or None)):
-        if value is not None and isinstance(chain, JointChain):
-            raise InvalidInputError(f"{name} applies to point chains only, got a JointChain",
-                                    argument=name)
     for name, value in (("q0", q0), ("restarts", restarts), ("rng", rng)):
         if value is not None:
             raise InvalidInputError(f"{name} applies to JointChain only, got a point chain",
                                     argument=name)
+    # joint-chain options with defaults: not used here, but never silently wrong
+    as_float(angle_tolerance, "angle_tolerance", minimum=0.0)
+    as_int(patience, "patience", minimum=1)
+    as_float(position_weight, "position_weight", minimum=0.0)
+    as_float(orientation_weight, "orientation_weight", minimum=0.0)
+    wanted = as_flag(return_rotations, "return_rotations") or rotations is not None
     return _ccd_points(chain, target, tolerance, max_iterations, min_improvement, constraints,
-                       rotations, bool(return_rotations or rotations is not None), out)
+                       rotations, wanted, out)
 
 
 def _ccd_points(positions: Any, target: Any, tolerance: float | None, max_iterations: int,

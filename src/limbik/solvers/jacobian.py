@@ -43,6 +43,9 @@ from limbik.tolerances import (
 
 __all__ = ["JACOBIAN_METHODS", "jacobian_ik"]
 
+#: The largest ``damping`` (relative to the reach; useful values are far below 1).
+MAX_DAMPING = 1e6
+
 #: The step rules of :func:`jacobian_ik`.
 JACOBIAN_METHODS = ("transpose", "pinv", "dls", "svd-dls", "lm")
 _METHOD_CODES = {"transpose": _k.METHOD_TRANSPOSE, "pinv": _k.METHOD_PINV,
@@ -67,7 +70,8 @@ def jacobian_ik(chain: JointChain, target: Any, *, method: str = "lm",
     method : {"lm", "transpose", "pinv", "dls", "svd-dls"}
         ``"lm"`` (the default) is Levenberg–Marquardt with adaptive damping.
     damping : float
-        λ of DLS and SVD-DLS relative to ``chain.reach`` (λ = damping · reach); LM's
+        λ of DLS and SVD-DLS relative to ``chain.reach`` (λ = damping · reach, at most
+        ``MAX_DAMPING`` = 1e6); LM's
         damping floor is ``(damping · reach / 10)²``.
     q0 : array_like (..., dof), optional
         First start; default the middle of the joint ranges. Broadcasts with ``target``.
@@ -84,7 +88,8 @@ def jacobian_ik(chain: JointChain, target: Any, *, method: str = "lm",
         halving the squared error (default ``LM_PATIENCE``); for the others, steps
         without a 0.1 % error drop (default ``JACOBIAN_PATIENCE``).
     position_weight, orientation_weight : float
-        Row weights of a pose target (metres-to-radians trade-off); ignored for points.
+        Row weights of a pose target (metres-to-radians trade-off), from 0 to 1e10;
+        ignored for points.
         With ``orientation_weight=0`` only the position counts (also for ``reached``).
     restarts : int, optional
         Extra attempts from random configurations within the limits, used only while
@@ -109,7 +114,7 @@ def jacobian_ik(chain: JointChain, target: Any, *, method: str = "lm",
     """
     chain = check_chain(chain)
     method = choice(method, "method", JACOBIAN_METHODS)
-    lam = as_float(damping, "damping", minimum=0.0) * chain.reach
+    lam = as_float(damping, "damping", minimum=0.0, maximum=MAX_DAMPING) * chain.reach
     if patience is None:
         patience = LM_PATIENCE if method == "lm" else JACOBIAN_PATIENCE
     if restarts is None:

@@ -16,7 +16,13 @@ from typing import Any
 import numpy as np
 
 from limbik._kernel_options import read_only
-from limbik._validation import FloatArray, as_float_array, as_quaternions, broadcast_shapes
+from limbik._validation import (
+    FloatArray,
+    as_flag,
+    as_float_array,
+    as_quaternions,
+    broadcast_shapes,
+)
 from limbik.errors import InvalidInputError
 from limbik.geometry.frame import Frame
 from limbik.geometry.quaternion import (
@@ -106,7 +112,7 @@ def rotations_from_positions(positions: Any, rest_positions: Any, *, parents: An
         out[..., j - 1, :] = quaternion_normalize(quaternion_multiply(swing, parent_q))
     if rest_q is not None:
         out = quaternion_normalize(quaternion_multiply(out, rest_q))
-    if local:
+    if as_flag(local, "local"):
         world = out.copy()
         for j in range(1, n):
             q = par[j]
