@@ -163,3 +163,25 @@ def test_aim_directions_must_not_be_zero(kwargs):
     rotations = np.tile([0.0, 0, 0, 1], (3, 1))
     with pytest.raises(InvalidInputError, match="must be non-zero vectors"):
         limbik.aim_chain(points, rotations, [1, 1, 0], **kwargs)
+
+
+def test_extreme_but_valid_input_never_gives_nan():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        q = limbik.aim([0, 0, 0, 1], [1e308, 0, 0], [-1e308, 0, 0])
+        assert np.all(np.isfinite(q))
+        np.testing.assert_allclose(q, limbik.aim([0, 0, 0, 1], [1, 0, 0], [-1, 0, 0]))
+        pts = np.c_[np.arange(3.0) * 1e307, np.zeros(3), np.zeros(3)]
+        chain = limbik.aim_chain(pts, np.tile([0.0, 0, 0, 1], (3, 1)), [1e307, 1e307, 0])
+        assert np.all(np.isfinite(chain.positions)) and chain.reached
+        stretched = limbik.two_bone(np.zeros(3), [1e155, 0, 0], 1.0, 1.0,
+                                    unreachable="stretch", max_stretch=1e6)
+        assert np.all(np.isfinite(stretched.positions)) and not stretched.reached
+    with pytest.raises(InvalidInputError, match=r"max_stretch must be <= 1e\+06"):
+        limbik.two_bone(np.zeros(3), [1e155, 0, 0], 1.0, 1.0, unreachable="stretch",
+                        max_stretch=1e300)
+    tree = limbik.FabrikTree([-1, 0, 1, 1], [[0, 0, 0], [0, 1, 0], [1, 2, 0], [-1, 2, 0.0]])
+    with pytest.raises(InvalidInputError, match=r"weights\[2\] must be within"):
+        tree.solve({2: [1.5, 1.5, 0], 3: [-1.5, 1.5, 0]}, weights={2: 1e308, 3: 1e308})

@@ -496,3 +496,15 @@ def test_push_root_offset_is_zero_in_reach_and_survives_indexing(rng):
     sol = two_bone(root, target, 0.3, 0.2, unreachable="push_root")
     np.testing.assert_array_equal(sol.root_offset, 0.0)
     assert sol[3].root_offset.shape == (3,) and "root_offset" in sol.to_dict()
+
+
+def test_a_target_at_the_root_reports_the_true_miss():
+    """Within 1e-15 of the reach the limb points along -Z; error is the real distance."""
+    for lengths, target in (((1e16, 1e16), [1.0, 0.0, 0.0]), ((1.0, 1.0), [0.0, 1e-16, 0.0])):
+        for policy in ("extend", "stretch", "push_root"):
+            s = two_bone(np.zeros(3), np.array(target), *lengths, unreachable=policy)
+            miss = np.linalg.norm(s.positions[2] - s.positions[0] - target)
+            assert float(s.error) == pytest.approx(miss, rel=1e-12, abs=1e-300)
+            batch = two_bone(np.zeros((2, 3)), np.array([target] * 2), *lengths,
+                             unreachable=policy)
+            assert np.array_equal(batch.error, [s.error] * 2)

@@ -105,7 +105,8 @@ def solve_element(rx: float, ry: float, rz: float, tx: float, ty: float, tz: flo
         reach = l1 + l2
     fold = abs(l1 - l2)
     # unit direction root -> target; the frame's -Z when the target is at the root
-    if dist > AT_ROOT_RTOL * reach:
+    aimed = dist > AT_ROOT_RTOL * reach
+    if aimed:
         inv = 1.0 / dist
         ux = dx * inv
         uy = dy * inv
@@ -171,8 +172,12 @@ def solve_element(rx: float, ry: float, rz: float, tx: float, ty: float, tz: flo
     ox = rx + shift * ux
     oy = ry + shift * uy
     oz = rz + shift * uz
+    # the end lies on the line to the target, or (at the root) along -Z: measure the miss
+    reach_end = shift + dc
+    err = abs(dist - dc) if aimed else _norm3(dx - reach_end * ux, dy - reach_end * uy,
+                                              dz - reach_end * uz)
     return (ox, oy, oz, ox + a * ux + b * nx, oy + a * uy + b * ny, oz + a * uz + b * nz,
-            ox + dc * ux, oy + dc * uy, oz + dc * uz, abs(dist - dc), reach0)
+            ox + dc * ux, oy + dc * uy, oz + dc * uz, err, reach0)
 
 
 @njit(cache=True, fastmath=_FASTMATH, error_model="numpy", nogil=True)

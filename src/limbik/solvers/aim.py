@@ -39,6 +39,7 @@ from limbik.geometry.quaternion import (
     rotate_vectors,
 )
 from limbik.geometry.vectors import dot, norm, normalize
+from limbik.solvers._scale import length_scale
 from limbik.solvers.solution import Solution
 from limbik.tolerances import AIM_ANGLE_TOL
 
@@ -145,7 +146,8 @@ def aim(rotation: Any, position: Any, target: Any, *, axis: Any = (0.0, 0.0, -1.
     shape = broadcast_shapes(("rotation", q.shape[:-1]), ("position", p.shape[:-1]),
                              ("target", t.shape[:-1]), ("weight", w.shape))
     current = rotate_vectors(q, a)
-    goal = normalize(t - p, fallback=current)
+    unit = length_scale(p, t)  # only the direction counts: far points without overflow
+    goal = normalize(t / unit - p / unit if unit != 1.0 else t - p, fallback=current)
     if limit is not None:
         goal = limit_to_cone(goal, current if cone_axis is None
                              else _nonzero(cone_axis, "cone_axis"), limit)
@@ -216,9 +218,11 @@ def aim_chain(positions: Any, rotations: Any, target: Any, *, weights: Any = Non
     shape = broadcast_shapes(("positions", pos.shape[:-2]), ("rotations", rot.shape[:-2]),
                              ("target", goal_point.shape[:-1]), ("weights", share.shape[:-1]),
                              ("weight", w.shape))
-    p = np.broadcast_to(pos, shape + (n, 3)).copy()
+    unit = length_scale(pos, goal_point)  # solved in units of the problem (exact, 2^k)
+    p = np.broadcast_to(pos / unit if unit != 1.0 else pos, shape + (n, 3)).copy()
     q = np.broadcast_to(rot, shape + (n, 4)).copy()
-    goal_point = np.broadcast_to(goal_point, shape + (3,))
+    goal_point = np.broadcast_to(goal_point / unit if unit != 1.0 else goal_point,
+                                 shape + (3,))
     share = np.broadcast_to(share, shape + (n,))
     cone = rotate_vectors(q[..., -1, :], a) if cone_axis is None else _nonzero(
         cone_axis, "cone_axis")
@@ -249,6 +253,8 @@ def aim_chain(positions: Any, rotations: Any, target: Any, *, weights: Any = Non
         u = as_points(up, "up")
         q[..., -1, :] = _twist_up(q[..., -1, :], rotate_vectors(q[..., -1, :], a), u,
                                   as_points(world_up, "world_up"), np.ones(shape))
+    if unit != 1.0:
+        p *= unit
     if np.any(w != 1.0):
         start_p = np.broadcast_to(pos, shape + (n, 3))
         start_q = np.broadcast_to(rot, shape + (n, 4))

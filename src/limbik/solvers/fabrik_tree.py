@@ -141,7 +141,7 @@ class FabrikTree:
             along by the forward pass, keeping their lengths. An array gives
             a target to every leaf, in the order of :attr:`leaves`.
         weights : mapping of int to array_like (...), optional
-            Effector weight (> 0, default 1). A sub-base takes the centroid of
+            Effector weight (1e-100 to 1e100, default 1). A sub-base takes the centroid of
             its branches' proposals weighted by the total weight of the
             effectors in each branch.
         start : array_like, shape (..., n, 3), optional
@@ -266,6 +266,10 @@ class FabrikTree:
                 if np.any(wj <= 0):
                     raise InvalidInputError(f"weights[{j}] must be > 0, got {wj.min()!r}",
                                             argument="weights")
+                if np.any((wj < 1e-100) | (wj > 1e100)):  # sums and centroids stay finite
+                    bad = wj[(wj < 1e-100) | (wj > 1e100)].flat[0]
+                    raise InvalidInputError(f"weights[{j}] must be within [1e-100, 1e100], "
+                                            f"got {bad!r}", argument="weights")
             else:
                 wj = np.ones(())
             w_arrays.append(wj)

@@ -39,6 +39,9 @@ from limbik.tolerances import ANALYTIC_REACH_RTOL
 
 __all__ = ["UNREACHABLE_POLICIES", "two_bone"]
 
+#: The largest ``max_stretch``: stretched bones stay far from overflow at any target.
+MAX_STRETCH = 1e6
+
 #: Accepted values of ``two_bone(..., unreachable=...)``.
 UNREACHABLE_POLICIES = ("extend", "push_root", "stretch")
 _POLICY = {"extend": _k.POLICY_EXTEND, "push_root": _k.POLICY_PUSH_ROOT,
@@ -95,7 +98,7 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
         Only the frame's rotation is used.
     unreachable : {"extend", "push_root", "stretch"}
         What to do with targets out of reach (see Notes).
-    max_stretch : float, >= 1
+    max_stretch : float, 1 to ``MAX_STRETCH`` (1e6)
         Largest bone scale for ``"stretch"``.
     pose : array_like, shape (..., 3, 3), optional
         The input (animated) pose: root, mid and end joint positions. Needed by the
@@ -200,6 +203,8 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
         The end stops short of such targets (``error`` says by how much). 0 (default)
         is off; ignored where ``"stretch"`` stretches.
     """
+    if not (type(max_stretch) is float and 1.0 <= max_stretch <= MAX_STRETCH):
+        as_float(max_stretch, "max_stretch", minimum=1.0, maximum=MAX_STRETCH)  # or raises
     posed = not (pose is None and pose_rotations is None and target_rotation is None
                  and target_offset is None and weight is None and position_weight is None
                  and rotation_weight is None and pole_weight is None
