@@ -185,3 +185,55 @@ def test_extreme_but_valid_input_never_gives_nan():
     tree = limbik.FabrikTree([-1, 0, 1, 1], [[0, 0, 0], [0, 1, 0], [1, 2, 0], [-1, 2, 0.0]])
     with pytest.raises(InvalidInputError, match=r"weights\[2\] must be within"):
         tree.solve({2: [1.5, 1.5, 0], 3: [-1.5, 1.5, 0]}, weights={2: 1e308, 3: 1e308})
+
+
+def test_constructors_and_clip_tools_name_what_they_got():
+    from limbik.placement.walk import walk_cycle
+
+    motion = walk_cycle()
+    for call, match in (
+            (lambda: limbik.JointChain(None), "joints must be a sequence of Joint"),
+            (lambda: limbik.Skeleton(None, None, None), "names must be a sequence"),
+            (lambda: limbik.Motion.rest(motion.skeleton, -1), "num_frames must be >= 1"),
+            (lambda: limbik.Motion.rest(None), "skeleton must be a Skeleton"),
+            (lambda: limbik.trim(None), "motion must be a Motion"),
+            (lambda: limbik.resample("clip", 30), "motion must be a Motion"),
+            (lambda: limbik.apply_ik(motion, positions=[1, 2]), "positions must be a mapping"),
+            (lambda: limbik.Terrain.hills().height(np.zeros(3), np.zeros(2)),
+             r"x \(3,\), z \(2,\)")):
+        with pytest.raises(InvalidInputError, match=match):
+            call()
+
+
+def test_metrics_check_their_arguments():
+    from limbik import metrics
+
+    legs = np.zeros((5, 3))
+    contact = np.ones(5, dtype=bool)
+    for call, argument in (
+            (lambda: metrics.bone_length_drift(np.zeros((0, 3, 3)), [-1, 0, 1]),
+             "world_positions"),
+            (lambda: metrics.bone_length_drift(np.zeros((2, 3, 3)), [-1, 0, 7]), "parents"),
+            (lambda: metrics.bone_length_drift(np.zeros((2, 3, 3)), [-1, 0, 1],
+                                               reference=np.zeros((2, 3))), "reference"),
+            (lambda: metrics.knee_angles(legs, np.zeros((4, 3)), legs), None),
+            (lambda: metrics.penetration(legs, 5), "ground"),
+            (lambda: metrics.stance_gap(np.zeros((5, 2, 3)), None, contact), "ground"),
+            (lambda: metrics.floating(legs, None, contact), "ground"),
+            (lambda: metrics.contact_speed(legs, contact, 0), "dt"),
+            (lambda: metrics.speed_near_floor(legs, limbik.Terrain.hills(), np.nan, 0.1),
+             "dt")):
+        with pytest.raises(InvalidInputError) as info:
+            call()
+        assert argument is None or info.value.argument == argument
+
+
+def test_knee_angles_of_huge_coordinates_are_finite():
+    from limbik import metrics
+
+    hip = np.array([[0.0, 1e308, 0.0]] * 3)
+    knee = np.array([[0.0, 0.0, 1e307]] * 3)
+    ankle = np.array([[0.0, -1e308, 0.0]] * 3)
+    np.testing.assert_array_equal(metrics.knee_angles(hip, knee, ankle),
+                                  metrics.knee_angles(hip / 2**1000, knee / 2**1000,
+                                                      ankle / 2**1000))

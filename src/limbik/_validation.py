@@ -6,6 +6,7 @@ contiguous, finite float64 arrays of the right trailing shape.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -239,6 +240,15 @@ def as_float(value: Any, name: str, *, minimum: float | None = None,
     if out > maximum:
         raise InvalidInputError(f"{name} must be <= {maximum:g}, got {out:g}", argument=name)
     return out
+
+
+def as_sequence(value: Any, name: str, what: str) -> tuple[Any, ...]:
+    """``value`` (a list, tuple or other non-text iterable) as a tuple, or an error
+    saying it should hold ``what``."""
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
+        raise InvalidInputError(f"{name} must be a sequence of {what}, got "
+                                f"{type(value).__name__}", argument=name)
+    return tuple(value)
 
 
 def as_flag(value: Any, name: str) -> bool:

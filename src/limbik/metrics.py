@@ -11,8 +11,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from limbik._validation import FloatArray, as_float_array
+from limbik._validation import FloatArray, as_float, as_float_array, broadcast_shapes
 from limbik.errors import InvalidInputError
+from limbik.solvers._scale import length_scale
 
 __all__ = [
     "backward_knee_frames",
@@ -43,6 +44,31 @@ def _trajectory(positions: Any, name: str = "positions") -> FloatArray:
         raise InvalidInputError(f"{name} must have shape (frames, ..., 3), got {p.shape}",
                                 argument=name)
     return p
+
+
+def _check_ground(ground: Any) -> _Ground:
+    if not callable(getattr(ground, "height", None)):
+        raise InvalidInputError("ground must have a height(x, z) method (a Terrain), got "
+                                f"{type(ground).__name__}", argument="ground")
+    return ground
+
+
+def _dt(dt: Any) -> float:
+    return as_float(dt, "dt", minimum=0.0, exclusive=True)
+
+
+def _leg(hip: Any, knee: Any, ankle: Any | None = None
+         ) -> tuple[tuple[FloatArray, ...], float]:
+    """Hip, knee (and ankle) trajectories of one shape, divided by a unit (a power of two,
+    1 for ordinary sizes) that keeps their differences from overflowing; and the unit."""
+    arrays = [_trajectory(hip, "hip"), _trajectory(knee, "knee")]
+    if ankle is not None:
+        arrays.append(_trajectory(ankle, "ankle"))
+    shape = broadcast_shapes(*zip(("hip", "knee", "ankle"), (a.shape[:-1] for a in arrays),
+                                  strict=False))
+    unit = length_scale(*arrays)
+    return tuple(np.broadcast_to(a / unit if unit != 1.0 else a, shape + (3,))
+                 for a in arrays), unit
 
 
 def _mask(contact: Any, n: int) -> np.ndarray:
@@ -79,7 +105,7 @@ def foot_skate(positions: Any, contact: Any) -> tuple[FloatArray, float]:
 def penetration(positions: Any, ground: _Ground) -> FloatArray:
     """Depth below the ground, ``max(0, ground - y)``: shape of ``positions`` without the 3."""
     p = _trajectory(positions)
-    return np.maximum(0.0, ground.height(p[..., 0], p[..., 2]) - p[..., 1])
+    return np.maximum(0.0, _check_ground(ground).height(p[..., 0], p[..., 2]) - p[..., 1])
 
 
 def floating(positions: Any, ground: _Ground, contact: Any, clearance: float = 0.0) -> FloatArray:
@@ -89,15 +115,14 @@ def floating(positions: Any, ground: _Ground, contact: Any, clearance: float = 0
     """
     p = _trajectory(positions)
     c = _mask(contact, len(p))
-    above = p[..., 1] - ground.height(p[..., 0], p[..., 2]) - clearance
+    clearance = as_float(clearance, "clearance")
+    above = p[..., 1] - _check_ground(ground).height(p[..., 0], p[..., 2]) - clearance
     return np.where(c, np.maximum(above, 0.0), 0.0)
 
 
 def knee_angles(hip: Any, knee: Any, ankle: Any) -> FloatArray:
     """Interior knee angle in degrees (180 = straight): ``(frames,)``."""
-    h = _trajectory(hip, "hip")
-    k = _trajectory(knee, "knee")
-    a = _trajectory(ankle, "ankle")
+    (h, k, a), _ = _leg(hip, knee, ankle)
     u = h - k
     v = a - k
     cos = np.einsum("...i,...i->...", u, v) / np.maximum(
@@ -119,13 +144,20 @@ def bone_length_drift(world_positions: Any, parents: Any, reference: Any | None 
     ``(joints, 3)`` positions (default: the first frame). Zero-length bones are skipped.
     """
     p = as_float_array(world_positions, "world_positions", (3,))
-    par = np.asarray(parents, dtype=np.intp)
-    if p.ndim != 3 or par.shape != (p.shape[1],):
+    par = np.asarray(parents)
+    if p.ndim != 3 or p.shape[0] == 0 or par.shape != (p.shape[1],):
         raise InvalidInputError(
-            f"world_positions must be (frames, joints, 3) with one parent per joint, got "
-            f"{p.shape} and {par.shape}", argument="world_positions")
+            f"world_positions must be (frames >= 1, joints, 3) with one parent per joint, "
+            f"got {p.shape} and {par.shape}", argument="world_positions")
+    if par.dtype.kind not in "iu" or np.any(par >= p.shape[1]):
+        raise InvalidInputError(f"parents must be joint indices below {p.shape[1]} (negative "
+                                f"for roots), got {par.tolist()[:20]}", argument="parents")
+    par = par.astype(np.intp)
     child = np.flatnonzero(par >= 0)
     ref = p[0] if reference is None else as_float_array(reference, "reference", (3,))
+    if ref.shape != p.shape[1:]:
+        raise InvalidInputError(f"reference must have shape {p.shape[1:]}, got {ref.shape}",
+                                argument="reference")
     rest = np.linalg.norm(ref[child] - ref[par[child]], axis=-1)
     keep = rest > 1e-9 * max(float(rest.max(initial=0.0)), 1e-300)
     if not np.any(keep):
@@ -141,7 +173,9 @@ def speed_near_floor(positions: Any, ground: _Ground, dt: float, near: float) ->
     Returns 0 when it never is.
     """
     p = _trajectory(positions)
-    gap = p[:, 1] - ground.height(p[:, 0], p[:, 2])
+    dt = _dt(dt)
+    near = as_float(near, "near")
+    gap = p[:, 1] - _check_ground(ground).height(p[:, 0], p[:, 2])
     close = gap <= near
     if len(p) < 2:
         return 0.0
@@ -160,9 +194,7 @@ def knee_bend_angles(hip: Any, knee: Any, ankle: Any, forward: Any) -> FloatArra
     the hip–ankle line along ``forward`` ``(frames, 3)`` or ``(3,)`` (the character's
     facing, e.g. ``left × up`` from the hips).
     """
-    h = _trajectory(hip, "hip")
-    k = _trajectory(knee, "knee")
-    a = _trajectory(ankle, "ankle")
+    (h, k, a), _ = _leg(hip, knee, ankle)
     f = as_float_array(forward, "forward", (3,))
     line = a - h
     u = line / np.maximum(np.linalg.norm(line, axis=-1, keepdims=True), 1e-300)
@@ -182,10 +214,11 @@ def backward_knee_frames(hip: Any, knee: Any, ankle: Any, forward: Any, *,
 def knee_displacement(hip: Any, knee: Any) -> float:
     """The largest per-frame move of the knee relative to the hip (length units): a
     flipping bend shows here even when the flexion angle changes smoothly."""
-    rel = _trajectory(knee, "knee") - _trajectory(hip, "hip")
+    (hip_, knee_), unit = _leg(hip, knee)
+    rel = knee_ - hip_
     if len(rel) < 2:
         return 0.0
-    return float(np.max(np.linalg.norm(np.diff(rel, axis=0), axis=-1)))
+    return float(np.max(np.linalg.norm(np.diff(rel, axis=0), axis=-1))) * unit
 
 
 def stance_gap(points: Any, ground: _Ground, contact: Any) -> float:
@@ -196,6 +229,7 @@ def stance_gap(points: Any, ground: _Ground, contact: Any) -> float:
     """
     p = _trajectory(points, "points")
     c = _mask(contact, len(p))
+    _check_ground(ground)
     if not np.any(c):
         return 0.0
     gap = p[..., 1] - ground.height(p[..., 0], p[..., 2])
@@ -237,6 +271,7 @@ def contact_speed(positions: Any, contact: Any, dt: float) -> float:
     toe slide. Returns 0 without such frame pairs."""
     p = _trajectory(positions)
     c = _mask(contact, len(p))
+    dt = _dt(dt)
     if len(p) < 2:
         return 0.0
     both = c[1:] & c[:-1]

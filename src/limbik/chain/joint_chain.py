@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from limbik._validation import FloatArray, as_float_array, as_points
+from limbik._validation import FloatArray, as_float_array, as_points, as_sequence
 from limbik.errors import InvalidInputError
 from limbik.geometry.frame import Frame
 from limbik.geometry.quaternion import quaternion_from_matrix
@@ -177,7 +177,7 @@ class JointChain:
     )
 
     def __init__(self, joints: Sequence[Joint], *, name: str = "") -> None:
-        joints = tuple(joints)
+        joints = as_sequence(joints, "joints", "Joint")
         if not joints:
             raise InvalidInputError("joints must hold at least one Joint, got none",
                                     argument="joints")

@@ -8,7 +8,14 @@ from typing import Any
 import numpy as np
 
 from limbik._kernel_options import read_only
-from limbik._validation import FloatArray, as_float, as_float_array, as_int, as_points
+from limbik._validation import (
+    FloatArray,
+    as_float,
+    as_float_array,
+    as_int,
+    as_points,
+    broadcast_shapes,
+)
 from limbik.errors import TerrainError
 from limbik.geometry.vectors import normalize
 from limbik.placement._terrain_kernels import sample_heights
@@ -186,6 +193,7 @@ class Terrain:
         """Ground height at ``(x, z)``; broadcasts, returns shape of ``x + z``."""
         xa = as_float_array(x, "x")
         za = as_float_array(z, "z")
+        broadcast_shapes(("x", xa.shape), ("z", za.shape))  # or a named error
         return self._height_unchecked(xa, za)
 
     def _height_unchecked(self, x: FloatArray, z: FloatArray) -> FloatArray:

@@ -93,6 +93,10 @@ def apply_ik(motion: Motion, positions: JointMap | None = None,
     F = motion.num_frames
     parents = sk.parents.tolist()
     targets: dict[int, FloatArray] = {}
+    for name, given in (("positions", positions), ("rotations", rotations)):
+        if given is not None and not isinstance(given, Mapping):
+            raise InvalidInputError(f"{name} must be a mapping {{joint name or index: "
+                                    f"array}}, got {type(given).__name__}", argument=name)
     for key, value in dict(positions or {}).items():
         j = sk.index(key)
         targets[j] = _per_frame(value, f"positions[{sk.names[j]!r}]", F, 3)

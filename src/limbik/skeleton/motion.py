@@ -10,7 +10,7 @@ import numpy as np
 
 from limbik._kernel_options import read_only
 from limbik._output_pool import empty_arrays
-from limbik._validation import FloatArray, as_float, as_points, as_quaternions
+from limbik._validation import FloatArray, as_float, as_int, as_points, as_quaternions
 from limbik.errors import InvalidInputError
 from limbik.geometry.frame import Frame
 from limbik.geometry.quaternion import rotate_vectors
@@ -240,7 +240,10 @@ class Motion:
     def rest(cls, skeleton: Skeleton, num_frames: int = 1, frame_time: float = 1.0 / 30.0,
              ) -> Motion:
         """A motion that holds the rest pose (identity rotations, root at its offset)."""
-        n = int(num_frames)
+        if not isinstance(skeleton, Skeleton):
+            raise InvalidInputError(f"skeleton must be a Skeleton, got {type(skeleton).__name__}",
+                                    argument="skeleton")
+        n = as_int(num_frames, "num_frames", minimum=1)
         rot = np.zeros((n, skeleton.num_joints, 4))
         rot[..., 3] = 1.0
         root = np.broadcast_to(skeleton.offsets[0], (n, 3))

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from limbik._validation import FloatArray, as_points
+from limbik._validation import FloatArray, as_points, as_sequence
 from limbik.errors import InvalidInputError
 
 __all__ = ["CHANNEL_NAMES", "Skeleton"]
@@ -62,7 +62,7 @@ class Skeleton:
                  offsets: Any, channels: Sequence[Sequence[str]] | None = None,
                  end_sites: Mapping[int, Any] | Iterable[tuple[int, Any]] | None = None
                  ) -> None:
-        names_t = tuple(names)
+        names_t = as_sequence(names, "names", "joint names")
         if not names_t:
             raise InvalidInputError("names must hold at least one joint, got none",
                                     argument="names")
