@@ -96,9 +96,12 @@ def test_restarts_are_deterministic_with_rng(panda):
     rng = np.random.default_rng(5)
     targets = panda.forward(panda.random_q(20, rng)).position
     a = jacobian_ik(panda, targets, restarts=3, rng=7, max_iterations=5)
-    b = jacobian_ik(panda, targets, restarts=3, rng=np.random.default_rng(7), max_iterations=5)
+    b = jacobian_ik(panda, targets, restarts=3, rng=7, max_iterations=5)
     np.testing.assert_array_equal(a.q, b.q)
     np.testing.assert_array_equal(a.iterations, b.iterations)
+    g1 = jacobian_ik(panda, targets, restarts=3, rng=np.random.default_rng(7), max_iterations=5)
+    g2 = jacobian_ik(panda, targets, restarts=3, rng=np.random.default_rng(7), max_iterations=5)
+    np.testing.assert_array_equal(g1.q, g2.q)
     c = jacobian_ik(panda, targets, restarts=3, rng=8, max_iterations=5)
     assert not np.array_equal(a.q, c.q)
 

@@ -191,3 +191,25 @@ def test_two_bone_small_batches_report_bad_input_as_the_general_path_does():
         limbik.two_bone(root, target, 1.0, 1.0, max_stretch=0.5)
     tiny = limbik.two_bone(root * 1e-200, target * 1e-200, 1e-200, 1e-200)  # rescaled path
     assert np.all(np.isfinite(tiny.positions)) and np.all(tiny.reached)
+
+
+@pytest.mark.parametrize("rng", [None, 7])
+@pytest.mark.parametrize("method", ["lm", "dls", "ccd"])
+def test_joint_chain_batches_equal_single_solves_with_restarts(method, rng):
+    """None and int seeds give every target the restarts it gets alone."""
+    arm = limbik.JointChain.from_points(np.c_[np.arange(6.0) / 5, np.zeros(6), np.zeros(6)])
+    arm = limbik.JointChain([limbik.Joint(j.name, "revolute" if j.movable else "fixed",
+                                          j.origin, j.axis, -0.6, 0.6) for j in arm.joints])
+    targets = np.random.default_rng(5).normal(size=(6, 3)) * 0.4
+
+    def solve(t):
+        if method == "ccd":
+            return limbik.ccd(arm, t, max_iterations=30, rng=rng)
+        return limbik.jacobian_ik(arm, t, method=method, max_iterations=30, rng=rng)
+
+    batch = solve(targets)
+    assert np.any(batch.iterations > 30)  # restarts ran
+    for i, t in enumerate(targets):
+        alone = solve(t)
+        assert np.array_equal(batch.q[i], alone.q)
+        assert batch.error[i] == alone.error and batch.reached[i] == alone.reached

@@ -93,8 +93,9 @@ def start_configurations(chain: JointChain, q0: Any, batch: tuple[int, ...],
 
     The first start is ``q0`` (default: :attr:`JointChain.middle`), clipped to the
     limits. Restarts are uniform within the limits (see :meth:`JointChain.random_q`),
-    drawn in the kernel from one seed per batch element: ``rng=None`` uses the seeds
-    0, 1, 2, ...; otherwise they come from ``rng``.
+    drawn in the kernel from one seed per batch element. ``rng=None`` (seed 0) and an
+    int seed give every element the same seed, so each target of a batch is solved
+    exactly as it would be alone; a Generator draws a seed for each element.
     """
     if rng is None and batch == ():
         if q0 is None:  # one target, default start and seed
@@ -113,9 +114,12 @@ def start_configurations(chain: JointChain, q0: Any, batch: tuple[int, ...],
     first = np.array(np.broadcast_to(q_first, shape + (chain.dof,)).reshape(count, chain.dof),
                      dtype=np.float64, order="C")
     if rng is None:
-        seeds = np.arange(count, dtype=np.uint64)
-    else:
-        seeds = rng_from(rng).integers(0, 2**63, size=count, dtype=np.int64).astype(np.uint64)
+        seeds = np.zeros(count, dtype=np.uint64)
+    elif isinstance(rng, np.random.Generator):
+        seeds = rng.integers(0, 2**63, size=count, dtype=np.int64).astype(np.uint64)
+    else:  # an int seed (checked here): one seed for all, as for a single target
+        seed = rng_from(rng).integers(0, 2**63, size=1, dtype=np.int64)[0]
+        seeds = np.full(count, seed, dtype=np.uint64)
     return first, seeds, shape
 
 

@@ -96,7 +96,10 @@ def jacobian_ik(chain: JointChain, target: Any, *, method: str = "lm",
         the target is not reached (default ``LM_RESTARTS`` for LM, ``JACOBIAN_RESTARTS``
         for the others).
     rng : None, int or numpy Generator
-        Source of the restarts; None means seed 0, so results are reproducible.
+        Source of the restarts; None means seed 0, so results are reproducible. None
+        and an int seed give every target of a batch the same restarts, so a batched
+        solve returns for each target what solving it alone returns; a Generator draws
+        each target's restarts from its own seed.
     out : Solution, optional
         A Solution of an earlier call on the same chain with the same batch shape
         (e.g. the previous frame's), whose ``q``, ``positions``, ``reached``, ``error``
