@@ -283,3 +283,14 @@ def test_a_missing_clip_is_one_line_naming_it(tmp_path, capsys):
     assert main(["footplant", str(missing), "-o", str(tmp_path / "o.bvh")]) == EXIT_ERROR
     err = _one_line(capsys.readouterr().err)
     assert str(missing) in err and "No such file" in err
+
+
+@pytest.mark.parametrize("extra, flag", [(["--cell-size", "0.5"], "--cell-size"),
+                                         (["--terrain", "steps", "--seed", "2"], "--seed"),
+                                         (["--height-scale", "2"], "--height-scale")])
+def test_terrain_options_that_do_not_apply_are_errors(clip, tmp_path, capsys, extra, flag):
+    out = tmp_path / "o.bvh"
+    assert main(["footplant", str(clip), *extra, "-o", str(out)]) == EXIT_ERROR
+    err = _one_line(capsys.readouterr().err)
+    assert f"{flag} applies to" in err
+    assert not out.exists()

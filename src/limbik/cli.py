@@ -168,10 +168,25 @@ def _footplant_settings(args: argparse.Namespace) -> dict[str, Any]:
     from limbik.placement.footplant import footplant
 
     not_options = {"motion", "terrain", "legs", "progress"}
+    spec = str(args.terrain or ("hills" if args.input is None else "flat"))
+    suffix = Path(spec).suffix.lower()
+    for flag, value, applies, where in (
+            ("cell-size", args.cell_size, suffix in (".npy", ".png"), "a .npy/.png --terrain"),
+            ("terrain-origin", args.terrain_origin, suffix in (".npy", ".png"),
+             "a .npy/.png --terrain"),
+            ("height-scale", args.height_scale, suffix == ".png", "a .png --terrain"),
+            ("seed", args.seed, spec == "hills", "--terrain hills")):
+        if value is not None and not applies:
+            from limbik.errors import InvalidInputError
+
+            raise InvalidInputError(f"--{flag} applies to {where}, got --terrain {spec}",
+                                    argument=flag.replace("-", "_"))
     return {
-        "terrain_options": {"seed": args.seed, "cell_size": args.cell_size,
-                            "origin": tuple(args.terrain_origin),
-                            "height_scale": args.height_scale},
+        "terrain_options": {"seed": 0 if args.seed is None else args.seed,
+                            "cell_size": 1.0 if args.cell_size is None else args.cell_size,
+                            "origin": tuple(args.terrain_origin or (0.0, 0.0)),
+                            "height_scale": 1.0 if args.height_scale is None
+                            else args.height_scale},
         "footplant_options": {name: getattr(args, name)
                               for name in inspect.signature(footplant).parameters
                               if name not in not_options and hasattr(args, name)},
@@ -732,13 +747,15 @@ def build_parser() -> argparse.ArgumentParser:
                     "is a folder that mirrors it)")
     fp.add_argument("--terrain", help="flat, hills, steps, slope, or a .npy/.png height field "
                     "(default: flat for a clip, hills for the built-in walk)")
-    fp.add_argument("--cell-size", type=_positive_float, default=1.0,
-                    help="terrain file sample spacing")
-    fp.add_argument("--terrain-origin", type=_finite_float, nargs=2, default=(0.0, 0.0),
-                    metavar=("X", "Z"), help="world (x, z) of the terrain file's first sample")
-    fp.add_argument("--height-scale", type=_finite_float, default=1.0, help="PNG value to height")
-    fp.add_argument("--seed", type=_non_negative_int, default=0,
-                    help="seed of procedural terrain (a whole number >= 0)")
+    fp.add_argument("--cell-size", type=_positive_float, default=None,
+                    help="terrain file sample spacing (default 1)")
+    fp.add_argument("--terrain-origin", type=_finite_float, nargs=2, default=None,
+                    metavar=("X", "Z"), help="world (x, z) of the terrain file's first sample "
+                    "(default 0 0)")
+    fp.add_argument("--height-scale", type=_finite_float, default=None,
+                    help="PNG value to height (default 1)")
+    fp.add_argument("--seed", type=_non_negative_int, default=None,
+                    help="seed of the hills terrain (a whole number >= 0, default 0)")
     fp.add_argument("--floor", type=_finite_float, default=None, help="the clip's own floor "
                     "height, which is moved onto the terrain (default: estimated from the lowest "
                     "foot points)")
