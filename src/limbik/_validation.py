@@ -148,11 +148,11 @@ def as_quaternions(value: Any, name: str) -> FloatArray:
         norms = np.linalg.norm(array, axis=-1, keepdims=True)
     if np.any(norms < 1e-12):
         index = tuple(int(i) for i in np.argwhere(norms[..., 0] < 1e-12)[0])
+        size = float(np.max(np.abs(array[index])))
         raise InvalidInputError(
-            f"{name} must be a non-zero quaternion (x, y, z, w), got a zero quaternion "
-            f"at index {index}",
-            argument=name,
-        )
+            f"{name} must be a non-zero quaternion (x, y, z, w) of norm >= 1e-12, got "
+            + ("a zero quaternion" if size == 0.0 else f"one with entries up to {size:.3g}")
+            + f" at index {index}", argument=name)
     unit = array / norms
     huge = ~np.isfinite(norms[..., 0])  # squares beyond the float range: scale first
     if np.any(huge):

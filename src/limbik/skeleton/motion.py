@@ -94,7 +94,8 @@ def _unit_quaternions(value: Any) -> FloatArray:
     """Validated quaternions; rows already of unit norm (to rounding) are kept bit for bit."""
     q = as_quaternions(value, "rotations")  # validates shape, finiteness and zero norm
     raw = np.asarray(value, dtype=np.float64)
-    near_unit = np.abs(np.sum(raw * raw, axis=-1) - 1.0) <= 4 * np.finfo(np.float64).eps
+    with np.errstate(over="ignore"):  # huge rows: not unit, so q (scaled) is taken
+        near_unit = np.abs(np.sum(raw * raw, axis=-1) - 1.0) <= 4 * np.finfo(np.float64).eps
     return np.where(near_unit[..., None], raw, q)
 
 
