@@ -13,7 +13,7 @@ import pytest
 
 from limbik import batch
 from limbik.batch import find_clips, footplant_library
-from limbik.cli import main
+from limbik.cli import EXIT_ERROR, main
 from limbik.errors import InvalidInputError
 from limbik.placement.walk import walk_cycle
 from limbik.skeleton.bvh import write_bvh
@@ -80,6 +80,23 @@ def single_outputs(library, tmp_path_factory) -> dict[str, bytes]:
                      "--seed", "3", "--no-progress"]) == 0
         outputs[name] = target.read_bytes()
     return outputs
+
+
+def test_several_clips_on_the_command_line_are_a_library(library, single_outputs, tmp_path,
+                                                         capsys):
+    """``limbik footplant mocap/*.bvh -o OUT`` after the shell expanded the glob."""
+    folder, good = library
+    names = good[:2]
+    out = tmp_path / "listed"
+    code = main(["footplant", *(str(folder / name) for name in names), "-o", str(out),
+                 "--terrain", "hills", "--seed", "3", "--jobs", "1", "--no-progress"])
+    assert code == 0, capsys.readouterr()
+    common = Path(os.path.commonpath([str((folder / name).parent) for name in names]))
+    for name in names:
+        mirrored = out / (folder / name).relative_to(common)
+        assert mirrored.read_bytes() == single_outputs[name], name
+    assert main(["footplant", *(str(folder / name) for name in names)]) == EXIT_ERROR
+    assert "output must be given for a folder, glob or list of clips" in capsys.readouterr().err
 
 
 def no_temporaries(folder: Path) -> list[Path]:

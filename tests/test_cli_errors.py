@@ -272,12 +272,6 @@ def test_a_plot_of_an_unknown_kind_is_refused_before_the_solve(clip, tmp_path, c
     assert not out.exists()
 
 
-def test_several_clips_get_a_hint_to_quote_the_glob(clip, tmp_path, capsys):
-    assert main(["footplant", str(clip), str(clip), "-o", str(tmp_path / "out")]) == EXIT_ERROR
-    err = _one_line(capsys.readouterr().err)
-    assert "got 2 paths" in err and "quote it" in err
-
-
 def test_a_missing_clip_is_one_line_naming_it(tmp_path, capsys):
     missing = tmp_path / "nope.bvh"
     assert main(["footplant", str(missing), "-o", str(tmp_path / "o.bvh")]) == EXIT_ERROR

@@ -99,14 +99,22 @@ def _is_clip(path: Path) -> bool:
     return path.suffix.lower() == ".bvh" and path.is_file()
 
 
-def find_clips(source: str | Path) -> tuple[Path, list[Path]]:
-    """The ``.bvh`` clips of a folder (searched recursively), a glob, or a single file.
+def find_clips(source: str | Path | Sequence[str | Path]) -> tuple[Path, list[Path]]:
+    """The ``.bvh`` clips of a folder (searched recursively), a glob, a single file, or a
+    list of these (say a glob the shell expanded).
 
     Returns ``(root, clips)``: outputs mirror each clip's path relative to ``root``
     (the folder, the glob's folder part before its first wildcard, or the file's
-    folder). Hidden files and folders (names starting with ``.``) are left out.
-    Clips are sorted by path.
+    folder; for a list, the folder all of theirs lie in). Hidden files and folders
+    (names starting with ``.``) are left out. Clips are sorted by path, each once.
     """
+    if isinstance(source, list | tuple):
+        if not source:
+            raise InvalidInputError("source must name at least one clip, got an empty list",
+                                    argument="source")
+        found_all = [find_clips(entry) for entry in source]
+        root = Path(os.path.commonpath([found.absolute() for found, _ in found_all]))
+        return root, sorted({clip.absolute() for _, clips in found_all for clip in clips})
     text = str(source)
     path = Path(text)
     if path.is_dir():
@@ -535,7 +543,8 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def footplant_library(source: str | Path, output: str | Path, *, terrain: str = "flat",
+def footplant_library(source: str | Path | Sequence[str | Path], output: str | Path, *,
+                      terrain: str = "flat",
                       terrain_options: Mapping[str, Any] | None = None,
                       footplant_options: Mapping[str, Any] | None = None,
                       jobs: int | None = None, scheduler: str | None = None,
@@ -545,8 +554,8 @@ def footplant_library(source: str | Path, output: str | Path, *, terrain: str = 
 
     Parameters
     ----------
-    source : a folder (searched recursively), a glob such as ``"mocap/**/*.bvh"``, or
-        one ``.bvh`` file (see :func:`find_clips`).
+    source : a folder (searched recursively), a glob such as ``"mocap/**/*.bvh"``, one
+        ``.bvh`` file, or a list of these (see :func:`find_clips`).
     output : the output folder (created); it must not be the input folder.
     terrain, terrain_options, footplant_options : as in :func:`plant_clip`.
     jobs : worker processes (default: one per available core; 1 runs in this process).
@@ -649,12 +658,20 @@ def footplant_library(source: str | Path, output: str | Path, *, terrain: str = 
         from limbik.viz.batch_report import write_batch_report
 
         write_batch_report(summary.records, out / SUMMARY_FILES[2], out / SUMMARY_FILES[3],
-                           title=f"footplant: {source}")
+                           title=f"footplant: {_source_text(source)[:80]}")
     return summary
 
 
+def _source_text(source: str | Path | Sequence[str | Path]) -> str:
+    """``source`` as text: a list of clips as their paths joined by spaces."""
+    if isinstance(source, list | tuple):
+        return " ".join(str(entry) for entry in source)
+    return str(source)
+
+
 def _write_summary(summary: BatchSummary, settings: Mapping[str, Any],
-                   state: Mapping[str, Any], source: str | Path, root: Path, *,
+                   state: Mapping[str, Any], source: str | Path | Sequence[str | Path],
+                   root: Path, *,
                    complete: bool) -> None:
     """``summary.json`` (records, settings and up-to-date state) and ``summary.csv``.
 
@@ -665,7 +682,7 @@ def _write_summary(summary: BatchSummary, settings: Mapping[str, Any],
 
     folder = summary.output
     with atomic_write(folder / SUMMARY_FILES[0], encoding="utf-8") as handle:
-        json.dump({"source": str(source), "root": str(root), "engine": summary.engine,
+        json.dump({"source": _source_text(source), "root": str(root), "engine": summary.engine,
                    "complete": complete, "ran": summary.ran,
                    "failed": len(summary.failed),
                    "seconds": summary.seconds, "settings": settings,

@@ -197,6 +197,8 @@ def _is_library(args: argparse.Namespace) -> bool:
     """A folder or glob of clips, or an existing folder as the output."""
     if args.input is None:
         return False
+    if isinstance(args.input, list):
+        return True
     source = Path(args.input)
     if source.is_dir() or (args.output is not None and Path(args.output).is_dir()):
         return True
@@ -208,13 +210,9 @@ def _cmd_footplant(args: argparse.Namespace) -> int:
 
     from limbik._compile_notice import announce_compilation
 
-    if len(args.input) > 1:
-        from limbik.errors import InvalidInputError
-
-        raise InvalidInputError(
-            f"footplant takes one clip, folder or glob, got {len(args.input)} paths (a glob "
-            f"the shell expanded? quote it, e.g. 'mocap/*.bvh')", argument="input")
-    args.input = args.input[0] if args.input else None
+    # several paths (a glob the shell expanded) are a library; one stays a path
+    args.input = (args.input if len(args.input) > 1 else args.input[0] if args.input
+                  else None)
     announce_compilation()
 
     from limbik._io import atomic_write
@@ -321,8 +319,10 @@ def _cmd_footplant_library(args: argparse.Namespace) -> int:
     from limbik.errors import InvalidInputError
 
     if args.output is None:
-        raise InvalidInputError(f"output must be given for a folder or glob of clips: "
-                                f"-o OUTDIR (input {args.input!r})", argument="output")
+        given = (f"{len(args.input)} clips" if isinstance(args.input, list)
+                 else repr(args.input))
+        raise InvalidInputError(f"output must be given for a folder, glob or list of clips: "
+                                f"-o OUTDIR (input {given})", argument="output")
     for flag in ("report", "plot"):
         if getattr(args, flag):
             raise InvalidInputError(f"--{flag} is for one clip; a folder of clips gets "
@@ -743,8 +743,8 @@ def build_parser() -> argparse.ArgumentParser:
         "(estimated, or --floor) is carried onto the terrain, so a clip whose feet rest at "
         "y = -1.3 is lifted by 1.3; the report prints that lift.")
     fp.add_argument("input", nargs="*", help="a BVH clip or glTF/GLB character (default: the "
-                    "built-in walk on hills), or a folder or quoted glob of BVH clips (then -o "
-                    "is a folder that mirrors it)")
+                    "built-in walk on hills), or a folder, glob or several BVH clips (then -o "
+                    "is a folder that mirrors them)")
     fp.add_argument("--terrain", help="flat, hills, steps, slope, or a .npy/.png height field "
                     "(default: flat for a clip, hills for the built-in walk)")
     fp.add_argument("--cell-size", type=_positive_float, default=None,
