@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,6 +29,7 @@ from limbik._validation import (
     as_int,
     as_points,
     as_quaternions,
+    as_real_array,
     broadcast_shapes,
 )
 from limbik.chain.joint_chain import JointChain
@@ -139,13 +141,21 @@ def _ccd_points(positions: Any, target: Any, tolerance: float | None, max_iterat
                 constraints: Sequence[SwingTwistLimit | None] | None = None,
                 rotations: Any = None, return_rotations: bool = False,
                 out: Solution | None = None) -> Solution:
-    pts = as_points(positions, "positions")
+    pts = as_real_array(positions, "positions", (3,))
+    goal = as_real_array(target, "target", (3,))
+    with np.errstate(over="ignore"):
+        finite = math.isfinite(float(pts.sum())) and math.isfinite(float(goal.sum()))
+    if not finite or pts.ndim == 0 or pts.shape[-1] != 3:
+        pts = as_points(positions, "positions")  # names what is not finite or the shape
+        goal = as_points(target, "target")       # (a sum of huge finite numbers passes)
     if pts.ndim < 2 or pts.shape[-2] < 2:
         raise InvalidInputError(
             f"positions must have shape (..., n, 3) with n >= 2, got {pts.shape}",
             argument="positions")
-    goal = as_points(target, "target")
-    shape = broadcast_shapes(("positions", pts.shape[:-2]), ("target", goal.shape[:-1]))
+    if goal.ndim < 1 or goal.shape[-1] != 3:
+        as_points(goal, "target")  # raises the shape error
+    shape = (pts.shape[:-2] if pts.shape[:-2] == goal.shape[:-1] else broadcast_shapes(
+        ("positions", pts.shape[:-2]), ("target", goal.shape[:-1])))
     n = pts.shape[-2]
     count = int(np.prod(shape, dtype=np.int64))
     if pts.shape[:-2] != shape:
@@ -156,7 +166,8 @@ def _ccd_points(positions: Any, target: Any, tolerance: float | None, max_iterat
     goal = np.ascontiguousarray(goal.reshape(count, 3))
     unit = length_scale(flat, goal, always=True)  # problem-sized units (exact, 2^k)
     flat, goal = flat / unit, goal / unit
-    length = np.sum(np.linalg.norm(np.diff(flat, axis=1), axis=-1), axis=-1)
+    bones = flat[:, 1:] - flat[:, :-1]
+    length = np.sqrt((bones * bones).sum(axis=-1)).sum(axis=-1)  # np.linalg.norm's sums
     if tolerance is None:
         tol = ITERATIVE_RTOL * np.where(length > 0, length, 1.0)
     else:
