@@ -297,6 +297,21 @@ def main(argv: list[str] | None = None) -> int:
           f"(goal ≤ 3 µs)")
     print(f"  = {t_single / t_norm:.2f}× one np.linalg.norm((3,)) call ({fmt(t_norm)}) on this machine")
     print(f"  pure-Python one-element loop {fmt(t_py1)}: limbik is {t_py1 / t_single:.2f}x faster")
+
+    # a game frame: a few limbs per call, into the last frame's arrays
+    root, target, pole, l1, l2 = make_inputs(rng, 8)
+    frame = limbik.two_bone(root, target, l1, l2, pole=pole)
+    rows = [(root[k], target[k], pole[k], float(l1[k]), float(l2[k])) for k in range(8)]
+    times = best_interleaved({
+        "batch": lambda: limbik.two_bone(root, target, l1, l2, pole=pole),
+        "out": lambda: limbik.two_bone(root, target, l1, l2, pole=pole, out=frame),
+        "singles": lambda: [limbik.two_bone(r, t, a, b, pole=p) for r, t, p, a, b in rows]},
+        15, 1000)
+    print(f"\n8 limbs per call (a frame of a game loop), pole mode: {fmt(times['batch'])}, "
+          f"with out= {fmt(times['out'])}")
+    print(f"  against 8 single-limb calls ({fmt(times['singles'])}): "
+          f"{times['singles'] / times['batch']:.2f}x / {times['singles'] / times['out']:.2f}x "
+          f"faster")
     return 0
 
 
