@@ -99,6 +99,26 @@ def test_several_clips_on_the_command_line_are_a_library(library, single_outputs
     assert "output must be given for a folder, glob or list of clips" in capsys.readouterr().err
 
 
+def test_a_named_clip_inside_the_output_folder_is_an_error(library, tmp_path, capsys):
+    folder, good = library
+    inside = tmp_path / "out" / "x.bvh"
+    inside.parent.mkdir()
+    shutil.copy(folder / good[0], inside)
+    code = main(["footplant", str(folder / good[1]), str(inside), "-o", str(inside.parent),
+                 "--no-progress"])
+    assert code == EXIT_ERROR
+    assert "source clips must lie outside the output folder" in capsys.readouterr().err
+
+
+def test_an_output_ending_in_a_separator_is_a_folder(library, tmp_path, capsys):
+    folder, good = library
+    out = tmp_path / "new"
+    assert main(["footplant", str(folder / good[0]), "-o", f"{out}{os.sep}", "--jobs", "1",
+                 "--no-progress"]) == 0
+    capsys.readouterr()
+    assert (out / Path(good[0]).name).is_file() and (out / "summary.json").is_file()
+
+
 def no_temporaries(folder: Path) -> list[Path]:
     return [p for p in folder.rglob("*") if p.name.endswith(".tmp")]
 

@@ -68,9 +68,12 @@ def test_readers_name_a_missing_or_unreadable_path(tmp_path, reader):
     missing = tmp_path / f"nope{suffix}"
     with pytest.raises(UnreadableFileError, match=r"path: cannot read .*nope.* No such file"):
         read(missing)
+    with pytest.raises(FileNotFoundError) as info:  # what reading it directly raises
+        read(missing)
+    assert info.value.errno == 2 and info.value.filename == str(missing)
     folder = tmp_path / f"folder{suffix}"
     folder.mkdir()
-    with pytest.raises(OSError, match="Is a directory"):  # also an OSError, as before
+    with pytest.raises(IsADirectoryError, match="Is a directory"):  # an OSError, as before
         read(folder)
     for value in (None, 5, b"x.bvh"):
         with pytest.raises(limbik.InvalidInputError, match="path must be a file path"):

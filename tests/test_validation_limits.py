@@ -237,3 +237,17 @@ def test_knee_angles_of_huge_coordinates_are_finite():
     np.testing.assert_array_equal(metrics.knee_angles(hip, knee, ankle),
                                   metrics.knee_angles(hip / 2**1000, knee / 2**1000,
                                                       ankle / 2**1000))
+
+
+def test_reasonable_numbers_in_other_forms_are_accepted():
+    from limbik import metrics
+    from limbik.placement.walk import walk_cycle
+
+    assert limbik.Motion.rest(walk_cycle().skeleton, 3.0).num_frames == 3
+    with pytest.raises(InvalidInputError, match="num_frames must be an int"):
+        limbik.Motion.rest(walk_cycle().skeleton, 2.5)
+    assert limbik.Joint("a", lower=np.array(-1.0)).lower == -1.0
+    points = np.ones((2, 3, 3)) * np.arange(3.0)[:, None]
+    assert metrics.bone_length_drift(points, np.array([-1.0, 0, 1])) == 0.0
+    assert metrics.speed_near_floor(np.zeros((3, 3)), limbik.Terrain.hills(), 0.1,
+                                    np.inf) == 0.0

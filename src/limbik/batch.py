@@ -579,7 +579,11 @@ def footplant_library(source: str | Path | Sequence[str | Path], output: str | P
     if out.resolve() == root.resolve():
         raise InvalidInputError(f"output must be a folder other than the input folder, got "
                                 f"{str(output)!r}", argument="output")
-    clips = [clip for clip in clips if not clip.resolve().is_relative_to(out.resolve())]
+    inside = [clip for clip in clips if clip.resolve().is_relative_to(out.resolve())]
+    if inside and isinstance(source, list | tuple):  # named, so not silently left out
+        raise InvalidInputError(f"source clips must lie outside the output folder "
+                                f"{str(output)!r}, got {str(inside[0])!r}", argument="source")
+    clips = [clip for clip in clips if clip not in inside]
     if not clips:
         raise InvalidInputError(f"source must hold .bvh clips outside the output folder "
                                 f"{str(output)!r}, got none", argument="source")

@@ -194,14 +194,18 @@ def _footplant_settings(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _is_library(args: argparse.Namespace) -> bool:
-    """A folder or glob of clips, or an existing folder as the output."""
+    """A folder, glob or list of clips, or a folder as the output (an existing one, or a
+    path ending in a separator)."""
+    import os
+
     if args.input is None:
         return False
     if isinstance(args.input, list):
         return True
     source = Path(args.input)
-    if source.is_dir() or (args.output is not None and Path(args.output).is_dir()):
-        return True
+    if source.is_dir() or (args.output is not None and (
+            Path(args.output).is_dir() or str(args.output).endswith(("/", os.sep)))):
+        return True  # "-o planted/" is a folder, made if need be
     return not source.exists() and any(c in args.input for c in "*?[")
 
 

@@ -112,8 +112,26 @@ class TerrainError(InvalidInputError):
 
 
 class UnreadableFileError(InvalidInputError, OSError):
-    """A file to read is missing, a folder, or not readable. Also an :class:`OSError`,
-    as reading the file directly would raise."""
+    """A file to read is missing, a folder, or not readable. Also an :class:`OSError`
+    with the ``errno`` and ``filename`` of the failed read; a missing file is also a
+    :class:`FileNotFoundError`, a folder an :class:`IsADirectoryError` and a file
+    without read permission a :class:`PermissionError`, as reading it directly would
+    raise."""
+
+    def __str__(self) -> str:  # the message, not OSError's "[Errno 2] ..."
+        return str(self.args[0]) if self.args else ""
+
+
+class _MissingFileError(UnreadableFileError, FileNotFoundError):
+    pass
+
+
+class _FolderNotFileError(UnreadableFileError, IsADirectoryError):
+    pass
+
+
+class _NoPermissionError(UnreadableFileError, PermissionError):
+    pass
 
 
 def read_bytes(path: object, argument: str = "path") -> tuple[Path, bytes]:
@@ -130,5 +148,11 @@ def read_bytes(path: object, argument: str = "path") -> tuple[Path, bytes]:
         return p, p.read_bytes()
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
-        raise UnreadableFileError(f"{argument}: cannot read {str(p)!r}: {reason}",
-                                  argument=argument) from None
+        kind: type[UnreadableFileError] = (
+            _MissingFileError if isinstance(exc, FileNotFoundError)
+            else _FolderNotFileError if isinstance(exc, IsADirectoryError)
+            else _NoPermissionError if isinstance(exc, PermissionError)
+            else UnreadableFileError)
+        error = kind(f"{argument}: cannot read {str(p)!r}: {reason}", argument=argument)
+        error.errno, error.strerror, error.filename = exc.errno, exc.strerror, str(p)
+        raise error from None

@@ -149,6 +149,8 @@ def bone_length_drift(world_positions: Any, parents: Any, reference: Any | None 
         raise InvalidInputError(
             f"world_positions must be (frames >= 1, joints, 3) with one parent per joint, "
             f"got {p.shape} and {par.shape}", argument="world_positions")
+    if par.dtype.kind == "f" and np.all(np.isfinite(par)) and np.all(par == np.round(par)):
+        par = par.astype(np.intp)  # whole numbers as floats
     if par.dtype.kind not in "iu" or np.any(par >= p.shape[1]):
         raise InvalidInputError(f"parents must be joint indices below {p.shape[1]} (negative "
                                 f"for roots), got {par.tolist()[:20]}", argument="parents")
@@ -174,7 +176,8 @@ def speed_near_floor(positions: Any, ground: _Ground, dt: float, near: float) ->
     """
     p = _trajectory(positions)
     dt = _dt(dt)
-    near = as_float(near, "near")
+    if not (isinstance(near, float | int | np.floating | np.integer) and near == near):
+        as_float(near, "near")  # raises: not a number, or NaN (+inf: every frame is near)
     gap = p[:, 1] - _check_ground(ground).height(p[:, 0], p[:, 2])
     close = gap <= near
     if len(p) < 2:

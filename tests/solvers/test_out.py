@@ -213,3 +213,41 @@ def test_joint_chain_batches_equal_single_solves_with_restarts(method, rng):
         alone = solve(t)
         assert np.array_equal(batch.q[i], alone.q)
         assert batch.error[i] == alone.error and batch.reached[i] == alone.reached
+
+
+def test_inputs_in_outs_memory_are_read_as_given():
+    """A target, a root or rotations that are views of ``out`` give a fresh solve's bits."""
+    pts = np.array([[0, 0, 0], [1, 0, 0], [2, 0, 0.0]])
+    buffer = limbik.fabrik(pts, np.array([1.5, 1, 0]))
+    want = limbik.fabrik(pts, buffer.end_effector.copy())
+    assert_same(limbik.fabrik(pts, buffer.end_effector, out=buffer), want)
+    # push_root feeds the moved root back in: the offset is measured from it
+    single = limbik.two_bone(np.zeros(3), np.array([2.0, 0, 0]), 0.5, 0.4)
+    root = single.positions[0]
+    want = limbik.two_bone(root.copy(), [2.0, 0, 0], 0.5, 0.4, unreachable="push_root")
+    got = limbik.two_bone(root, [2.0, 0, 0], 0.5, 0.4, unreachable="push_root", out=single)
+    assert_same(got, want)
+    rng = np.random.default_rng(8)
+    batch = limbik.two_bone(np.zeros((300, 3)), rng.normal(size=(300, 3)) * 3, 0.5, 0.4)
+    targets = rng.normal(size=(300, 3)) * 3
+    root = batch.positions[0, 0]  # one root for all, inside the output
+    want = limbik.two_bone(root.copy(), targets, 0.5, 0.4, unreachable="push_root")
+    assert_same(limbik.two_bone(root, targets, 0.5, 0.4, unreachable="push_root", out=batch),
+                want)
+    small = limbik.two_bone(np.zeros((1, 3)), np.ones((1, 3)), 1.0, 1.0)
+    small.positions[:, 2] = [0.5, 0.7, 0.2]
+    target = small.positions[:, 2]  # a C-contiguous (1, 3) view: the lean path
+    assert target.flags.c_contiguous and np.shares_memory(target, small.positions)
+    want = limbik.two_bone(np.zeros((1, 3)), target.copy(), 1.0, 1.0)
+    assert_same(limbik.two_bone(np.zeros((1, 3)), target, 1.0, 1.0, out=small), want)
+
+
+def test_bad_rotations_are_refused_before_out_is_written():
+    pts = np.cumsum(np.ones((3, 4, 3)), axis=1)
+    for solve in (limbik.fabrik, limbik.ccd):
+        buffer = solve(pts, pts[:, -1] + 0.3, return_rotations=True)
+        before = buffer.positions.copy()
+        for bad in (np.zeros((3, 4, 4)), np.tile([0.0, 0, 0, 1], (3, 5, 1))):
+            with pytest.raises(InvalidInputError, match="rotations"):
+                solve(pts, pts[:, -1] - 0.5, rotations=bad, out=buffer)
+        assert np.array_equal(buffer.positions, before)

@@ -110,8 +110,9 @@ class Joint:
         object.__setattr__(self, "axis", axis)
         for name in ("lower", "upper"):
             value = getattr(self, name)
-            if isinstance(value, bool | np.bool_ | str | bytes) or not isinstance(
-                    value, int | float | np.integer | np.floating):
+            numeric = isinstance(value, int | float | np.integer | np.floating) or (
+                isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf")
+            if isinstance(value, bool | np.bool_) or not numeric:
                 raise InvalidInputError(f"{name} limit of joint {self.name!r} must be a number, "
                                         f"got {type(value).__name__} {value!r:.40}",
                                         argument=name)

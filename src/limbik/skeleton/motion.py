@@ -244,6 +244,8 @@ class Motion:
         if not isinstance(skeleton, Skeleton):
             raise InvalidInputError(f"skeleton must be a Skeleton, got {type(skeleton).__name__}",
                                     argument="skeleton")
+        if isinstance(num_frames, float | np.floating) and float(num_frames).is_integer():
+            num_frames = int(num_frames)  # 3.0 from arithmetic is a count
         n = as_int(num_frames, "num_frames", minimum=1)
         rot = np.zeros((n, skeleton.num_joints, 4))
         rot[..., 3] = 1.0

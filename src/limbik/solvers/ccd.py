@@ -143,7 +143,7 @@ def _ccd_points(positions: Any, target: Any, tolerance: float | None, max_iterat
                 out: Solution | None = None) -> Solution:
     pts = as_real_array(positions, "positions", (3,))
     goal = as_real_array(target, "target", (3,))
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):  # inf - inf: NaN, not finite
         finite = math.isfinite(float(pts.sum())) and math.isfinite(float(goal.sum()))
     if not finite or pts.ndim == 0 or pts.shape[-1] != 3:
         pts = as_points(positions, "positions")  # names what is not finite or the shape
@@ -186,9 +186,12 @@ def _ccd_points(positions: Any, target: Any, tolerance: float | None, max_iterat
         views = out_arrays(out, shape, fields)
         solved, reached, err, iters = views[:4]
     turned = None
+    # input rotations checked before anything is solved or written
+    start = (_start_rotations(rotations, shape, n, count)
+             if return_rotations or constraints is not None else None)
     if constraints is not None:
         limits = encode_limits(constraints, n - 1)
-        start = _start_rotations(rotations, shape, n, count)
+        assert start is not None
         turned = np.empty_like(start) if out is None else views[4]
         _k.ccd_points_limited_solve(flat, start, goal, tol, max_iterations, improve, limits,
                                     solved, turned, err, reached, iters)
@@ -196,9 +199,9 @@ def _ccd_points(positions: Any, target: Any, tolerance: float | None, max_iterat
     else:
         arguments = (flat, goal, tol, max_iterations, improve, solved, err, reached, iters)
         run_range(_k.ccd_points_solve_range, count, lambda: arguments, smallest=_k.CHUNK)
-        if return_rotations:
-            turned = joint_rotations(solved, flat, input_rotations=_start_rotations(
-                rotations, shape, n, count)).reshape(shape + (n, 4))
+        if start is not None:
+            turned = joint_rotations(solved, flat, input_rotations=start).reshape(
+                shape + (n, 4))
             if out is not None:
                 np.copyto(views[4].reshape(turned.shape), turned)
     solved *= unit

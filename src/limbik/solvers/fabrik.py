@@ -24,6 +24,7 @@ from limbik._validation import (
     as_float_array,
     as_int,
     as_points,
+    as_quaternions,
     as_real_array,
     broadcast_shapes,
     choice,
@@ -33,7 +34,7 @@ from limbik.geometry.frame import Frame
 from limbik.solvers import _fabrik_kernels as K
 from limbik.solvers._scale import length_scale
 from limbik.solvers.constraints import Constraint, encode_constraints
-from limbik.solvers.solution import Solution, chain_out_fields, out_arrays, written
+from limbik.solvers.solution import Solution, chain_out_fields, detached, out_arrays, written
 from limbik.tolerances import EPS_DIRECTION, ITERATIVE_RTOL, MAX_ITERATIONS
 
 __all__ = ["fabrik"]
@@ -247,6 +248,12 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
 
     size = math.prod(shape)
     want_rotations = as_flag(return_rotations, "return_rotations") or rotations is not None
+    if rotations is not None:  # checked before anything is solved or written
+        given = as_quaternions(rotations, "rotations")
+        if given.ndim < 2 or given.shape[-2] != n:
+            raise InvalidInputError(f"rotations must have shape (..., {n}, 4), got "
+                                    f"{given.shape}", argument="rotations")
+        broadcast_shapes(("positions", shape), ("rotations", given.shape[:-2]))
     fields = chain_out_fields(n, want_rotations)
     if out is None:
         p, reached, error, iterations = empty_arrays(
@@ -255,8 +262,11 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
     else:
         views = out_arrays(out, shape, fields)
         p, reached, error, iterations = views[:4]
-        if want_rotations and np.may_share_memory(pos, p):
-            pos = pos.copy()  # the input pose, for the rotations
+        # inputs in out's memory are read before it is written: the pose for the
+        # rotations, the target (out.end_effector, say)
+        tgt, rotations = detached([tgt, rotations], views)
+        if want_rotations:
+            pos = detached([pos], views)[0]
     np.copyto(p.reshape(shape + (n, 3)), pos)  # the kernel solves in place
     # writeable, contiguous inputs keep the kernel to a single compiled signature
     t = (tgt if tgt.shape[:-1] == shape else np.broadcast_to(tgt, shape + (3,))).reshape(

@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["Solution", "chain_out_fields", "out_arrays", "written", "zero_iterations"]
+__all__ = ["Solution", "chain_out_fields", "detached", "out_arrays", "written",
+           "zero_iterations"]
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -143,6 +144,15 @@ def chain_out_fields(n_joints: int, rotations: bool = False
     fields = (("positions", (n_joints, 3), np.float64), ("reached", (), np.bool_),
               ("error", (), np.float64), ("iterations", (), np.int64))
     return fields + ((("rotations", (n_joints, 4), np.float64),) if rotations else ())
+
+
+def detached(inputs: list[Any], outputs: list[np.ndarray]) -> list[Any]:
+    """``inputs`` with each array that may share memory with one of ``outputs`` (the
+    views of an ``out``) copied: a solver then reads what the caller passed even where
+    it writes into the same memory (``target=out.end_effector``, say)."""
+    return [value.copy() if isinstance(value, np.ndarray) and any(
+        np.may_share_memory(value, array) for array in outputs) else value
+        for value in inputs]
 
 
 def written(out: Solution, shape: tuple[int, ...],

@@ -34,7 +34,7 @@ from limbik.solvers import _two_bone_pose as _pose
 from limbik.solvers._scale import COMFORT_HIGH as _COMFORT_HIGH
 from limbik.solvers._scale import COMFORT_LOW as _COMFORT_LOW
 from limbik.solvers._scale import length_scale
-from limbik.solvers.solution import Solution, out_arrays, written, zero_iterations
+from limbik.solvers.solution import Solution, detached, out_arrays, written, zero_iterations
 from limbik.tolerances import ANALYTIC_REACH_RTOL
 
 __all__ = ["UNREACHABLE_POLICIES", "two_bone"]
@@ -236,7 +236,7 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
                                    and point.dtype is _F64))
             and type(upper) in _FLOAT_TYPES and type(lower) in _FLOAT_TYPES
             and type(max_stretch) in _FLOAT_TYPES and type(unreachable) is str
-            and _COMFORT_LOW <= upper + lower <= _COMFORT_HIGH):
+            and _comfortable(upper, lower)):
         # lean path for one limb given as float64 (3,) arrays and float lengths; anything
         # unusual (bad policy, non-finite input, bad lengths) falls through to the
         # batched path, which reports it
@@ -304,8 +304,10 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
     if out is None:
         positions, error, reached = empty_arrays(((count, 3, 3), _F64), ((count,), _F64),
                                                  ((count,), np.bool_))
-    else:
+    else:  # inputs in out's memory are read as they were given (push_root's root)
         positions, error, reached = out_arrays(out, shape, _OUT_FIELDS)
+        root_a, target_a, hint, upper_a, lower_a = detached(
+            [root_a, target_a, hint, upper_a, lower_a], [positions, error])
     rows = (_rows(root_a, shape, 3), _rows(target_a, shape, 3), _rows(hint, shape, 3),
             _rows(quat, shape, 4), _rows(upper_a, shape, 0), _rows(lower_a, shape, 0),
             mode, policy, stretch, ANALYTIC_REACH_RTOL, positions, error, reached)
@@ -334,6 +336,14 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
                              error.reshape(shape)[()], np.zeros(shape, dtype=np.int64))
 
 
+def _comfortable(upper: Any, lower: Any) -> bool:
+    """Whether the reach ``upper + lower`` (numbers) lies in the range solved unscaled."""
+    try:
+        return bool(_COMFORT_LOW <= upper + lower <= _COMFORT_HIGH)
+    except OverflowError:  # an int beyond the float range: the general path reports it
+        return False
+
+
 def _lean_rows(root: Any, target: Any, point: Any, upper: Any, lower: Any, unreachable: Any,
                max_stretch: Any, out: Any) -> Solution | None:
     """The plain solve of a small batch given as C-contiguous float64 ``(B, 3)`` rows
@@ -353,23 +363,22 @@ def _lean_rows(root: Any, target: Any, point: Any, upper: Any, lower: Any, unrea
     if policy is None or policy == _k.POLICY_PUSH_ROOT:
         return None
     count = root.shape[0]
-    if point is None:
-        hint = _NO_POINT_ROWS
-    elif (type(point) is _NDARRAY and point.shape == root.shape and point.dtype is _F64
-          and point.flags.c_contiguous):
-        hint = read_only(point)
-    else:
+    if not (point is None or (type(point) is _NDARRAY and point.shape == root.shape
+                              and point.dtype is _F64 and point.flags.c_contiguous)):
         return None
     lengths = []
-    for value in (upper, lower):
-        if type(value) in _FLOAT_TYPES:
-            lengths.append(read_only(np.array((value,), dtype=_F64)))
-        elif (type(value) is _NDARRAY and value.shape == (count,) and value.dtype is _F64
-              and value.flags.c_contiguous):
-            lengths.append(read_only(value))
-        else:
-            return None
-    reach = upper + lower
+    try:
+        for value in (upper, lower):
+            if type(value) in _FLOAT_TYPES:
+                lengths.append(np.array((value,), dtype=_F64))
+            elif (type(value) is _NDARRAY and value.shape == (count,) and value.dtype is _F64
+                  and value.flags.c_contiguous):
+                lengths.append(value)
+            else:
+                return None
+        reach = upper + lower
+    except OverflowError:  # an int beyond the float range: the general path reports it
+        return None
     if type(reach) is _NDARRAY:
         if not (_COMFORT_LOW <= reach.min() and reach.max() <= _COMFORT_HIGH):
             return None
@@ -378,10 +387,14 @@ def _lean_rows(root: Any, target: Any, point: Any, upper: Any, lower: Any, unrea
     if out is None:
         positions, error, reached = (np.empty((count, 3, 3)), np.empty(count),
                                      np.empty(count, dtype=np.bool_))
-    else:
+    else:  # inputs in out's memory are read as they were given
         positions, error, reached = out_arrays(out, (count,), _OUT_FIELDS)
+        root, target, point, lengths[0], lengths[1] = detached(
+            [root, target, point, lengths[0], lengths[1]], [positions, error])
+    hint = _NO_POINT_ROWS if point is None else read_only(point)
     check = _k.solve_rows(0, count, read_only(root), read_only(target), hint, _NO_QUAT_ROWS,
-                          lengths[0], lengths[1], _k.MODE_ROLLED if point is None
+                          read_only(lengths[0]), read_only(lengths[1]),
+                          _k.MODE_ROLLED if point is None
                           else _k.MODE_POINT, policy, float(max_stretch), ANALYTIC_REACH_RTOL,
                           positions, error, reached)
     if check != 0.0:
