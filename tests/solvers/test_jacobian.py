@@ -283,3 +283,26 @@ def test_single_solves_do_not_depend_on_the_solves_before_them(panda):
         assert np.array_equal(a.q, b.q) and np.array_equal(a.positions, b.positions)
         assert a.error == b.error and a.reached == b.reached
     assert 0 < sum(bool(s.reached) for s in first) < 12
+
+
+def test_far_targets_are_solved_toward_their_direction():
+    """10^16 and 10^120 away: the chain points at them as for a target 100 reaches away."""
+    chain = JointChain.from_points(np.c_[np.arange(5.0) / 5, np.zeros(5), np.zeros(5)])
+    for distance in (1e16, 1e120):
+        for method in ("dls", "pinv"):
+            s = jacobian_ik(chain, [0.0, distance, 0.0], method=method)
+            tip = chain.forward(s.q).position
+            assert tip[1] > 0.79 and not s.reached and s.error == pytest.approx(distance)
+        tip = chain.forward(ccd(chain, [0.0, distance, 0.0]).q).position
+        assert tip[1] > 0.79
+
+
+def test_ccd_leaves_a_joint_that_cannot_move_the_tip(panda):
+    """The Panda's last joint turns about an axis through the tip: warm-started CCD on
+    position targets must not spin it from frame to frame."""
+    q = np.array([0, -0.3, 0, -2.2, 0, 2, np.pi / 4])
+    start = panda.forward(q).position
+    for k in range(1, 31):
+        s = ccd(panda, start + [0.002 * k, 0, 0], q0=q)
+        assert s.reached and np.max(np.abs(s.q - q)) < 0.05
+        q = s.q

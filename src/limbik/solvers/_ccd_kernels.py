@@ -7,10 +7,16 @@ On joint chains this module holds the sweep only: the batch loop with restarts i
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 
 import limbik._numba_cache  # noqa: F401  (Numba's cache: locked saves, kernel-source stamp)
+
+#: A joint's objective ``A cos φ + B sin φ`` whose amplitude is below this fraction of its
+#: scale (``w_p² |h| |d|`` plus ``3 w_o²``) is flat: the joint is left as it is.
+FLAT_OBJECTIVE = 1e-12
 
 
 @njit(cache=True)
@@ -110,6 +116,14 @@ def ccd_sweep(q, wr, wp, wa, kind, lower, upper, target_p, target_r, use_rot, w_
                 big_b += wo2 * (dx2 * (ay * hz2 - az * hy2)
                                 + dy2 * (az * hx2 - ax * hz2)
                                 + dz2 * (ax * hy2 - ay * hx2))
+        # a joint that cannot move the tip toward the goal (its axis through the tip, or
+        # the goal on its axis) keeps its angle: the best angle of a flat objective is
+        # rounding noise, and would spin the joint
+        flat = wp2 * math.sqrt((hx * hx + hy * hy + hz * hz) * (dx * dx + dy * dy + dz * dz))
+        if use_rot:
+            flat += 3.0 * wo2
+        if big_a * big_a + big_b * big_b <= (FLAT_OBJECTIVE * flat) ** 2:
+            continue
         new = _best_angle(q[k], lower[k], upper[k], big_a, big_b)
         phi = new - q[k]
         q[k] = new

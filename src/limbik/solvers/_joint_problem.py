@@ -33,9 +33,11 @@ from limbik.tolerances import ITERATIVE_RTOL
 #: within the documented magnitudes (±1e100) then stay finite when squared.
 MAX_WEIGHT = 1e10
 
-FAR_TARGET = 1e100
-"""Targets farther than this from the base are solved toward the same direction at this
-distance (the chain then points at them); error and reached are measured to the true one."""
+FAR_RATIO = 100.0
+"""Targets farther than this many times the chain's reach from the base are solved toward
+the same direction at that distance (the chain then points at them; the damped steps
+barely move a chain toward a point 10^16 reaches away); error and reached are measured
+to the true target."""
 
 #: Targets per chunk at least where a batch is spread over threads (a target takes 5 to
 #: 30 µs, so a chunk 0.1 ms or more). Smaller batches run on the calling thread.
@@ -228,22 +230,21 @@ class JointProblem:
                                  iters.reshape(shape), q=q.reshape(shape + (chain.dof,)))
 
 
-def pull_in_far_targets(tp: FloatArray) -> tuple[FloatArray, FloatArray | None]:
-    """Targets ``tp (B, 3)`` so far that squared distances overflow, moved in.
-
-    Such targets are solved toward the same direction at :data:`FAR_TARGET`, and the
-    error is measured to the true one afterwards. Returns the targets to solve for and
-    the true targets ``(B, 3)`` where one was moved (NaN rows elsewhere; None if none).
+def pull_in_far_targets(tp: FloatArray, far_away: float) -> tuple[FloatArray, FloatArray | None]:
+    """Targets ``tp (B, 3)`` with a coordinate beyond ``far_away``, moved in to that
+    distance along their direction from the base (see :data:`FAR_RATIO`); the error is
+    measured to the true one afterwards. Returns the targets to solve for and the true
+    targets ``(B, 3)`` where one was moved (NaN rows elsewhere; None if none).
     """
     big = np.max(np.abs(tp), axis=-1)
-    far = big > FAR_TARGET
+    far = big > far_away
     if not far.any():
         return tp, None
     far_targets = np.full(tp.shape, np.nan)
     far_targets[far] = tp[far]
     unit = tp[far] / big[far, None]
     tp = tp.copy()
-    tp[far] = unit / np.linalg.norm(unit, axis=-1, keepdims=True) * FAR_TARGET
+    tp[far] = unit / np.linalg.norm(unit, axis=-1, keepdims=True) * far_away
     return tp, far_targets
 
 
@@ -282,14 +283,15 @@ def joint_problem(chain: Any, target: Any, *, tolerance: float | None,
     first, seeds, shape = start_configurations(chain, q0, batch, rng)
     count = first.shape[0]
     far_targets = None
+    far_away = min(FAR_RATIO * chain.reach, 1e100) if chain.reach > 0 else 1e100
     if shape == () and tp.shape == (3,):
         tp = np.array(tp, dtype=np.float64).reshape(1, 3)
-        if max(abs(c) for c in tp[0].tolist()) > FAR_TARGET:
-            tp, far_targets = pull_in_far_targets(tp)
+        if max(abs(c) for c in tp[0].tolist()) > far_away:
+            tp, far_targets = pull_in_far_targets(tp, far_away)
     else:
         tp = np.array(np.broadcast_to(tp, shape + (3,)).reshape(count, 3), dtype=np.float64,
                       order="C")  # writable, as for one target: one type for the kernels
-        tp, far_targets = pull_in_far_targets(tp)
+        tp, far_targets = pull_in_far_targets(tp, far_away)
     if tr is None:
         tr_arr = np.zeros((count, 3, 3))
     elif shape == () and tr.shape == (3, 3):

@@ -114,6 +114,22 @@ def jacobian_ik(chain: JointChain, target: Any, *, method: str = "lm",
         ``error`` (tip distance; for pose targets the weighted pose error
         ``√(w_p²|Δp|² + w_o²θ²)``) and ``iterations`` (steps over all attempts). The
         best attempt is returned when none reaches the target.
+
+    Notes
+    -----
+    Choosing and tuning:
+
+    - ``"lm"`` reaches pose targets fastest. An attempt ends once the squared error
+      stops halving, so toward a target out of reach it may stop before the chain is
+      fully stretched; ``"dls"``, ``"pinv"`` and :func:`~limbik.ccd` point it further.
+    - DLS and SVD-DLS damp with a fixed λ, so multiplying both weights by the same factor
+      changes their answer (LM's damping scales with the error and does not).
+    - ``"transpose"`` and joint-chain ``ccd`` seldom meet pose targets within the
+      default tolerances; use them for positions.
+    - Tracking a moving target: pass the last frame's ``q`` as ``q0`` (and its Solution
+      as ``out``). A frame whose warm start fails goes on to random restarts, whose
+      answer may lie on another branch (a jump of the joints); ``restarts=0`` keeps every
+      frame continuous but may stay stuck where the chain was fully stretched.
     """
     chain = check_chain(chain)
     method = choice(method, "method", JACOBIAN_METHODS)
