@@ -197,3 +197,29 @@ def test_tween_values_follow_quad_out_and_cancel():
             ys = [ease(x, style, direction) for x in xs]
             assert ys[0] == 0.0 and ys[-1] == 1.0 and np.all(np.diff(ys) >= 0)
     assert ease(0.5, "Quad", "Out") == 0.75
+
+
+@pytest.mark.parametrize("rate", [30, 60, 240])
+def test_a_leg_without_a_pole_keeps_its_knee_forward_through_the_swing(rate):
+    """The foot swings from behind to in front of the hip, across the line through the rest
+    knee: the knee stays on its animated (forward, -Z) side and moves smoothly."""
+    rest = np.array([[0.0, 0.9, 0.0], [0.0, 0.48, -0.04], [0.0, 0.05, 0.0]])
+    rig = TwoBoneRig(rest)
+    previous = None
+    for k in range(2 * rate + 1):
+        t = k / rate
+        target = np.array([0.0, 0.12, 0.35 * math.cos(math.pi * t)])
+        root, knee, end = rig.step(1 / rate, target).positions
+        u = (end - root) / np.linalg.norm(end - root)
+        side = (knee - root) - np.dot(knee - root, u) * u
+        assert side[2] <= 1e-12  # forward (0 where the leg is straight, out of reach)
+        if previous is not None:  # no jump: at most ~2x the foot's own step
+            step = 0.35 * math.pi / rate
+            assert np.linalg.norm(knee - previous) < 2.0 * step
+        previous = knee
+
+
+def test_a_straight_rest_pose_follows_its_mid_joint():
+    rest = np.array([[0.0, 0.9, 0.0], [0.0, 0.5, 0.0], [0.0, 0.1, 0.0]])
+    sol = TwoBoneRig(rest).step(1 / 60, [0.0, 0.3, -0.2])
+    assert np.all(np.isfinite(sol.positions)) and sol.reached

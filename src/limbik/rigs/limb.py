@@ -20,6 +20,24 @@ from limbik.solvers.two_bone import two_bone
 __all__ = ["TwoBoneRig"]
 
 
+def _hinge_axis(pose: np.ndarray) -> np.ndarray | None:
+    """The hinge axis ``n × u`` of a limb pose ``(3, 3)`` (``u`` the unit root→end line,
+    ``n`` the mid joint's unit offset from it), about which :func:`two_bone` bends the mid
+    joint to ``n``'s side; None for a (nearly) straight pose."""
+    line = pose[2] - pose[0]
+    span = float(np.linalg.norm(line))
+    reach = float(np.linalg.norm(pose[1] - pose[0]) + np.linalg.norm(pose[2] - pose[1]))
+    if span <= 1e-9 * reach:
+        return None
+    u = line / span
+    offset = pose[1] - pose[0]
+    offset = offset - np.dot(offset, u) * u
+    size = float(np.linalg.norm(offset))
+    if size <= 1e-6 * reach:
+        return None
+    return np.cross(offset / size, u)
+
+
 class TwoBoneRig:
     """A two-bone limb stepped per frame.
 
@@ -76,8 +94,12 @@ class TwoBoneRig:
         root : array_like, shape (3,), optional
             The root this frame (default: the animated or rest root).
         pole : array_like, shape (3,), optional
-            The bend side (``IKControl.Pole``); without one the animated mid joint is
-            the reference, so the limb keeps its animated bend.
+            The bend side (``IKControl.Pole``). Without one the limb keeps its animated
+            bend: it bends about the hinge axis of the animated pose (a knee forward,
+            whichever way the foot swings; :func:`limbik.two_bone`'s ``bend_axis``),
+            refined toward the animated mid joint where that lies clearly off the
+            root→target line. A straight animated pose has no hinge: then the mid joint
+            alone is the reference.
         root_frame : Frame, optional
             Bend by seed 000's rolled plane of this frame instead (the shoulder or hip
             CFrame, as :func:`limbik.two_bone`'s ``root_frame``); not with ``pole``.
@@ -117,7 +139,7 @@ class TwoBoneRig:
         else:
             self._pole = None
             sol = two_bone(base, smoothed, self.upper, self.lower, reference=anim[1],
-                           unreachable=self.unreachable)
+                           bend_axis=_hinge_axis(anim), unreachable=self.unreachable)
         self.solution = sol
         return sol
 
