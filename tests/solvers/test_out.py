@@ -251,3 +251,21 @@ def test_bad_rotations_are_refused_before_out_is_written():
             with pytest.raises(InvalidInputError, match="rotations"):
                 solve(pts, pts[:, -1] - 0.5, rotations=bad, out=buffer)
         assert np.array_equal(buffer.positions, before)
+
+
+@pytest.mark.parametrize("shape", [(), (5,)])
+@pytest.mark.parametrize("options", [{"bend_axis": [1.0, 0, 0]}, {"softness": 0.1},
+                                     {"bend_axis": [1.0, 0, 0], "softness": 0.05,
+                                      "reference": [0.0, -0.5, -0.3]}])
+def test_two_bone_hinge_and_soft_reach_into_out(shape, options):
+    rng = np.random.default_rng(9)
+    root = np.zeros(shape + (3,))
+    buffer = limbik.two_bone(root, [0.0, -0.6, -0.2], 0.45, 0.42, **options)
+    for _ in range(3):
+        target = rng.normal(scale=0.5, size=shape + (3,)) + [0.0, -0.5, 0.0]
+        want = limbik.two_bone(root, target, 0.45, 0.42, **options)
+        got = limbik.two_bone(root, target, 0.45, 0.42, out=buffer, **options)
+        assert_same(got, want)
+        assert got.positions is buffer.positions
+    with pytest.raises(InvalidInputError, match="out is for solves without a pose"):
+        limbik.two_bone(root, target, 0.45, 0.42, pose=np.zeros(shape + (3, 3)), out=buffer)

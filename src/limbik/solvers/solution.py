@@ -150,9 +150,18 @@ def detached(inputs: list[Any], outputs: list[np.ndarray]) -> list[Any]:
     """``inputs`` with each array that may share memory with one of ``outputs`` (the
     views of an ``out``) copied: a solver then reads what the caller passed even where
     it writes into the same memory (``target=out.end_effector``, say)."""
-    return [value.copy() if isinstance(value, np.ndarray) and any(
-        np.may_share_memory(value, array) for array in outputs) else value
-        for value in inputs]
+    result = []
+    for value in inputs:
+        if isinstance(value, np.ndarray):
+            owner = value.base is None
+            for array in outputs:
+                # two arrays that each own their memory overlap only if they are one
+                if value is array or ((not owner or array.base is not None)
+                                      and np.may_share_memory(value, array)):
+                    value = value.copy()
+                    break
+        result.append(value)
+    return result
 
 
 def written(out: Solution, shape: tuple[int, ...],

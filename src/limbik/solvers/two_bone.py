@@ -134,8 +134,10 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
     out : Solution, optional
         A Solution of an earlier call with the same batch shape (e.g. the previous
         frame's) whose ``positions``, ``error`` and ``reached`` arrays are overwritten
-        in place, so a per-frame loop allocates nothing. The returned Solution shares
-        them; its ``iterations`` is a read-only zero view.
+        in place, so a per-frame loop allocates no outputs (a single limb's ``error``
+        and ``reached`` are new scalars). The returned Solution shares them; its
+        ``iterations`` is a read-only zero view. With any pole mode, ``bend_axis`` and
+        ``softness``; not with ``pose``, weights or rotations.
 
     At most one of ``pole``, ``reference`` and ``root_frame`` may be given. With none,
     the bend follows the rolled plane of the world axes (``root_frame`` = identity):
@@ -211,10 +213,9 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
                  and stretch_start is None)
     hinged = bend_axis is not None or reference_offsets is not None or not (
         type(softness) in _FLOAT_TYPES and softness == 0.0)
-    if out is not None and (posed or hinged):
-        raise InvalidInputError("out is for the plain solve (no pose, weights, rotations, "
-                                "bend_axis or softness), got it with those options",
-                                argument="out")
+    if out is not None and posed:
+        raise InvalidInputError("out is for solves without a pose, weights or rotations, "
+                                "got it with those options", argument="out")
     if posed:
         return _two_bone_posed(root, target, upper, lower, pole, reference, root_frame,
                                unreachable, max_stretch, pose, pose_rotations,
@@ -226,9 +227,10 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
         return _two_bone_hinge(root, target, upper, lower, pole=pole, reference=reference,
                                root_frame=root_frame, unreachable=unreachable,
                                max_stretch=max_stretch, bend_axis=bend_axis,
-                               reference_offsets=reference_offsets, softness=softness)
+                               reference_offsets=reference_offsets, softness=softness,
+                               out=out)
     point = reference if pole is None else pole
-    if (out is None and root_frame is None and (pole is None or reference is None)
+    if (root_frame is None and (pole is None or reference is None)
             and type(root) is _NDARRAY and type(target) is _NDARRAY
             and root.shape == _SHAPE3 and target.shape == _SHAPE3
             and root.dtype is _F64 and target.dtype is _F64
@@ -247,9 +249,10 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
                 float(lower), _k.MODE_ROLLED if point is None else _k.MODE_POINT, policy,
                 float(max_stretch), ANALYTIC_REACH_RTOL)
             if check == 0.0:
-                if policy == _k.POLICY_PUSH_ROOT:
-                    return _pushed(positions, root, target)
-                return Solution._trusted(positions, np.bool_(ok), np.float64(err), _ITER0)
+                solved = (_pushed(positions, root, target) if policy == _k.POLICY_PUSH_ROOT
+                          else Solution._trusted(positions, np.bool_(ok), np.float64(err),
+                                                 _ITER0))
+                return solved if out is None else _into(out, solved)
     if root_frame is None and (pole is None or reference is None):
         lean = _lean_rows(root, target, point, upper, lower, unreachable, max_stretch, out)
         if lean is not None:
@@ -334,6 +337,17 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
     # a single limb gets NumPy scalars, as on the fast path
     return Solution._trusted(positions.reshape(shape + (3, 3)), reached.reshape(shape)[()],
                              error.reshape(shape)[()], np.zeros(shape, dtype=np.int64))
+
+
+def _into(out: Any, solved: Solution) -> Solution:
+    """A single limb's ``solved`` copied into ``out`` (its positions array; the scalars
+    ``error`` and ``reached`` are new, as for any single limb)."""
+    views = out_arrays(out, (), _OUT_FIELDS)
+    views[0][...] = solved.positions
+    views[1][...] = solved.error
+    views[2][...] = solved.reached
+    return Solution._trusted(**written(out, (), _OUT_FIELDS, views),
+                             iterations=solved.iterations, root_offset=solved.root_offset)
 
 
 def _comfortable(upper: Any, lower: Any) -> bool:
@@ -529,8 +543,9 @@ def _two_bone_posed(root: Any, target: Any, upper: Any, lower: Any, pole: Any,
 def _two_bone_hinge(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any,
                     reference: Any, root_frame: Frame | None, unreachable: str,
                     max_stretch: float, bend_axis: Any,
-                    reference_offsets: tuple[float, float] | None, softness: Any) -> Solution:
-    """:func:`two_bone` with ``bend_axis`` and/or ``softness``."""
+                    reference_offsets: tuple[float, float] | None, softness: Any,
+                    out: Solution | None = None) -> Solution:
+    """:func:`two_bone` with ``bend_axis`` and/or ``softness`` (into ``out``'s arrays)."""
     soft = as_float_array(softness, "softness")
     if not np.all(np.isfinite(soft)) or np.any(soft < 0.0):
         raise InvalidInputError(f"softness must be finite and >= 0, got {softness!r}",
@@ -542,6 +557,9 @@ def _two_bone_hinge(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any
         # soft reach alone: move the target along the root→target line, then solve
         root_a = as_points(root, "root")
         target_a = as_points(target, "target")
+        if out is not None:  # read as given, though the solve writes into out
+            mine = [a for a in (out.positions, out.error) if isinstance(a, np.ndarray)]
+            root_a, target_a = detached([root_a, target_a], mine)
         reach = as_positive(upper, "upper") + as_positive(lower, "lower")
         delta = target_a - root_a
         dist = np.linalg.norm(delta, axis=-1)
@@ -555,7 +573,7 @@ def _two_bone_hinge(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any
             scale = np.ones_like(scale)
         solved = two_bone(root_a, root_a + delta * scale[..., None], upper, lower, pole=pole,
                           reference=reference, root_frame=root_frame, unreachable=unreachable,
-                          max_stretch=max_stretch)
+                          max_stretch=max_stretch, out=out)
         return _remeasure(solved, root_a, target_a, reach)
     given = [name for name, value in (("pole", pole), ("root_frame", root_frame))
              if value is not None]
@@ -585,9 +603,14 @@ def _two_bone_hinge(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any
         pairs.append(("reference", ref_a.shape[:-1]))
     shape = broadcast_shapes(*pairs)
     count = math.prod(shape)
-    positions = np.empty((count, 3, 3))
-    error = np.empty(count)
-    reached = np.empty(count, dtype=np.bool_)
+    if out is None:
+        positions = np.empty((count, 3, 3))
+        error = np.empty(count)
+        reached = np.empty(count, dtype=np.bool_)
+    else:  # inputs in out's memory are read as they were given
+        positions, error, reached = out_arrays(out, shape, _OUT_FIELDS)
+        root_a, target_a, axis_a, ref_a, upper_a, lower_a = detached(
+            [root_a, target_a, axis_a, ref_a, upper_a, lower_a], [positions, error])
     check = _k.solve_batch_hinge(
         _rows(root_a, shape, 3), _rows(target_a, shape, 3), _rows(axis_a, shape, 3),
         _rows(ref_a, shape, 3), _rows(upper_a, shape, 0), _rows(lower_a, shape, 0),
@@ -600,14 +623,23 @@ def _two_bone_hinge(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any
         check_finite(axis_a, "bend_axis")
         raise InvalidInputError("bend_axis must be non-zero vectors, got a zero vector",
                                 argument="bend_axis")
+    if out is not None:
+        return Solution._trusted(**written(out, shape, _OUT_FIELDS, [positions, error, reached]),
+                                 iterations=zero_iterations(shape))
     return Solution._trusted(positions.reshape(shape + (3, 3)), reached.reshape(shape),
                              error.reshape(shape), np.zeros(shape, dtype=np.int64))
 
 
 def _remeasure(solved: Solution, root: FloatArray, target: FloatArray, reach: Any
                ) -> Solution:
-    """``solved`` with ``error``/``reached`` measured from the real ``target``."""
+    """``solved`` with ``error``/``reached`` measured from the real ``target`` (written into
+    ``solved``'s own arrays where it has them: an ``out``)."""
     end = solved.positions[..., 2, :] - (solved.positions[..., 0, :] - root)
     error = np.linalg.norm(end - target, axis=-1)
     reached = error <= ANALYTIC_REACH_RTOL * np.asarray(reach)
+    if (isinstance(solved.error, np.ndarray) and solved.error.shape == error.shape
+            and solved.error.flags.writeable):
+        solved.error[...] = error
+        solved.reached[...] = reached
+        return solved
     return Solution._trusted(solved.positions, reached, error, solved.iterations)
