@@ -28,6 +28,7 @@ METHOD_SVD_DLS = 3
 #: Levenberg–Marquardt (:func:`lm_solve_range`); code 4 is the CCD sweep of ``_joint_kernels``.
 METHOD_LM = 5
 
+
 #: Kernels that allocate nothing (see :data:`limbik._kernel_options.NO_REFCOUNT`; the
 #: Levenberg–Marquardt kernel's first call is ~0.2 s shorter for it).
 _NO_ALLOCATION: dict[str, Any] = {"cache": True, "error_model": "numpy", **NO_REFCOUNT}
@@ -470,7 +471,9 @@ def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
     ``μ`` halves, else ``μ`` grows fourfold and the step is retried from the same point.
     An attempt ends when the target is reached, after ``max_iterations`` iterations,
     when no damping lowers the error, or when the squared error has not halved for
-    ``patience`` iterations; restarts are drawn as in ``joint_solve_range``.
+    ``patience`` iterations; restarts are drawn as in ``joint_solve_range``. When none
+    reaches the target, a last run from the best point found ends only when ``patience``
+    steps in a row bring the tip closer by no more than ``tolerance``.
 
     Scratch space, from :func:`lm_scratch`: ``rot_buf (2, m + 1, 3, 3)``,
     ``pos_buf (2, m + 1, 3)``, ``axis_buf (2, m, 3)``, ``q_buf (2, m)`` (current and
@@ -493,11 +496,18 @@ def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
         total = 0
         done = False
         state = seeds[b]
-        for att in range(1 + restarts):
+        # the attempts, then (none reached) one more from the best point found, which goes
+        # on while a step still brings the tip closer by more than the tolerance: toward a
+        # target out of reach the attempts' halving rule stops short of the stretched chain
+        for att in range(2 + restarts):
             cur = np.intp(0)  # not a literal 0: the helpers compile once, for any slot
+            polish = att > restarts
             if att == 0:
                 for k in range(m):
                     q_buf[0, k] = q_first[b, k]
+            elif polish:
+                for k in range(m):
+                    q_buf[0, k] = q_out[b, k]
             else:
                 for k in range(m):
                     state, u = splitmix64(state)
@@ -576,7 +586,8 @@ def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                 total += 1
                 if not accepted:
                     break
-                if err2 < attempt_best * 0.5:
+                if (err2 < attempt_best * 0.5 if not polish
+                        else math.sqrt(attempt_best) - math.sqrt(err2) > tolerance):
                     attempt_best = err2
                     stall = 0
                 else:

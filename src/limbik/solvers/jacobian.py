@@ -120,8 +120,9 @@ def jacobian_ik(chain: JointChain, target: Any, *, method: str = "lm",
     Choosing and tuning:
 
     - ``"lm"`` reaches pose targets fastest. An attempt ends once the squared error
-      stops halving, so toward a target out of reach it may stop before the chain is
-      fully stretched; ``"dls"``, ``"pinv"`` and :func:`~limbik.ccd` point it further.
+      stops halving; when no attempt reaches the target, one more run from the best
+      point goes on while each step still brings the tip closer by more than the
+      tolerance, so a chain reaches out fully toward a target out of reach.
     - DLS and SVD-DLS damp with a fixed λ, so multiplying both weights by the same factor
       changes their answer (LM's damping scales with the error and does not).
     - ``"transpose"`` and joint-chain ``ccd`` seldom meet pose targets within the
