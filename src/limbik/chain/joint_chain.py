@@ -26,6 +26,7 @@ from limbik._validation import FloatArray, as_float_array, as_points, as_sequenc
 from limbik.errors import InvalidInputError
 from limbik.geometry.frame import Frame
 from limbik.geometry.quaternion import quaternion_from_matrix
+from limbik.geometry.vectors import cross
 
 __all__ = ["JOINT_TYPES", "Joint", "JointChain"]
 
@@ -507,7 +508,7 @@ class JointChain:
             # the joint's own frame: its axis is the same before and after its motion
             a = rs[..., i + 1, :, :] @ axis[i]
             if kind[i] == KIND_REVOLUTE:
-                jac[..., :3, k] = np.cross(a, tip - ps[..., i + 1, :])
+                jac[..., :3, k] = cross(a, tip - ps[..., i + 1, :])
                 jac[..., 3:, k] = a
             else:
                 jac[..., :3, k] = a

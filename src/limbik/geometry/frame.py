@@ -26,7 +26,7 @@ from limbik.geometry.quaternion import (
     quaternion_slerp,
     rotate_vectors,
 )
-from limbik.geometry.vectors import dot, norm, normalize, project_off
+from limbik.geometry.vectors import cross, dot, norm, normalize, project_off
 
 if TYPE_CHECKING:
     from scipy.spatial.transform import Rotation
@@ -199,7 +199,7 @@ class Frame:
         look = normalize(target - eye, fallback=np.array([0.0, 0.0, -1.0]))
         look = np.broadcast_to(look, shape + (3,))
         up_u = normalize(up)
-        right = np.cross(look, up_u)
+        right = cross(look, up_u)
         right_n = norm(right)
         parallel = right_n < 1e-12
         fallback = project_off(np.broadcast_to(_X, look.shape), look)
@@ -207,7 +207,7 @@ class Frame:
                             project_off(np.broadcast_to(_Z, look.shape), look), fallback)
         right = np.where(parallel[..., None], fallback, right)
         right = normalize(right)
-        true_up = np.cross(right, look)
+        true_up = cross(right, look)
         m = np.stack([right, true_up, -look], axis=-1)
         return cls._make(quaternion_from_matrix(m), np.broadcast_to(eye, shape + (3,)))
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from limbik._validation import FloatArray
-from limbik.geometry.vectors import any_perpendicular, dot, norm, normalize
+from limbik.geometry.vectors import any_perpendicular, cross, dot, norm, normalize
 
 __all__ = [
     "axis_angle_from_quaternion",
@@ -177,7 +177,7 @@ def quaternion_from_two_vectors(a: FloatArray, b: FloatArray) -> FloatArray:
     # |a × b|² / (1 - a·b), which keep their digits, so the rotation lands on b even
     # when the two directions are a hair from opposite.
     near_opposite = d < 0.0
-    xyz = np.cross(a, np.where(near_opposite[..., None], a + b, b))
+    xyz = cross(a, np.where(near_opposite[..., None], a + b, b))
     w = np.where(near_opposite, dot(xyz, xyz) / (1.0 - np.minimum(d, 0.0)), 1.0 + d)
     # only truly opposite directions need the perpendicular: nearly opposite ones still
     # have a well-defined cross product (w then carries only rounding)

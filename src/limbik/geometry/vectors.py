@@ -7,12 +7,25 @@ import numpy as np
 from limbik._validation import FloatArray
 from limbik.tolerances import EPS_DIRECTION
 
-__all__ = ["any_perpendicular", "dot", "norm", "normalize", "project_off"]
+__all__ = ["any_perpendicular", "cross", "dot", "norm", "normalize", "project_off"]
 
 
 def dot(a: FloatArray, b: FloatArray) -> FloatArray:
     """Dot product over the last axis: ``(..., 3), (..., 3) -> (...)``."""
     return np.einsum("...i,...i->...", a, b)
+
+
+def cross(a: FloatArray, b: FloatArray) -> FloatArray:
+    """Cross product over the last axis: ``(..., 3), (..., 3) -> (...)``, broadcasting.
+
+    The same products and differences as ``np.cross`` (the same bits), without its
+    axis handling, which costs tens of microseconds on small arrays.
+    """
+    a = np.asarray(a)
+    b = np.asarray(b)
+    ax, ay, az = a[..., 0], a[..., 1], a[..., 2]
+    bx, by, bz = b[..., 0], b[..., 1], b[..., 2]
+    return np.stack([ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx], axis=-1)
 
 
 def norm(v: FloatArray) -> FloatArray:

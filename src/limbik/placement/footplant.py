@@ -46,6 +46,7 @@ from limbik.geometry.quaternion import (
     quaternion_slerp,
     rotate_vectors,
 )
+from limbik.geometry.vectors import cross
 from limbik.placement._footplant_kernels import limit_rate, settle_pitch
 from limbik.placement.contacts import (
     contact_spans,
@@ -666,7 +667,7 @@ def knee_hinge_axes(motion: Motion, legs: Sequence[Leg], *,
     for leg in legs:
         thigh = world[:, leg.knee] - world[:, leg.hip]
         shin = world[:, leg.ankle] - world[:, leg.knee]
-        normal = np.cross(thigh, shin)
+        normal = cross(thigh, shin)
         sine = np.linalg.norm(normal, axis=1) / np.maximum(
             np.linalg.norm(thigh, axis=1) * np.linalg.norm(shin, axis=1), 1e-300)
         inverse = quaternion_conjugate(rotations[:, leg.hip])
@@ -690,7 +691,7 @@ def _roll_rotation(foot: np.ndarray, normal: np.ndarray, max_tilt: float) -> np.
     f = foot / np.maximum(np.linalg.norm(foot, axis=1, keepdims=True), 1e-300)
     up = _UP - f[:, 1:2] * f
     n = normal - np.sum(normal * f, axis=1, keepdims=True) * f
-    angle = np.arctan2(np.sum(np.cross(up, n) * f, axis=1), np.sum(up * n, axis=1))
+    angle = np.arctan2(np.sum(cross(up, n) * f, axis=1), np.sum(up * n, axis=1))
     return quaternion_from_axis_angle(f, np.clip(angle, -max_tilt, max_tilt))
 
 
@@ -720,7 +721,7 @@ def _toe_tip_lift(tips: np.ndarray, turn: np.ndarray, toe: np.ndarray, ground: T
         return None
     v = v[sunk]
     size = length[sunk, deepest[sunk]]
-    axis = np.cross(v, _UP)
+    axis = cross(v, _UP)
     angle = np.zeros(sunk.size)
     for _ in range(4):  # the ground under the tip moves as it turns
         turned = rotate_vectors(quaternion_from_axis_angle(axis, angle), v)
@@ -739,7 +740,7 @@ def _toe_tip_lift(tips: np.ndarray, turn: np.ndarray, toe: np.ndarray, ground: T
 def _facing(world: np.ndarray, legs: Sequence[Leg]) -> np.ndarray:
     """The hips' horizontal facing ``(frames, 3)``: (left hip − right hip) × up."""
     left = world[:, legs[0].hip] - world[:, legs[-1].hip]
-    forward = np.cross(left, _UP)
+    forward = cross(left, _UP)
     return forward / np.maximum(np.linalg.norm(forward, axis=1, keepdims=True), 1e-300)
 
 

@@ -13,6 +13,7 @@ import numpy as np
 from limbik._validation import as_float, as_float_array, as_point, choice
 from limbik.errors import InvalidInputError
 from limbik.geometry.frame import Frame
+from limbik.geometry.vectors import cross
 from limbik.rigs.smoothing import CriticallyDamped
 from limbik.solvers.solution import Solution
 from limbik.solvers.two_bone import two_bone
@@ -35,7 +36,7 @@ def _hinge_axis(pose: np.ndarray) -> np.ndarray | None:
     size = float(np.linalg.norm(offset))
     if size <= 1e-6 * reach:
         return None
-    return np.cross(offset / size, u)
+    return cross(offset / size, u)
 
 
 class TwoBoneRig:

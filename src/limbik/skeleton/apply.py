@@ -38,7 +38,7 @@ from limbik.geometry.quaternion import (
     quaternion_multiply,
     rotate_vectors,
 )
-from limbik.geometry.vectors import dot, norm, normalize, project_off
+from limbik.geometry.vectors import cross, dot, norm, normalize, project_off
 from limbik.skeleton._fk_kernels import forward_kinematics_frames
 from limbik.skeleton.motion import Motion, forward_kinematics
 
@@ -176,7 +176,7 @@ def _aim(follow: FloatArray, animated: FloatArray, animated_position: FloatArray
         for c in order[1:]:
             u = project_off(rotate_vectors(new, translations[:, c]), axis)
             v = project_off(targets[c] - origin, axis)
-            num += dot(np.cross(u, v), axis)
+            num += dot(cross(u, v), axis)
             den += dot(u, v)
         twist = quaternion_from_axis_angle(axis, np.arctan2(num, den))
         new = quaternion_multiply(twist, new)

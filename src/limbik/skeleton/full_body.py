@@ -41,7 +41,7 @@ from limbik.geometry.quaternion import (
     quaternion_slerp,
     rotate_vectors,
 )
-from limbik.geometry.vectors import norm, normalize
+from limbik.geometry.vectors import cross, norm, normalize
 from limbik.skeleton.apply import _per_frame, apply_ik
 from limbik.skeleton.limbs import find_arms, find_legs
 from limbik.skeleton.motion import Motion
@@ -206,7 +206,7 @@ def full_body_ik(motion: Motion, targets: Mapping[str, Any], *,
     up = np.array([0.0, 1.0, 0.0])
     ahead = rotate_vectors(world_rot[:, 0], as_points(forward, "forward"))
     facing = normalize(ahead - ahead[:, 1:2] * up, fallback=np.array([0.0, 0.0, 1.0]))
-    left = np.cross(up, facing)
+    left = cross(up, facing)
     new_rotations: dict[int, FloatArray] = {}
     for name, chain in limbs.items():
         if name not in goals:
@@ -228,7 +228,7 @@ def full_body_ik(motion: Motion, targets: Mapping[str, Any], *,
         assert limb.rotations is not None
         # the clip's hinge (for a straight limb: the body's left axis for knees, right
         # for elbows), which the joint must keep flexing about
-        hinge = np.cross(mid - root, end - mid) + (
+        hinge = cross(mid - root, end - mid) + (
             _STRAIGHT * upper * lower)[:, None] * (left if foot else -left)
         upper_q, mid_q = _hinged(limb.positions, np.stack([root, mid, end], axis=-2),
                                  world_rot[:, chain[0]], world_rot[:, chain[1]], hinge)
@@ -251,9 +251,9 @@ def _hinged(solved: FloatArray, pose: FloatArray, upper_rotation: FloatArray,
     bone = solved[:, 1] - solved[:, 0]
     swing = quaternion_from_two_vectors(pose[:, 1] - pose[:, 0], bone)
     carried = rotate_vectors(swing, hinge)
-    bend = np.cross(bone, solved[:, 2] - solved[:, 1])
+    bend = cross(bone, solved[:, 2] - solved[:, 1])
     axis = normalize(bone)
-    angle = np.arctan2(np.sum(axis * np.cross(carried, bend), -1), np.sum(carried * bend, -1))
+    angle = np.arctan2(np.sum(axis * cross(carried, bend), -1), np.sum(carried * bend, -1))
     straight = (norm(bend) < 1e-12) | (norm(carried) < 1e-12)
     turn = quaternion_multiply(quaternion_from_axis_angle(axis, np.where(straight, 0.0, angle)),
                                swing)

@@ -28,7 +28,7 @@ from limbik.geometry.quaternion import (
     quaternion_slerp,
     rotate_vectors,
 )
-from limbik.geometry.vectors import dot, norm, normalize
+from limbik.geometry.vectors import cross, dot, norm, normalize
 from limbik.solvers.rotations import _joint_rotations
 
 __all__ = ["as_pose", "as_weight", "blend_bend", "offset_target", "posed", "stretch_scale"]
@@ -89,7 +89,7 @@ def blend_bend(root: FloatArray, mid_from: FloatArray, mid_to: FloatArray, end: 
     v = mid_to - root
     up = u - dot(u, axis)[..., None] * axis
     vp = v - dot(v, axis)[..., None] * axis
-    angle = np.arctan2(dot(axis, np.cross(up, vp)), dot(up, vp))
+    angle = np.arctan2(dot(axis, cross(up, vp)), dot(up, vp))
     turned = root + rotate_vectors(quaternion_from_axis_angle(axis, t * angle), u)
     return np.where((t == 1.0)[..., None], mid_to, turned)
 

@@ -38,7 +38,7 @@ from limbik.geometry.quaternion import (
     quaternion_slerp,
     rotate_vectors,
 )
-from limbik.geometry.vectors import dot, norm, normalize
+from limbik.geometry.vectors import cross, dot, norm, normalize
 from limbik.solvers._scale import length_scale
 from limbik.solvers.solution import Solution
 from limbik.tolerances import AIM_ANGLE_TOL
@@ -48,7 +48,7 @@ __all__ = ["aim", "aim_chain", "limit_to_cone"]
 
 def _angle(a: FloatArray, b: FloatArray) -> FloatArray:
     """Angles (rad) between unit vectors ``(..., 3)``, accurate near 0 and π."""
-    return np.arctan2(norm(np.cross(a, b)), dot(a, b))
+    return np.arctan2(norm(cross(a, b)), dot(a, b))
 
 
 def limit_to_cone(direction: Any, cone_axis: Any, angle: float) -> FloatArray:
@@ -102,7 +102,7 @@ def _twist_up(rotation: FloatArray, aim_dir: FloatArray, up: FloatArray,
     current = rotate_vectors(rotation, up)
     cur = current - dot(current, aim_dir)[..., None] * aim_dir
     want = world_up - dot(world_up, aim_dir)[..., None] * aim_dir
-    angle = np.arctan2(dot(aim_dir, np.cross(cur, want)), dot(cur, want))
+    angle = np.arctan2(dot(aim_dir, cross(cur, want)), dot(cur, want))
     ok = (norm(cur) > 1e-12) & (norm(want) > 1e-12)
     twist = quaternion_from_axis_angle(aim_dir, np.where(ok, weight * angle, 0.0))
     return quaternion_normalize(quaternion_multiply(twist, rotation))

@@ -30,6 +30,7 @@ import numpy as np
 from limbik._kernel_options import read_only
 from limbik._validation import FloatArray, as_float, as_points, as_quaternions
 from limbik.errors import InvalidInputError
+from limbik.geometry.vectors import cross
 from limbik.solvers import _ccd_kernels as _ccd
 from limbik.solvers import _fabrik_kernels as K
 
@@ -76,7 +77,7 @@ def _frame_rows(look: FloatArray, up: FloatArray) -> FloatArray:
     if np.linalg.norm(u) < 1e-9:
         raise InvalidInputError("up must not be parallel to look", argument="up")
     u = u / np.linalg.norm(u)
-    return np.array([lk, u, np.cross(lk, u)])
+    return np.array([lk, u, cross(lk, u)])
 
 
 def _angle(value: Any, name: str, low: float, high: float, *, open_high: bool = False) -> float:

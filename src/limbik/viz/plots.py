@@ -10,7 +10,7 @@ import numpy as np
 from limbik._io import atomic_save
 from limbik._validation import FloatArray, as_points, choice
 from limbik.errors import InvalidInputError
-from limbik.geometry.vectors import any_perpendicular, normalize
+from limbik.geometry.vectors import any_perpendicular, cross, normalize
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -142,7 +142,7 @@ def plot_cone(apex: Any, axis: Any, angles: Any, *, up: Any = None, length: floa
     left, right, up_a, down = (ang if ang.size == 4 else np.repeat(ang[:1], 4))
     u = normalize(as_points(up, "up")) if up is not None else any_perpendicular(a)
     u = normalize(u - np.dot(u, a) * a)
-    r = np.cross(a, u)
+    r = cross(a, u)
     t = np.linspace(0, 2 * np.pi, 97)
     c, s = np.cos(t), np.sin(t)
     hx = np.where(c >= 0, np.tan(min(right, 1.55)), np.tan(min(left, 1.55)))
