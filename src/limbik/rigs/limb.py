@@ -6,6 +6,7 @@ hip–knee–ankle or shoulder–elbow–hand chain, solved by :func:`limbik.two
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -13,7 +14,6 @@ import numpy as np
 from limbik._validation import as_float, as_float_array, as_point, choice
 from limbik.errors import InvalidInputError
 from limbik.geometry.frame import Frame
-from limbik.geometry.vectors import cross
 from limbik.rigs.smoothing import CriticallyDamped
 from limbik.solvers.solution import Solution
 from limbik.solvers.two_bone import two_bone
@@ -25,18 +25,21 @@ def _hinge_axis(pose: np.ndarray) -> np.ndarray | None:
     """The hinge axis ``n × u`` of a limb pose ``(3, 3)`` (``u`` the unit root→end line,
     ``n`` the mid joint's unit offset from it), about which :func:`two_bone` bends the mid
     joint to ``n``'s side; None for a (nearly) straight pose."""
-    line = pose[2] - pose[0]
-    span = float(np.linalg.norm(line))
-    reach = float(np.linalg.norm(pose[1] - pose[0]) + np.linalg.norm(pose[2] - pose[1]))
+    (rx, ry, rz), (mx, my, mz), (ex, ey, ez) = pose.tolist()  # floats: a few µs a step
+    ux, uy, uz = ex - rx, ey - ry, ez - rz
+    span = math.hypot(ux, uy, uz)
+    reach = math.hypot(mx - rx, my - ry, mz - rz) + math.hypot(ex - mx, ey - my, ez - mz)
     if span <= 1e-9 * reach:
         return None
-    u = line / span
-    offset = pose[1] - pose[0]
-    offset = offset - np.dot(offset, u) * u
-    size = float(np.linalg.norm(offset))
+    ux, uy, uz = ux / span, uy / span, uz / span
+    ox, oy, oz = mx - rx, my - ry, mz - rz
+    along = ox * ux + oy * uy + oz * uz
+    ox, oy, oz = ox - along * ux, oy - along * uy, oz - along * uz
+    size = math.hypot(ox, oy, oz)
     if size <= 1e-6 * reach:
         return None
-    return cross(offset / size, u)
+    ox, oy, oz = ox / size, oy / size, oz / size
+    return np.array([oy * uz - oz * uy, oz * ux - ox * uz, ox * uy - oy * ux])
 
 
 class TwoBoneRig:

@@ -546,8 +546,13 @@ def _two_bone_hinge(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any
                     reference_offsets: tuple[float, float] | None, softness: Any,
                     out: Solution | None = None) -> Solution:
     """:func:`two_bone` with ``bend_axis`` and/or ``softness`` (into ``out``'s arrays)."""
-    soft = as_float_array(softness, "softness")
-    if not np.all(np.isfinite(soft)) or np.any(soft < 0.0):
+    if type(softness) is float and 0.0 <= softness < math.inf:  # the usual case, checked
+        soft = np.array(softness)
+    else:
+        soft = as_float_array(softness, "softness")
+    bad = (bool(not np.all(np.isfinite(soft)) or np.any(soft < 0.0)) if soft.ndim
+           else not 0.0 <= float(soft) < math.inf)
+    if bad:
         raise InvalidInputError(f"softness must be finite and >= 0, got {softness!r}",
                                 argument="softness")
     if bend_axis is None:
@@ -601,7 +606,9 @@ def _two_bone_hinge(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any
     if reference is not None:
         ref_a = _array(reference, "reference", 1)
         pairs.append(("reference", ref_a.shape[:-1]))
-    shape = broadcast_shapes(*pairs)
+    shape = max((pair[1] for pair in pairs), key=len)
+    if any(pair[1] != shape and pair[1] != () for pair in pairs):
+        shape = broadcast_shapes(*pairs)
     count = math.prod(shape)
     if out is None:
         positions = np.empty((count, 3, 3))
