@@ -820,7 +820,8 @@ Options by method:
   Jacobian methods  as ccd, plus --damping; --orientation and --restarts also on lengths
 
 --max-iterations caps each attempt of ccd and the Jacobian methods on joints; a result
-reports the iterations of all attempts (--restarts 0: one attempt, the cap is a total).
+reports the iterations of all attempts (--restarts 0: one attempt, the cap is a total;
+lm adds one last run from its best point when no attempt reached the target).
 'limbik urdf FILE' lists a URDF's links and joints.
 
 A problem file is a JSON object with the same names, '_' for '-', e.g.

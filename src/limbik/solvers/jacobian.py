@@ -80,7 +80,8 @@ def jacobian_ik(chain: JointChain, target: Any, *, method: str = "lm",
     angle_tolerance : float
         Orientation tolerance (radians) for pose targets.
     max_iterations : int
-        Step cap per attempt.
+        Step cap per attempt (LM's last run from its best point, when no attempt reached
+        the target, has a cap of its own).
     max_step : float
         Largest change of one joint coordinate in one step (radians or length units).
     patience : int, optional
