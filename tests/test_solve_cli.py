@@ -223,3 +223,12 @@ def test_ctrl_c_anywhere_in_main_exits_130_quietly(monkeypatch, capsys):
     monkeypatch.setattr(cli, "build_parser", interrupted)
     assert main(["solve"]) == 130
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_lengths_too_large_for_a_joint_chain_name_lengths(capsys):
+    from limbik.cli import EXIT_ERROR, main
+
+    code = main(["solve", "--lengths", "1e200", "1e200", "1e200", "--target", "1", "0", "0",
+                 "--method", "dls"])
+    assert code == EXIT_ERROR
+    assert "lengths and root must keep the chain within" in capsys.readouterr().err

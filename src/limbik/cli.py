@@ -629,6 +629,13 @@ def _solve(problem: dict[str, Any]) -> tuple[str, Any, Any, tuple[str, ...]]:
         from limbik.solvers.jacobian import jacobian_ik
 
         if not has_urdf:
+            from limbik.chain.joint_chain import MAX_MAGNITUDE
+
+            if np.max(np.abs(chain)) > MAX_MAGNITUDE:
+                raise InvalidInputError(
+                    f"lengths and root must keep the chain within ±{MAX_MAGNITUDE:g} for "
+                    f"method {method} (a JointChain through its points), got "
+                    f"{np.max(np.abs(chain)):g}", argument="lengths")
             chain = JointChain.from_points(chain)
         if "q0" in options:
             options["q0"] = as_float_array(options["q0"], "q0")
