@@ -251,3 +251,10 @@ def test_reasonable_numbers_in_other_forms_are_accepted():
     assert metrics.bone_length_drift(points, np.array([-1.0, 0, 1])) == 0.0
     assert metrics.speed_near_floor(np.zeros((3, 3)), limbik.Terrain.hills(), 0.1,
                                     np.inf) == 0.0
+
+
+def test_speed_near_floor_refuses_a_flag_for_near():
+    from limbik import metrics
+
+    with pytest.raises(InvalidInputError, match="near must be a number"):
+        metrics.speed_near_floor(np.zeros((3, 3)), limbik.Terrain.hills(), 0.1, True)

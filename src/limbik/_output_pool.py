@@ -50,7 +50,8 @@ def _new_lock_after_fork() -> None:
     _lock = threading.Lock()  # a fork from another thread may have copied it held
 
 
-os.register_at_fork(after_in_child=_new_lock_after_fork)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_lock_after_fork)
 
 
 class _Owner:

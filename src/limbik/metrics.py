@@ -176,7 +176,8 @@ def speed_near_floor(positions: Any, ground: _Ground, dt: float, near: float) ->
     """
     p = _trajectory(positions)
     dt = _dt(dt)
-    if not (isinstance(near, float | int | np.floating | np.integer) and near == near):
+    if isinstance(near, bool | np.bool_) or not (
+            isinstance(near, float | int | np.floating | np.integer) and near == near):
         as_float(near, "near")  # raises: not a number, or NaN (+inf: every frame is near)
     gap = p[:, 1] - _check_ground(ground).height(p[:, 0], p[:, 2])
     close = gap <= near

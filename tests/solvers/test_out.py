@@ -269,3 +269,19 @@ def test_two_bone_hinge_and_soft_reach_into_out(shape, options):
         assert got.positions is buffer.positions
     with pytest.raises(InvalidInputError, match="out is for solves without a pose"):
         limbik.two_bone(root, target, 0.45, 0.42, pose=np.zeros(shape + (3, 3)), out=buffer)
+
+
+def test_soft_reach_refuses_an_out_that_is_not_a_solution():
+    with pytest.raises(InvalidInputError, match="out must be a Solution, got int"):
+        limbik.two_bone(np.zeros(3), [1.0, 0, 0], 1.0, 1.0, softness=0.1, out=5)
+
+
+def test_fabrik_rotations_of_a_larger_batch_are_refused_before_out_is_written():
+    pts = np.cumsum(np.ones((3, 4, 3)), axis=1)
+    buffer = limbik.fabrik(pts, pts[:, -1] + 0.3, return_rotations=True)
+    before = buffer.positions.copy()
+    larger = np.tile([0.0, 0, 0, 1], (2, 3, 4, 1))
+    for out in (None, buffer):
+        with pytest.raises(InvalidInputError, match="rotations must have a batch shape"):
+            limbik.fabrik(pts, pts[:, -1] - 0.5, rotations=larger, out=out)
+    assert np.array_equal(buffer.positions, before)

@@ -253,7 +253,10 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
         if given.ndim < 2 or given.shape[-2] != n:
             raise InvalidInputError(f"rotations must have shape (..., {n}, 4), got "
                                     f"{given.shape}", argument="rotations")
-        broadcast_shapes(("positions", shape), ("rotations", given.shape[:-2]))
+        if broadcast_shapes(("positions", shape), ("rotations", given.shape[:-2])) != shape:
+            raise InvalidInputError(f"rotations must have a batch shape that broadcasts to "
+                                    f"the solve's {shape}, got {given.shape}",
+                                    argument="rotations")
     fields = chain_out_fields(n, want_rotations)
     if out is None:
         p, reached, error, iterations = empty_arrays(

@@ -563,6 +563,7 @@ def _two_bone_hinge(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any
         root_a = as_points(root, "root")
         target_a = as_points(target, "target")
         if out is not None:  # read as given, though the solve writes into out
+            out_arrays(out, (), ())  # out must be a Solution (its shapes: checked below)
             mine = [a for a in (out.positions, out.error) if isinstance(a, np.ndarray)]
             root_a, target_a = detached([root_a, target_a], mine)
         reach = as_positive(upper, "upper") + as_positive(lower, "lower")
