@@ -262,6 +262,9 @@ def as_flag(value: Any, name: str) -> bool:
 
 def broadcast_shapes(*pairs: tuple[str, tuple[int, ...]]) -> tuple[int, ...]:
     """Broadcast batch shapes, naming the arguments when they do not fit."""
+    longest = max((shape for _, shape in pairs), key=len, default=())
+    if all(shape == longest or shape == () for _, shape in pairs):
+        return longest  # the usual case, without NumPy's machinery (a few µs a call)
     try:
         return np.broadcast_shapes(*(shape for _, shape in pairs))
     except ValueError:

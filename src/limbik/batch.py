@@ -345,8 +345,8 @@ def _machine_slots_here() -> int:
         workers = _scheduler_workers(get_client())
         host = str(workers[worker.address].get("host", worker.address))
         _machine_slots = _slots_by_host(workers)[host][0]
-    except Exception:  # no answer: the worker's own thread count
-        return own
+    except Exception:  # no answer: the worker's own thread count, from now on
+        _machine_slots = own
     return _machine_slots
 
 

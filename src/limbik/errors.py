@@ -132,27 +132,3 @@ class _FolderNotFileError(UnreadableFileError, IsADirectoryError):
 
 class _NoPermissionError(UnreadableFileError, PermissionError):
     pass
-
-
-def read_bytes(path: object, argument: str = "path") -> tuple[Path, bytes]:
-    """The bytes of the file at ``path`` (a ``str`` or path-like), or an error naming
-    ``argument``: :class:`InvalidInputError` for another type, else
-    :class:`UnreadableFileError`."""
-    import os
-
-    if not isinstance(path, str | os.PathLike) or isinstance(path, bytes):
-        raise InvalidInputError(f"{argument} must be a file path (str or Path), got "
-                                f"{type(path).__name__}", argument=argument)
-    p = Path(path)
-    try:
-        return p, p.read_bytes()
-    except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
-        kind: type[UnreadableFileError] = (
-            _MissingFileError if isinstance(exc, FileNotFoundError)
-            else _FolderNotFileError if isinstance(exc, IsADirectoryError)
-            else _NoPermissionError if isinstance(exc, PermissionError)
-            else UnreadableFileError)
-        error = kind(f"{argument}: cannot read {str(p)!r}: {reason}", argument=argument)
-        error.errno, error.strerror, error.filename = exc.errno, exc.strerror, str(p)
-        raise error from None

@@ -154,7 +154,7 @@ def bone_length_drift(world_positions: Any, parents: Any, reference: Any | None 
     if par.dtype.kind not in "iu" or np.any(par >= p.shape[1]):
         raise InvalidInputError(f"parents must be joint indices below {p.shape[1]} (negative "
                                 f"for roots), got {par.tolist()[:20]}", argument="parents")
-    par = par.astype(np.intp)
+    par = par.astype(np.intp, copy=False)
     child = np.flatnonzero(par >= 0)
     ref = p[0] if reference is None else as_float_array(reference, "reference", (3,))
     if ref.shape != p.shape[1:]:

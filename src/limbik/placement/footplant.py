@@ -60,7 +60,7 @@ from limbik.placement.terrain import Terrain
 from limbik.skeleton._fk_kernels import forward_kinematics_frames
 from limbik.skeleton.apply import apply_ik
 from limbik.skeleton.limbs import Leg, find_legs
-from limbik.skeleton.motion import Motion, forward_kinematics
+from limbik.skeleton.motion import Motion, check_motion, forward_kinematics
 from limbik.solvers.two_bone import two_bone
 
 __all__ = ["FootplantReport", "estimate_floor", "evaluate", "footplant", "knee_hinge_axes"]
@@ -1109,9 +1109,7 @@ def _check_arguments(motion: Any, terrain: Any, legs: Any, contacts: Any, lock_f
                      adjust_pelvis: Any, contact_height: Any, weights: Any,
                      progress: Any) -> None:
     """Reject bad :func:`footplant` arguments with errors that name them."""
-    if not isinstance(motion, Motion):
-        raise InvalidInputError(f"motion must be a Motion, got {type(motion).__name__}",
-                                argument="motion")
+    check_motion(motion)
     if motion.num_frames < 1:
         raise InvalidInputError("motion must have at least one frame, got 0",
                                 argument="motion")

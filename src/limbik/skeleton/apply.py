@@ -40,7 +40,7 @@ from limbik.geometry.quaternion import (
 )
 from limbik.geometry.vectors import cross, dot, norm, normalize, project_off
 from limbik.skeleton._fk_kernels import forward_kinematics_frames
-from limbik.skeleton.motion import Motion, forward_kinematics
+from limbik.skeleton.motion import Motion, check_motion, forward_kinematics
 
 __all__ = ["JointMap", "apply_chain", "apply_ik"]
 
@@ -86,9 +86,7 @@ def apply_ik(motion: Motion, positions: JointMap | None = None,
 
     See the module docstring for how bones keep their twist and which joints move.
     """
-    if not isinstance(motion, Motion):
-        raise InvalidInputError(f"motion must be a Motion, got {type(motion).__name__}",
-                                argument="motion")
+    check_motion(motion)
     sk = motion.skeleton
     F = motion.num_frames
     parents = sk.parents.tolist()

@@ -35,14 +35,15 @@ from pathlib import Path
 import numpy as np
 
 from limbik._io import atomic_write
+from limbik._reading import read_bytes
 from limbik._validation import FloatArray
-from limbik.errors import BVHParseError, InvalidInputError, read_bytes
+from limbik.errors import BVHParseError, InvalidInputError
 from limbik.geometry.quaternion import (
     matrix_from_quaternion,
     quaternion_from_axis_angle,
     quaternion_multiply,
 )
-from limbik.skeleton.motion import Motion
+from limbik.skeleton.motion import Motion, check_motion
 from limbik.skeleton.skeleton import CHANNEL_NAMES, Skeleton
 from limbik.skeleton.units import export_axes, import_axes
 
@@ -514,9 +515,7 @@ def format_bvh(motion: Motion) -> str:
     written for the root when it has them or moves, and for animated joint
     translations. Values are written with ``repr`` so a re-read gives the same numbers.
     """
-    if not isinstance(motion, Motion):
-        raise InvalidInputError(f"motion must be a Motion, got {type(motion).__name__}",
-                                argument="motion")
+    check_motion(motion)
     sk = motion.skeleton
     layout, table = _layout(motion)
     kids = _children(sk.parents)

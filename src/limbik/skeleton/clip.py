@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 import numpy as np
 
 from limbik._validation import FloatArray, as_float, as_int
 from limbik.errors import InvalidInputError
 from limbik.geometry.quaternion import quaternion_slerp
-from limbik.skeleton.motion import Motion
+from limbik.skeleton.motion import Motion, check_motion
 
 __all__ = ["resample", "trim"]
 
@@ -23,12 +22,6 @@ def _interpolate(values: FloatArray, index: FloatArray, alpha: FloatArray) -> Fl
     return a + w * (b - a)
 
 
-def _check_motion(motion: Any) -> None:
-    if not isinstance(motion, Motion):
-        raise InvalidInputError(f"motion must be a Motion, got {type(motion).__name__}",
-                                argument="motion")
-
-
 def resample(motion: Motion, frame_rate: float) -> Motion:
     """``motion`` sampled at ``frame_rate`` frames per second (> 0).
 
@@ -38,7 +31,7 @@ def resample(motion: Motion, frame_rate: float) -> Motion:
     A clip of one frame stays one frame. Returns a new :class:`Motion` with
     ``frame_time = 1 / frame_rate``.
     """
-    _check_motion(motion)
+    check_motion(motion)
     rate = as_float(frame_rate, "frame_rate", minimum=0.0, exclusive=True)
     F = motion.num_frames
     if F == 0:
@@ -61,7 +54,7 @@ def resample(motion: Motion, frame_rate: float) -> Motion:
 def trim(motion: Motion, start: int = 0, stop: int | None = None) -> Motion:
     """Frames ``start`` to ``stop`` (exclusive) of ``motion``; negative values count
     from the end, as in Python slicing. The result must hold at least one frame."""
-    _check_motion(motion)
+    check_motion(motion)
     F = motion.num_frames
     s = as_int(start, "start")
     e = F if stop is None else as_int(stop, "stop")

@@ -10,10 +10,10 @@ animation replaces the old one in a copy that keeps everything else.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
+from limbik._reading import as_path
 from limbik._validation import choice
 from limbik.errors import InvalidInputError
 from limbik.skeleton.bvh import read_bvh, write_bvh
@@ -29,10 +29,7 @@ MOTION_FORMATS = {".bvh": "bvh", ".glb": "gltf", ".gltf": "gltf"}
 
 def motion_format(path: str | Path) -> str:
     """``"bvh"`` or ``"gltf"`` from the file's extension (case-insensitive)."""
-    if not isinstance(path, str | os.PathLike) or isinstance(path, bytes):
-        raise InvalidInputError(f"path must be a file path (str or Path), got "
-                                f"{type(path).__name__}", argument="path")
-    suffix = Path(path).suffix.lower()
+    suffix = as_path(path).suffix.lower()
     if suffix not in MOTION_FORMATS:
         raise InvalidInputError(
             f"file must end in one of {', '.join(MOTION_FORMATS)}, got {Path(path).name!r}",

@@ -44,7 +44,7 @@ from limbik.geometry.quaternion import (
 from limbik.geometry.vectors import cross, norm, normalize
 from limbik.skeleton.apply import _per_frame, apply_ik
 from limbik.skeleton.limbs import find_arms, find_legs
-from limbik.skeleton.motion import Motion
+from limbik.skeleton.motion import Motion, check_motion
 from limbik.solvers.two_bone import two_bone
 
 __all__ = ["EFFECTORS", "full_body_ik"]
@@ -115,9 +115,7 @@ def full_body_ik(motion: Motion, targets: Mapping[str, Any], *,
         The solved clip. Bone lengths are the skeleton's; a limb whose target stays out
         of reach points at it, straight.
     """
-    if not isinstance(motion, Motion):
-        raise InvalidInputError(f"motion must be a Motion, got {type(motion).__name__}",
-                                argument="motion")
+    check_motion(motion)
     sk = motion.skeleton
     frames = motion.num_frames
     legs = find_legs(sk, left_side=left_side)

@@ -40,8 +40,9 @@ from typing import Any
 import numpy as np
 
 from limbik._io import atomic_write
+from limbik._reading import read_bytes
 from limbik._validation import FloatArray, as_float
-from limbik.errors import GltfError, InvalidInputError, LimbikError, read_bytes
+from limbik.errors import GltfError, InvalidInputError, LimbikError
 from limbik.geometry.quaternion import (
     matrix_from_quaternion,
     quaternion_conjugate,
@@ -51,7 +52,7 @@ from limbik.geometry.quaternion import (
     quaternion_slerp,
     rotate_vectors,
 )
-from limbik.skeleton.motion import Motion
+from limbik.skeleton.motion import Motion, check_motion
 from limbik.skeleton.skeleton import Skeleton
 from limbik.skeleton.units import export_axes, import_axes
 from limbik.tolerances import ANIMATED_TRANSLATION_RTOL
@@ -678,9 +679,7 @@ def write_gltf(motion: Motion, path: str | Path, *, source: str | Path,
     source gets its new keys in an added base64 buffer. ``up`` and ``scale`` undo
     those given to :func:`read_gltf`. The write is atomic.
     """
-    if not isinstance(motion, Motion):
-        raise InvalidInputError(f"motion must be a Motion, got {type(motion).__name__}",
-                                argument="motion")
+    check_motion(motion)
     with _well_formed(source):
         doc = _load(source)
         skin_index = _select(doc, doc.gltf.skins or [], skin, "skin")

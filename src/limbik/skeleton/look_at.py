@@ -14,7 +14,7 @@ import numpy as np
 from limbik._validation import as_points
 from limbik.errors import InvalidInputError
 from limbik.skeleton.apply import apply_ik
-from limbik.skeleton.motion import Motion
+from limbik.skeleton.motion import Motion, check_motion
 from limbik.solvers.aim import aim_chain
 from limbik.tolerances import AIM_ANGLE_TOL
 
@@ -48,9 +48,7 @@ def look_at(motion: Motion, joints: Sequence[int | str], target: Any, *,
         The turned clip; joints outside the chain keep their local rotations, so the
         head's children follow and the rest of the body is unchanged.
     """
-    if not isinstance(motion, Motion):
-        raise InvalidInputError(f"motion must be a Motion, got {type(motion).__name__}",
-                                argument="motion")
+    check_motion(motion)
     sk = motion.skeleton
     if isinstance(joints, str) or len(joints) == 0:
         raise InvalidInputError(f"joints must be a non-empty sequence of joints, got {joints!r}",

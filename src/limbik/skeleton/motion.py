@@ -17,7 +17,7 @@ from limbik.geometry.quaternion import rotate_vectors
 from limbik.skeleton._fk_kernels import forward_kinematics_frames
 from limbik.skeleton.skeleton import Skeleton
 
-__all__ = ["Motion", "forward_kinematics"]
+__all__ = ["Motion", "check_motion", "forward_kinematics"]
 
 
 def _readonly(array: np.ndarray) -> np.ndarray:
@@ -255,3 +255,11 @@ class Motion:
     def with_rotations(self, rotations: Any) -> Motion:
         """This motion with new local rotations ``(F, J, 4)``."""
         return dataclasses.replace(self, rotations=rotations)
+
+
+def check_motion(motion: Any) -> Motion:
+    """``motion`` if it is a :class:`Motion`, else an error naming the argument."""
+    if not isinstance(motion, Motion):
+        raise InvalidInputError(f"motion must be a Motion, got {type(motion).__name__}",
+                                argument="motion")
+    return motion

@@ -20,10 +20,15 @@ import math
 
 import numpy as np
 from numba import njit
+from numba.extending import register_jitable
 
 import limbik._numba_cache  # noqa: F401  (Numba's cache: locked saves, kernel-source stamp)
 from limbik._kernel_options import read_only
 from limbik.solvers._ccd_kernels import _perpendicular, _rotate_about
+
+#: helpers called only from :func:`_close_gaps`: compiled into it, with no Python wrapper,
+#: machine code or cache file of their own (as ``_fabrik_kernels``' ``_inner_alloc``)
+_helper = register_jitable(error_model="numpy")
 
 __all__ = ["close_gap"]
 
@@ -51,7 +56,7 @@ def close_gap(positions: np.ndarray, target: np.ndarray, tol_abs: float, tol_rel
     return out, closed
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_helper
 def _unit_perpendicular(x, y, z):  # pragma: no cover - compiled
     """A unit vector perpendicular to the unit vector ``(x, y, z)``."""
     px, py, pz = _perpendicular(x, y, z)
@@ -59,7 +64,7 @@ def _unit_perpendicular(x, y, z):  # pragma: no cover - compiled
     return px / norm, py / norm, pz / norm
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_helper
 def _end(first, axes, angles, lengths, scale, bent):  # pragma: no cover - compiled
     """Bone directions with every bend scaled by ``scale`` (into ``bent (n - 1, 3)``);
     returns the end's offset from the root."""
@@ -77,13 +82,13 @@ def _end(first, axes, angles, lengths, scale, bent):  # pragma: no cover - compi
     return ex, ey, ez
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_helper
 def _gap(first, axes, angles, lengths, scale, distance, bent):  # pragma: no cover - compiled
     ex, ey, ez = _end(first, axes, angles, lengths, scale, bent)
     return math.sqrt(ex * ex + ey * ey + ez * ez) - distance
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_helper
 def _least_change(first, axes, angles, lengths, distance, tolerance, bent,
                   slope):  # pragma: no cover - compiled
     """Where no single bend scale reaches (a chain folded near its inner reach): Newton
@@ -109,7 +114,7 @@ def _least_change(first, axes, angles, lengths, distance, tolerance, bent,
     return abs(_gap(first, axes, angles, lengths, 1.0, distance, bent)) <= 0.25 * tolerance
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_helper
 def _bends(p, b, lengths, direction, axes, angles):  # pragma: no cover - compiled
     """Bone lengths, unit directions and the bends between them of chain ``b``; a
     zero-length bone takes its neighbour's direction (no bend). Returns the widest bend,
@@ -150,7 +155,7 @@ def _bends(p, b, lengths, direction, axes, angles):  # pragma: no cover - compil
     return widest
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@_helper
 def _bracket(first, axes, angles, lengths, distance, top, bent):  # pragma: no cover
     """The bend scale nearest 1 where the end is ``distance`` from the root: steps out from
     1 on both sides (2^-20 to 2^-5, then by 1/32), bisects the first brackets found and

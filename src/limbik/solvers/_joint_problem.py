@@ -21,7 +21,7 @@ import numpy as np
 
 from limbik._tiered import TieredRangeKernel
 from limbik._validation import FloatArray, as_float, as_int, as_points, broadcast_shapes
-from limbik.chain.joint_chain import JointChain
+from limbik.chain.joint_chain import MAX_MAGNITUDE, JointChain
 from limbik.errors import InvalidInputError
 from limbik.geometry.frame import Frame
 from limbik.solvers import _jacobian_kernels as _jk
@@ -150,13 +150,13 @@ class JointProblem:
     patience: int
     far_targets: FloatArray | None = None  # (B, 3) true targets where target_p was pulled in
 
-    def outputs(self) -> tuple[FloatArray, FloatArray, np.ndarray, np.ndarray, FloatArray]:
-        """New output arrays of the drivers: ``q (B, dof)``, ``error (B,)``,
-        ``reached (B,)``, ``iterations (B,)`` and ``positions (B, n_joints + 1, 3)``."""
+    def outputs(self) -> tuple[np.ndarray, ...]:
+        """New output arrays of the drivers, zeroed, as :meth:`out_fields` lists them:
+        ``q (B, dof)``, ``error (B,)``, ``reached (B,)``, ``iterations (B,)`` and
+        ``positions (B, n_joints + 1, 3)``."""
         count = self.first.shape[0]
-        chain = self.chain
-        return (np.zeros((count, chain.dof)), np.zeros(count), np.zeros(count, dtype=np.bool_),
-                np.zeros(count, dtype=np.int64), np.empty((count, chain.n_joints + 1, 3)))
+        return tuple(np.zeros((count, *trailing), dtype)
+                     for _, trailing, dtype in self.out_fields())
 
     def _arguments(self, method: int) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
         """The drivers' arguments before and after the step parameters."""
@@ -203,11 +203,12 @@ class JointProblem:
         """
         chain = self.chain
         count = self.first.shape[0]
+        fields = self.out_fields()
         outs: tuple[np.ndarray, ...]
         if out is None:
             outs = self.outputs()
         else:
-            outs = tuple(out_arrays(out, self.shape, self.out_fields()))
+            outs = tuple(out_arrays(out, self.shape, fields))
             for array in outs[:4]:
                 array.fill(0)  # as new outputs start
         q, err, reached, iters, positions = outs
@@ -224,7 +225,7 @@ class JointProblem:
             reached[far] &= err[far] <= self.tolerance
         shape = self.shape
         if out is not None:
-            return Solution._trusted(**written(out, shape, self.out_fields(), list(outs)))
+            return Solution._trusted(**written(out, shape, fields, list(outs)))
         return Solution._trusted(positions.reshape(shape + positions.shape[1:]),
                                  reached.reshape(shape), err.reshape(shape),
                                  iters.reshape(shape), q=q.reshape(shape + (chain.dof,)))
@@ -283,7 +284,8 @@ def joint_problem(chain: Any, target: Any, *, tolerance: float | None,
     first, seeds, shape = start_configurations(chain, q0, batch, rng)
     count = first.shape[0]
     far_targets = None
-    far_away = min(FAR_RATIO * chain.reach, 1e100) if chain.reach > 0 else 1e100
+    far_away = (min(FAR_RATIO * chain.reach, MAX_MAGNITUDE) if chain.reach > 0
+                else MAX_MAGNITUDE)
     if shape == () and tp.shape == (3,):
         tp = np.array(tp, dtype=np.float64).reshape(1, 3)
         if max(abs(c) for c in tp[0].tolist()) > far_away:

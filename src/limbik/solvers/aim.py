@@ -226,9 +226,8 @@ def aim_chain(positions: Any, rotations: Any, target: Any, *, weights: Any = Non
     share = np.broadcast_to(share, shape + (n,))
     cone = rotate_vectors(q[..., -1, :], a) if cone_axis is None else _nonzero(
         cone_axis, "cone_axis")
-    if up is not None:
-        _nonzero(up, "up")
-        _nonzero(world_up, "world_up")
+    if up is not None:  # checked before the passes
+        up_local, up_world = _nonzero(up, "up"), _nonzero(world_up, "world_up")
     iterations = np.zeros(shape, dtype=np.int64)
     error = np.zeros(shape)
     for _ in range(passes):
@@ -250,9 +249,8 @@ def aim_chain(positions: Any, rotations: Any, target: Any, *, weights: Any = Non
                                                                      q[..., i:, :]))
     error = _chain_error(p, q, goal_point, a, limit, cone)
     if up is not None:
-        u = as_points(up, "up")
-        q[..., -1, :] = _twist_up(q[..., -1, :], rotate_vectors(q[..., -1, :], a), u,
-                                  as_points(world_up, "world_up"), np.ones(shape))
+        q[..., -1, :] = _twist_up(q[..., -1, :], rotate_vectors(q[..., -1, :], a), up_local,
+                                  up_world, np.ones(shape))
     if unit != 1.0:
         p *= unit
     if np.any(w != 1.0):

@@ -154,8 +154,7 @@ def _ccd_points(positions: Any, target: Any, tolerance: float | None, max_iterat
             argument="positions")
     if goal.ndim < 1 or goal.shape[-1] != 3:
         as_points(goal, "target")  # raises the shape error
-    shape = (pts.shape[:-2] if pts.shape[:-2] == goal.shape[:-1] else broadcast_shapes(
-        ("positions", pts.shape[:-2]), ("target", goal.shape[:-1])))
+    shape = broadcast_shapes(("positions", pts.shape[:-2]), ("target", goal.shape[:-1]))
     n = pts.shape[-2]
     count = int(np.prod(shape, dtype=np.int64))
     if pts.shape[:-2] != shape:

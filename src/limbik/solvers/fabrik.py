@@ -41,6 +41,7 @@ __all__ = ["fabrik"]
 
 _IDENTITY_FRAME = np.array([[0.0, 0.0, -1.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0]])
 _NO_DIRECTION = np.zeros((1, 3))
+_NO_ROTATION = np.array([0.0, 0.0, 0.0, 1.0])
 
 #: The serial chain driver: until it is compiled in this process, a call of up to 8
 #: chains runs its Python source while it compiles (see :mod:`limbik._tiered`); it
@@ -223,8 +224,6 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
         dvec = dvec / dn[..., None]
         shape = broadcast_shapes(("positions", pos.shape[:-2]), ("target", tgt.shape[:-1]),
                                  ("direction", dvec.shape[:-1]))
-    elif pos.shape[:-2] == tgt.shape[:-1]:
-        shape = pos.shape[:-2]
     else:
         shape = broadcast_shapes(("positions", pos.shape[:-2]), ("target", tgt.shape[:-1]))
     tol_abs, tol_rel = check_tolerance(tolerance)
@@ -248,7 +247,8 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
 
     size = math.prod(shape)
     want_rotations = as_flag(return_rotations, "return_rotations") or rotations is not None
-    if rotations is not None:  # checked before anything is solved or written
+    given = _NO_ROTATION  # the input rotations, checked before anything is solved or written
+    if rotations is not None:
         given = as_quaternions(rotations, "rotations")
         if given.ndim < 2 or given.shape[-2] != n:
             raise InvalidInputError(f"rotations must have shape (..., {n}, 4), got "
@@ -267,7 +267,7 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
         p, reached, error, iterations = views[:4]
         # inputs in out's memory are read before it is written: the pose for the
         # rotations, the target (out.end_effector, say)
-        tgt, rotations = detached([tgt, rotations], views)
+        tgt = detached([tgt], views)[0]
         if want_rotations:
             pos = detached([pos], views)[0]
     np.copyto(p.reshape(shape + (n, 3)), pos)  # the kernel solves in place
@@ -300,11 +300,10 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
         error *= unit
     solved = p.reshape(shape + (n, 3))
     turned = None
-    if want_rotations:
-        from limbik.solvers.rotations import joint_rotations
+    if want_rotations:  # joint_rotations on arrays checked above
+        from limbik.solvers.rotations import _joint_rotations
 
-        turned = joint_rotations(solved, np.broadcast_to(pos, shape + (n, 3)),
-                                 input_rotations=rotations)
+        turned = _joint_rotations(solved, pos, given, shape)
     if out is not None:
         if turned is not None:
             np.copyto(views[4].reshape(turned.shape), turned)

@@ -197,10 +197,10 @@ class FabrikTree:
             error = np.empty(size)
             iterations = np.empty(size, dtype=np.int64)
         else:
+            # the kernel solves _prepare's copy of the pose, and views[0] is written only
+            # after the rotations have read ``start``: ``start=out.positions`` is safe
             views = out_arrays(out, shape, fields)
-            solved, reached, error, iterations = views[:4]
-            if want_rotations and start is not None and np.may_share_memory(start, solved):
-                start = np.array(start)  # the starting pose, for the rotations
+            reached, error, iterations = views[1:4]
         unit = length_scale(p, tg, always=True)  # solve in units of the problem's size (exact, 2^k)
         if unit != 1.0:
             p, tg = p / unit, tg / unit
@@ -266,8 +266,9 @@ class FabrikTree:
                 if np.any(wj <= 0):
                     raise InvalidInputError(f"weights[{j}] must be > 0, got {wj.min()!r}",
                                             argument="weights")
-                if np.any((wj < 1e-100) | (wj > 1e100)):  # sums and centroids stay finite
-                    bad = wj[(wj < 1e-100) | (wj > 1e100)].flat[0]
+                outside = (wj < 1e-100) | (wj > 1e100)  # sums and centroids stay finite
+                if np.any(outside):
+                    bad = wj[outside].flat[0]
                     raise InvalidInputError(f"weights[{j}] must be within [1e-100, 1e100], "
                                             f"got {bad!r}", argument="weights")
             else:
@@ -291,14 +292,9 @@ class FabrikTree:
         p = np.array(pose, dtype=np.float64, order="C").reshape(size, n, 3)
         tg = np.empty((size, k, 3))
         wt = np.empty((size, k))
-        for e in range(k):
-            target = arrays[e]
-            tg[:, e] = (target if target.shape[:-1] == shape
-                        else np.broadcast_to(target, shape + (3,))).reshape(size, 3)
-            weight = w_arrays[e]
-            wt[:, e] = weight if weight.ndim == 0 else (
-                weight if weight.shape == shape else np.broadcast_to(weight, shape)
-            ).reshape(size)
+        for e in range(k):  # assignment broadcasts each target and weight to the batch
+            tg.reshape(shape + (k, 3))[..., e, :] = arrays[e]
+            wt.reshape(shape + (k,))[..., e] = w_arrays[e]
         return shape, size, effectors, tg, wt, p
 
     def backward(self, positions: Any, targets: Any, *,

@@ -189,15 +189,8 @@ def _refuse_out(name: str, array: Any, want: tuple[int, ...], dtype: Any) -> Non
         f"{want}, got {got}", argument="out")
 
 
-_ZERO_ITERATIONS: dict[tuple[int, ...], np.ndarray] = {}
-
-
+@functools.lru_cache(maxsize=64)
 def zero_iterations(shape: tuple[int, ...]) -> np.ndarray:
     """A read-only int64 zero array of ``shape`` (no memory per element; the same array
     for the same shape), the ``iterations`` of analytic solves into ``out``."""
-    zeros = _ZERO_ITERATIONS.get(shape)
-    if zeros is None:
-        if len(_ZERO_ITERATIONS) >= 64:
-            _ZERO_ITERATIONS.clear()
-        zeros = _ZERO_ITERATIONS[shape] = np.broadcast_to(np.zeros((), dtype=np.int64), shape)
-    return zeros
+    return np.broadcast_to(np.zeros((), dtype=np.int64), shape)

@@ -206,7 +206,8 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
         is off; ignored where ``"stretch"`` stretches.
     """
     if not (type(max_stretch) is float and 1.0 <= max_stretch <= MAX_STRETCH):
-        as_float(max_stretch, "max_stretch", minimum=1.0, maximum=MAX_STRETCH)  # or raises
+        max_stretch = as_float(max_stretch, "max_stretch", minimum=1.0, maximum=MAX_STRETCH)
+    # from here on a Python float within [1, MAX_STRETCH]
     posed = not (pose is None and pose_rotations is None and target_rotation is None
                  and target_offset is None and weight is None and position_weight is None
                  and rotation_weight is None and pole_weight is None
@@ -237,8 +238,7 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
             and (point is None or (type(point) is _NDARRAY and point.shape == _SHAPE3
                                    and point.dtype is _F64))
             and type(upper) in _FLOAT_TYPES and type(lower) in _FLOAT_TYPES
-            and type(max_stretch) in _FLOAT_TYPES and type(unreachable) is str
-            and _comfortable(upper, lower)):
+            and type(unreachable) is str and _comfortable(upper, lower)):
         # lean path for one limb given as float64 (3,) arrays and float lengths; anything
         # unusual (bad policy, non-finite input, bad lengths) falls through to the
         # batched path, which reports it
@@ -247,7 +247,7 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
             positions, err, ok, check = (_single[0] if _single else _single_entry())(
                 root, target, _NO_POINT3 if point is None else point, float(upper),
                 float(lower), _k.MODE_ROLLED if point is None else _k.MODE_POINT, policy,
-                float(max_stretch), ANALYTIC_REACH_RTOL)
+                max_stretch, ANALYTIC_REACH_RTOL)
             if check == 0.0:
                 solved = (_pushed(positions, root, target) if policy == _k.POLICY_PUSH_ROOT
                           else Solution._trusted(positions, np.bool_(ok), np.float64(err),
@@ -265,10 +265,7 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
     if type(unreachable) is not str or unreachable not in _POLICY:
         choice(unreachable, "unreachable", UNREACHABLE_POLICIES)  # raises
     policy = _POLICY[unreachable]
-    stretch = float(max_stretch) if type(max_stretch) is float else as_float(
-        max_stretch, "max_stretch", minimum=1.0)
-    if not (stretch >= 1.0 and math.isfinite(stretch)):
-        as_float(max_stretch, "max_stretch", minimum=1.0)  # raises
+    stretch = max_stretch
 
     root_a = _array(root, "root", 1)
     target_a = _array(target, "target", 1)
@@ -293,9 +290,7 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
         quat = root_frame.quaternion
         pairs.append(("root_frame", quat.shape[:-1]))
         mode = _k.MODE_FRAME
-    shape = max((pair[1] for pair in pairs), key=len)
-    if any(pair[1] != shape and pair[1] != () for pair in pairs):
-        shape = broadcast_shapes(*pairs)
+    shape = broadcast_shapes(*pairs)
     # bones far from unit size: solve in units of the reach (exact, 2^k)
     unit = length_scale(upper_a + lower_a) if upper_a.size and lower_a.size else 1.0
     if unit != 1.0:
@@ -303,14 +298,8 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
                                               upper_a / unit, lower_a / unit)
         hint = hint / unit if point is not None else hint
     count = math.prod(shape)
-
-    if out is None:
-        positions, error, reached = empty_arrays(((count, 3, 3), _F64), ((count,), _F64),
-                                                 ((count,), np.bool_))
-    else:  # inputs in out's memory are read as they were given (push_root's root)
-        positions, error, reached = out_arrays(out, shape, _OUT_FIELDS)
-        root_a, target_a, hint, upper_a, lower_a = detached(
-            [root_a, target_a, hint, upper_a, lower_a], [positions, error])
+    (positions, error, reached), (root_a, target_a, hint, upper_a, lower_a) = _outputs(
+        out, shape, [root_a, target_a, hint, upper_a, lower_a])
     rows = (_rows(root_a, shape, 3), _rows(target_a, shape, 3), _rows(hint, shape, 3),
             _rows(quat, shape, 4), _rows(upper_a, shape, 0), _rows(lower_a, shape, 0),
             mode, policy, stretch, ANALYTIC_REACH_RTOL, positions, error, reached)
@@ -328,15 +317,32 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
             return pushed
         error[:] = np.ravel(pushed.error)
         reached[:] = True
-        return Solution._trusted(**written(out, shape, _OUT_FIELDS, [positions, error, reached]),
-                                 iterations=zero_iterations(shape),
-                                 root_offset=pushed.root_offset)
+        return _written(out, shape, [positions, error, reached], pushed.root_offset)
     if out is not None:  # no allocation: the caller's arrays, iterations a zero view
-        return Solution._trusted(**written(out, shape, _OUT_FIELDS, [positions, error, reached]),
-                                 iterations=zero_iterations(shape))
+        return _written(out, shape, [positions, error, reached])
     # a single limb gets NumPy scalars, as on the fast path
     return Solution._trusted(positions.reshape(shape + (3, 3)), reached.reshape(shape)[()],
                              error.reshape(shape)[()], np.zeros(shape, dtype=np.int64))
+
+
+def _outputs(out: Solution | None, shape: tuple[int, ...], inputs: list[Any]
+             ) -> tuple[list[np.ndarray], list[Any]]:
+    """``positions (N, 3, 3)``, ``error (N,)`` and ``reached (N,)`` to solve into: new, or
+    ``out``'s own (N = prod(shape)); and ``inputs``, those in out's memory copied so they
+    are read as they were given."""
+    if out is None:
+        count = math.prod(shape)
+        return empty_arrays(((count, 3, 3), _F64), ((count,), _F64),
+                            ((count,), np.bool_)), inputs
+    views = out_arrays(out, shape, _OUT_FIELDS)
+    return views, detached(inputs, views[:2])
+
+
+def _written(out: Solution, shape: tuple[int, ...], arrays: list[np.ndarray],
+             root_offset: Any = None) -> Solution:
+    """The Solution of a solve into ``out`` through the ``arrays`` of :func:`_outputs`."""
+    return Solution._trusted(**written(out, shape, _OUT_FIELDS, arrays),
+                             iterations=zero_iterations(shape), root_offset=root_offset)
 
 
 def _into(out: Any, solved: Solution) -> Solution:
@@ -370,8 +376,7 @@ def _lean_rows(root: Any, target: Any, point: Any, upper: Any, lower: Any, unrea
             and root.shape == target.shape and root.shape[1] == 3
             and 0 < root.shape[0] < 2 * _k.CHUNK and root.dtype is _F64
             and target.dtype is _F64 and root.flags.c_contiguous
-            and target.flags.c_contiguous and type(unreachable) is str
-            and type(max_stretch) in _FLOAT_TYPES and 1.0 <= max_stretch < math.inf):
+            and target.flags.c_contiguous and type(unreachable) is str):
         return None
     policy = _POLICY.get(unreachable)
     if policy is None or policy == _k.POLICY_PUSH_ROOT:
@@ -409,7 +414,7 @@ def _lean_rows(root: Any, target: Any, point: Any, upper: Any, lower: Any, unrea
     check = _k.solve_rows(0, count, read_only(root), read_only(target), hint, _NO_QUAT_ROWS,
                           read_only(lengths[0]), read_only(lengths[1]),
                           _k.MODE_ROLLED if point is None
-                          else _k.MODE_POINT, policy, float(max_stretch), ANALYTIC_REACH_RTOL,
+                          else _k.MODE_POINT, policy, max_stretch, ANALYTIC_REACH_RTOL,
                           positions, error, reached)
     if check != 0.0:
         return None
@@ -484,7 +489,7 @@ def _two_bone_posed(root: Any, target: Any, upper: Any, lower: Any, pole: Any,
             raise InvalidInputError(
                 f"stretch_start needs unreachable='stretch', got {unreachable!r}",
                 argument="stretch_start")
-        top = as_float(max_stretch, "max_stretch", minimum=1.0)
+        top = max_stretch  # checked by two_bone
         start = as_float(stretch_start, "stretch_start", minimum=0.0, exclusive=True)
         if start > top:
             raise InvalidInputError(
@@ -549,12 +554,10 @@ def _two_bone_hinge(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any
     if type(softness) is float and 0.0 <= softness < math.inf:  # the usual case, checked
         soft = np.array(softness)
     else:
-        soft = as_float_array(softness, "softness")
-    bad = (bool(not np.all(np.isfinite(soft)) or np.any(soft < 0.0)) if soft.ndim
-           else not 0.0 <= float(soft) < math.inf)
-    if bad:
-        raise InvalidInputError(f"softness must be finite and >= 0, got {softness!r}",
-                                argument="softness")
+        soft = as_float_array(softness, "softness")  # finite, or it raises
+        if np.any(soft < 0.0):
+            raise InvalidInputError(f"softness must be finite and >= 0, got {softness!r}",
+                                    argument="softness")
     if bend_axis is None:
         if reference_offsets is not None:
             raise InvalidInputError("reference_offsets needs bend_axis, got bend_axis=None",
@@ -575,7 +578,7 @@ def _two_bone_hinge(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any
             eased = start + s * (1.0 - np.exp(-(dist - start) / np.where(s > 0, s, 1.0)))
             goal = np.where((s > 0) & (dist > start), eased, dist)
             scale = np.where(dist > 0, goal / np.where(dist > 0, dist, 1.0), 1.0)
-        if unreachable == "stretch" and float(max_stretch) > 1.0:
+        if unreachable == "stretch" and max_stretch > 1.0:
             scale = np.ones_like(scale)
         solved = two_bone(root_a, root_a + delta * scale[..., None], upper, lower, pole=pole,
                           reference=reference, root_frame=root_frame, unreachable=unreachable,
@@ -588,7 +591,7 @@ def _two_bone_hinge(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any
                                 argument="bend_axis")
     if type(unreachable) is not str or unreachable not in _POLICY:
         choice(unreachable, "unreachable", UNREACHABLE_POLICIES)  # raises
-    stretch = as_float(max_stretch, "max_stretch", minimum=1.0)
+    stretch = max_stretch  # checked by two_bone
     lo, hi = _k.REFERENCE_OFFSETS if reference_offsets is None else reference_offsets
     lo = as_float(lo, "reference_offsets", minimum=0.0)
     hi = as_float(hi, "reference_offsets", minimum=0.0)
@@ -607,18 +610,9 @@ def _two_bone_hinge(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any
     if reference is not None:
         ref_a = _array(reference, "reference", 1)
         pairs.append(("reference", ref_a.shape[:-1]))
-    shape = max((pair[1] for pair in pairs), key=len)
-    if any(pair[1] != shape and pair[1] != () for pair in pairs):
-        shape = broadcast_shapes(*pairs)
-    count = math.prod(shape)
-    if out is None:
-        positions = np.empty((count, 3, 3))
-        error = np.empty(count)
-        reached = np.empty(count, dtype=np.bool_)
-    else:  # inputs in out's memory are read as they were given
-        positions, error, reached = out_arrays(out, shape, _OUT_FIELDS)
-        root_a, target_a, axis_a, ref_a, upper_a, lower_a = detached(
-            [root_a, target_a, axis_a, ref_a, upper_a, lower_a], [positions, error])
+    shape = broadcast_shapes(*pairs)
+    (positions, error, reached), (root_a, target_a, axis_a, ref_a, upper_a, lower_a) = _outputs(
+        out, shape, [root_a, target_a, axis_a, ref_a, upper_a, lower_a])
     check = _k.solve_batch_hinge(
         _rows(root_a, shape, 3), _rows(target_a, shape, 3), _rows(axis_a, shape, 3),
         _rows(ref_a, shape, 3), _rows(upper_a, shape, 0), _rows(lower_a, shape, 0),
@@ -632,8 +626,7 @@ def _two_bone_hinge(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any
         raise InvalidInputError("bend_axis must be non-zero vectors, got a zero vector",
                                 argument="bend_axis")
     if out is not None:
-        return Solution._trusted(**written(out, shape, _OUT_FIELDS, [positions, error, reached]),
-                                 iterations=zero_iterations(shape))
+        return _written(out, shape, [positions, error, reached])
     return Solution._trusted(positions.reshape(shape + (3, 3)), reached.reshape(shape),
                              error.reshape(shape), np.zeros(shape, dtype=np.int64))
 

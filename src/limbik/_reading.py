@@ -1,0 +1,45 @@
+"""Reading the files the caller names: a path checked at the boundary, and errors that
+name it (:class:`~limbik.errors.UnreadableFileError`, also the matching ``OSError``)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from limbik.errors import (
+    InvalidInputError,
+    UnreadableFileError,
+    _FolderNotFileError,
+    _MissingFileError,
+    _NoPermissionError,
+)
+
+__all__ = ["as_path", "read_bytes"]
+
+
+def as_path(path: object, argument: str = "path") -> Path:
+    """``path`` (a ``str`` or path-like) as a Path, or an :class:`InvalidInputError`
+    naming ``argument``."""
+    if not isinstance(path, str | os.PathLike) or isinstance(path, bytes):
+        raise InvalidInputError(f"{argument} must be a file path (str or Path), got "
+                                f"{type(path).__name__}", argument=argument)
+    return Path(path)
+
+
+def read_bytes(path: object, argument: str = "path") -> tuple[Path, bytes]:
+    """The bytes of the file at ``path``, or an error naming ``argument``:
+    :class:`InvalidInputError` for a value that is no path, else
+    :class:`UnreadableFileError`."""
+    p = as_path(path, argument)
+    try:
+        return p, p.read_bytes()
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        kind: type[UnreadableFileError] = (
+            _MissingFileError if isinstance(exc, FileNotFoundError)
+            else _FolderNotFileError if isinstance(exc, IsADirectoryError)
+            else _NoPermissionError if isinstance(exc, PermissionError)
+            else UnreadableFileError)
+        error = kind(f"{argument}: cannot read {str(p)!r}: {reason}", argument=argument)
+        error.errno, error.strerror, error.filename = exc.errno, exc.strerror, str(p)
+        raise error from None
