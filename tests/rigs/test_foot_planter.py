@@ -206,3 +206,74 @@ def test_callable_raycast_and_errors():
         FootPlanter(hip_c0, knee_c0, 1.0, 1.0, lambda o, d: None, plant=0.2)
     with pytest.raises(InvalidInputError, match="easing_style"):
         TweenInfo(0.2, "Bounce")
+
+
+# ----------------------------------------------------------------------------- many legs
+
+
+def crowd(frames):
+    """One batched Frame of the unbatched frames given."""
+    return Frame(np.stack([f.quaternion for f in frames]), np.stack([f.position for f in frames]))
+
+
+def test_a_crowd_steps_each_leg_as_if_it_were_alone():
+    terrain = Terrain.hills(seed=3)
+    hip_c0 = Frame.from_translation([0.5, -0.2, 0.0]) @ Frame.from_euler_xyz(0.0, math.pi, 0.0)
+    knee_c0 = Frame.from_translation([0.0, -1.0, 0.0])
+    # legs of different lengths, on paths that leave reach (the torso lifts) at other times
+    uppers = np.array([1.0, 0.9, 1.1, 1.0, 0.8])
+    lowers = np.array([1.0, 1.1, 0.9, 1.2, 0.8])
+    shifts = np.linspace(0.0, 1.5, len(uppers))
+    many = FootPlanter(hip_c0, knee_c0, uppers, lowers, terrain, reach=1.9)
+    alone = [FootPlanter(hip_c0, knee_c0, u, v, terrain, reach=1.9)
+             for u, v in zip(uppers, lowers, strict=True)]
+    dt = 1 / 60
+    mixed = 0
+    for k in range(300):
+        torsos = []
+        for s in shifts:
+            x, z, yaw, lift = torso_path(k * dt - s)
+            ground = float(terrain.height(x, z))
+            torsos.append(Frame.from_translation([x, ground + 1.9 + lift, z])
+                          @ Frame.from_euler_xyz(0.0, yaw, 0.0))
+        hips, knees = many.step(dt, crowd(torsos))
+        assert hips.shape == knees.shape == (len(uppers),)
+        joints = many.joints(crowd(torsos))
+        assert joints.shape == (len(uppers), 3, 3)
+        for leg, (planter, torso) in enumerate(zip(alone, torsos, strict=True)):
+            hip, knee = planter.step(dt, torso)
+            assert planter.planted == many.planted[leg]
+            np.testing.assert_allclose(as_matrix(hips[leg]), as_matrix(hip), atol=1e-12)
+            np.testing.assert_allclose(as_matrix(knees[leg]), as_matrix(knee), atol=1e-12)
+            np.testing.assert_allclose(joints[leg], planter.joints(torso), atol=1e-12)
+            if planter.planted:
+                np.testing.assert_allclose(many.ground[leg], planter.ground, atol=1e-12)
+        mixed += 0 < many.planted.sum() < len(uppers)
+    assert mixed > 20  # frames where some legs were planted and others tweened to rest
+
+
+def test_a_crowd_with_a_callable_raycast_and_a_fixed_batch_shape():
+    hip_c0 = Frame.from_translation([0.0, -0.2, 0.0])
+    knee_c0 = Frame.from_translation([0.0, -1.0, 0.0])
+    rays = []
+
+    def floor(origin, direction):
+        rays.append(origin)
+        return None if origin[0] > 1.0 else np.array([origin[0], -1.5, origin[2]])
+
+    planter = FootPlanter(hip_c0, knee_c0, 1.0, 1.0, floor)
+    torsos = Frame.from_translation([[0.0, 0.0, 0.0], [2.0, 0.0, 0.0], [0.5, 0.0, 1.0]])
+    for _ in range(120):
+        planter.step(1 / 60, torsos)
+    np.testing.assert_array_equal(planter.planted, [True, False, True])
+    assert len(rays) == 3 * 120
+    ankles = planter.joints(torsos)[:, 2]
+    np.testing.assert_allclose(ankles[[0, 2], 1], -1.5, atol=1e-6)
+    # the leg out of reach is back at rest
+    assert planter.hip.value[1].isclose(hip_c0) and planter.knee.value[1].isclose(knee_c0)
+    with pytest.raises(InvalidInputError, match=r"part0 must have the batch shape .*\(3,\)"):
+        planter.step(1 / 60, Frame())
+    with pytest.raises(InvalidInputError, match="upper must be > 0"):
+        FootPlanter(hip_c0, knee_c0, [1.0, -1.0], 1.0, floor)
+    with pytest.raises(InvalidInputError, match="part0"):
+        FootPlanter(hip_c0, knee_c0, [1.0, 1.0], 1.0, floor).step(0.1, torsos)

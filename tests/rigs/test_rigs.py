@@ -223,3 +223,36 @@ def test_a_straight_rest_pose_follows_its_mid_joint():
     rest = np.array([[0.0, 0.9, 0.0], [0.0, 0.5, 0.0], [0.0, 0.1, 0.0]])
     sol = TwoBoneRig(rest).step(1 / 60, [0.0, 0.3, -0.2])
     assert np.all(np.isfinite(sol.positions)) and sol.reached
+
+
+def test_a_batched_tweened_frame_tweens_each_element_on_its_own():
+    rest = Frame.from_translation(np.zeros((3, 3)))
+    up = Frame.from_euler_xyz(0.4, 0.0, 0.0, [0.0, 1.0, 0.0])
+    prop = TweenedFrame(rest)
+    prop.play(up, TweenInfo(1.0))
+    prop.advance(0.5)
+    halfway = prop.value
+    # elements 0 and 2 start a new tween back; element 1 goes on with the first one
+    prop.play(Frame(), TweenInfo(0.5, "Linear"), where=np.array([True, False, True]))
+    value = prop.advance(0.25)
+    assert value.shape == (3,)
+    assert value[1].isclose(rest[1].lerp(up, ease(0.75)), atol=1e-15)
+    for i in (0, 2):
+        assert value[i].isclose(halfway[i].lerp(Frame(), 0.5), atol=1e-15)
+    value = prop.advance(1.0)
+    assert value[1].isclose(up) and value[0].isclose(Frame()) and value[2].isclose(Frame())
+    # unbatched: play without where cancels the running tween
+    single = TweenedFrame(Frame())
+    first = single.play(up, TweenInfo(1.0))
+    single.play(Frame(), TweenInfo(1.0), where=True)
+    assert first.cancelled
+    with pytest.raises(InvalidInputError, match="where must be booleans"):
+        prop.play(up, TweenInfo(1.0), where=[1, 0, 1])
+    with pytest.raises(InvalidInputError, match=r"where must broadcast to the batch shape \(3,\)"):
+        prop.play(up, TweenInfo(1.0), where=np.array([True, False]))
+    with pytest.raises(InvalidInputError, match=r"goal must broadcast to the batch shape \(3,\)"):
+        prop.play(Frame.from_translation(np.zeros((2, 3))), TweenInfo(1.0))
+    with pytest.raises(InvalidInputError, match=r"goal must have the batch shape of start"):
+        Tween(rest, up, TweenInfo(1.0))
+    with pytest.raises(InvalidInputError, match="goal must be a Frame"):
+        prop.play(None, TweenInfo(1.0))

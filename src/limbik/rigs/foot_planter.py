@@ -1,4 +1,4 @@
-"""``FootPlanter``: seed 000's foot-planting loop for one leg, stepped per frame.
+"""``FootPlanter``: seed 000's foot-planting loop for one leg (or a crowd), stepped per frame.
 
 The loop from the seed's comments, run every frame::
 
@@ -25,20 +25,34 @@ from typing import Any
 
 import numpy as np
 
-from limbik._validation import FloatArray, as_float, as_point
+from limbik._validation import (
+    FloatArray,
+    as_float,
+    as_point,
+    as_points,
+    as_positive,
+    broadcast_shapes,
+)
 from limbik.errors import InvalidInputError
 from limbik.geometry.frame import Frame
-from limbik.rigs.tween import TweenedFrame, TweenInfo
+from limbik.rigs.tween import TweenedFrame, TweenInfo, broadcast_frame
 from limbik.roblox import elbow_motor_c0, shoulder_motor_c0, solve_ik
 
 __all__ = ["FootPlanter"]
 
 
 def _frame(value: Any, name: str) -> Frame:
-    if not isinstance(value, Frame) or value.shape != ():
-        raise InvalidInputError(f"{name} must be one unbatched Frame, got "
-                                f"{type(value).__name__}", argument=name)
+    if not isinstance(value, Frame):
+        raise InvalidInputError(f"{name} must be a Frame, got {type(value).__name__}",
+                                argument=name)
     return value
+
+
+def _length(value: Any, name: str) -> float | FloatArray:
+    """A positive length: a float, or positive scalars ``(...)`` (one per leg)."""
+    if np.ndim(value) == 0:
+        return as_float(value, name, minimum=0.0, exclusive=True)
+    return as_positive(value, name)
 
 
 class FootPlanter:
@@ -49,7 +63,7 @@ class FootPlanter:
     hip_c0, knee_c0 : Frame
         The rest C0s (``HIP_C0_CACHE``, ``KNEE_C0_CACHE``): the hip joint in its
         Part0 (the lower torso) and the knee joint in the upper leg.
-    upper, lower : float
+    upper, lower : float or array_like, shape (...)
         ``UPPER_LENGTH`` and ``LOWER_LENGTH`` for the seed's ``solveIK``.
     raycast : Terrain or callable
         The ground. An object with a ``raycast(origins, directions, max_distance)``
@@ -57,7 +71,7 @@ class FootPlanter:
         :class:`~limbik.Terrain`), or a callable ``raycast(origin, direction)``
         returning the hit point ``(3,)`` or None; the ray's length is
         ``|direction|``.
-    reach : float, optional
+    reach : float or array_like, shape (...), optional
         The loop's threshold on ``(hipPosition − position).Magnitude`` (the seed's
         R15 code uses 1.9); default ``upper + lower``.
     ray_length : float
@@ -65,6 +79,12 @@ class FootPlanter:
     plant, release : TweenInfo
         The tweens toward a solution (``TweenInfo.new(0.2)``) and back to rest
         (``TweenInfo.new(0.5)``).
+
+    **Many legs.** A ``part0`` of batch shape ``(...)`` steps that many legs at once (a
+    crowd: one call a frame for all of them, each leg exactly as if stepped alone). The
+    rest C0s and the lengths broadcast with it; the first step fixes the batch shape.
+    Each leg has its own tweens, :attr:`planted` and :attr:`ground` are arrays, and a
+    callable ``raycast`` is called once per leg.
 
     The seed's solver bends the knee toward its origin frame's +Z. With a hip
     frame facing the character's −Z (forward) that knee points backward, the
@@ -77,15 +97,14 @@ class FootPlanter:
                  plant: TweenInfo | None = None, release: TweenInfo | None = None) -> None:
         self.hip_rest = _frame(hip_c0, "hip_c0")
         self.knee_rest = _frame(knee_c0, "knee_c0")
-        self.upper = as_float(upper, "upper", minimum=0.0, exclusive=True)
-        self.lower = as_float(lower, "lower", minimum=0.0, exclusive=True)
+        self.upper = _length(upper, "upper")
+        self.lower = _length(lower, "lower")
         if not (hasattr(raycast, "raycast") or callable(raycast)):
             raise InvalidInputError(
                 f"raycast must be a Terrain or a callable, got {type(raycast).__name__}",
                 argument="raycast")
         self.raycast = raycast
-        self.reach = (self.upper + self.lower if reach is None
-                      else as_float(reach, "reach", minimum=0.0, exclusive=True))
+        self.reach = self.upper + self.lower if reach is None else _length(reach, "reach")
         self.ray_length = as_float(ray_length, "ray_length", minimum=0.0, exclusive=True)
         self.plant = TweenInfo(0.2) if plant is None else plant
         self.release = TweenInfo(0.5) if release is None else release
@@ -95,19 +114,44 @@ class FootPlanter:
                                         f"{type(info).__name__}", argument=name)
         self.hip = TweenedFrame(self.hip_rest)
         self.knee = TweenedFrame(self.knee_rest)
-        self.planted = False
+        #: whether the leg stood within reach of the ground last step (per leg: bool array)
+        self.planted: bool | np.ndarray = False
+        #: where the ray found the ground last step (None when not planted; per leg, an
+        #: array ``(..., 3)`` with the end of the ray where a leg is not planted)
         self.ground: FloatArray | None = None
+        self._shape: tuple[int, ...] | None = None
+
+    def _batch(self, part0: Frame) -> tuple[int, ...]:
+        """The legs' batch shape: fixed by the first step, the same at every later one."""
+        shape = broadcast_shapes(
+            ("part0", part0.shape), ("hip_c0", self.hip_rest.shape),
+            ("knee_c0", self.knee_rest.shape), ("upper", np.shape(self.upper)),
+            ("lower", np.shape(self.lower)), ("reach", np.shape(self.reach)))
+        if self._shape is None:
+            self._shape = shape
+            self.hip.value = broadcast_frame(self.hip.value, shape, "hip.value")
+            self.knee.value = broadcast_frame(self.knee.value, shape, "knee.value")
+        elif shape != self._shape:
+            raise InvalidInputError(f"part0 must have the batch shape of the first step, "
+                                    f"{self._shape}, got {part0.shape}", argument="part0")
+        return shape
 
     def _cast(self, origin: FloatArray) -> FloatArray:
+        """Where the rays straight down from ``origin (..., 3)`` meet the ground (the end
+        of the ray where they do not): ``(..., 3)``."""
         direction = np.array([0.0, -self.ray_length, 0.0])
         if hasattr(self.raycast, "raycast"):
             hit, _, point, _ = self.raycast.raycast(origin, direction,
                                                     max_distance=self.ray_length)
-            found = np.asarray(point, dtype=np.float64) if bool(hit) else None
-        else:
-            out = self.raycast(origin.copy(), direction)
-            found = None if out is None else as_point(out, "raycast result")
-        return origin + direction if found is None else found
+            hit = np.asarray(hit, dtype=bool)
+            point = np.asarray(point, dtype=np.float64)
+            return np.where(hit[..., None], point, origin + direction)
+        found = (origin + direction).reshape(-1, 3)
+        for leg, start in enumerate(origin.reshape(-1, 3)):
+            out = self.raycast(start.copy(), direction.copy())
+            if out is not None:
+                found[leg] = as_point(out, "raycast result")
+        return found.reshape(origin.shape)
 
     def step(self, dt: float, part0: Frame, *, ray_origin: Any = None) -> tuple[Frame, Frame]:
         """Run the loop once, then let the tweens advance ``dt`` seconds.
@@ -116,36 +160,51 @@ class FootPlanter:
         ----------
         dt : float
             Seconds this frame lasts (>= 0).
-        part0 : Frame
-            The hip joint's Part0 this frame (``lowerTorso.CFrame``).
-        ray_origin : array_like, shape (3,), optional
-            Where the ray starts (default: the hip joint, ``part0 * hip_c0``).
+        part0 : Frame, batch shape (...)
+            The hip joint's Part0 this frame (``lowerTorso.CFrame``), one per leg.
+        ray_origin : array_like, shape (..., 3), optional
+            Where the rays start (default: the hip joints, ``part0 * hip_c0``).
 
         Returns
         -------
-        hip_c0, knee_c0 : Frame
+        hip_c0, knee_c0 : Frame, batch shape (...)
             The joints' C0s after this frame.
         """
         dt = as_float(dt, "dt", minimum=0.0)
         part0 = _frame(part0, "part0")
-        hip_cf = part0 @ self.hip_rest
-        origin = hip_cf.position if ray_origin is None else as_point(ray_origin, "ray_origin")
-        position = self._cast(np.array(origin, dtype=np.float64))
-        if float(np.linalg.norm(origin - position)) <= self.reach:
+        shape = self._batch(part0)
+        hip_cf = broadcast_frame(part0 @ self.hip_rest, shape, "part0")
+        if ray_origin is None:
+            origin = hip_cf.position
+        else:
+            origin = as_point(ray_origin, "ray_origin") if not shape else as_points(
+                ray_origin, "ray_origin")
+            broadcast_shapes(("ray_origin", origin.shape[:-1]), ("part0", shape))
+            origin = np.array(np.broadcast_to(origin, shape + (3,)), dtype=np.float64)
+        position = self._cast(origin)
+        near = np.linalg.norm(origin - position, axis=-1) <= self.reach
+        if near.any():
             plane, hip_angle, knee_angle = solve_ik(hip_cf, position, self.upper, self.lower)
-            self.hip.play(shoulder_motor_c0(part0, plane, hip_angle), self.plant)
-            self.knee.play(elbow_motor_c0(self.knee_rest, knee_angle), self.plant)
-            self.planted = True
+            self._play(shoulder_motor_c0(part0, plane, hip_angle),
+                       elbow_motor_c0(self.knee_rest, knee_angle), self.plant, near)
+        if not near.all():
+            self._play(self.hip_rest, self.knee_rest, self.release, ~near)
+        if shape:
+            self.planted = near
             self.ground = position
         else:
-            self.hip.play(self.hip_rest, self.release)
-            self.knee.play(self.knee_rest, self.release)
-            self.planted = False
-            self.ground = None
+            self.planted = bool(near)
+            self.ground = position if self.planted else None
         return self.hip.advance(dt), self.knee.advance(dt)
 
+    def _play(self, hip: Frame, knee: Frame, info: TweenInfo, legs: np.ndarray) -> None:
+        """Tween the hip and knee C0s of ``legs`` (bool, the batch shape) to these goals."""
+        where = None if legs.all() else legs
+        self.hip.play(hip, info, where=where)
+        self.knee.play(knee, info, where=where)
+
     def joints(self, part0: Frame) -> FloatArray:
-        """Hip, knee and ankle positions ``(3, 3)`` for the current C0s.
+        """Hip, knee and ankle positions ``(..., 3, 3)`` for the current C0s.
 
         The upper leg hangs from ``part0 * hip.C0`` and the knee joint sits at
         ``hip * knee.C0``; the ankle is ``lower`` down the lower leg's −Y (C1s at
@@ -154,5 +213,7 @@ class FootPlanter:
         part0 = _frame(part0, "part0")
         hip = part0 @ self.hip.value
         knee = hip @ self.knee.value
-        ankle = knee.apply(np.array([0.0, -self.lower, 0.0]))
-        return np.stack([hip.position, knee.position, ankle])
+        down = np.zeros(np.shape(self.lower) + (3,))
+        down[..., 1] = -np.asarray(self.lower)
+        ankle = knee.apply(down)
+        return np.stack(np.broadcast_arrays(hip.position, knee.position, ankle), axis=-2)

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
 
 from limbik._validation import as_float, choice
 from limbik.errors import InvalidInputError
 from limbik.geometry.frame import Frame
 
-__all__ = ["Tween", "TweenInfo", "TweenedFrame", "ease"]
+__all__ = ["Tween", "TweenInfo", "TweenedFrame", "broadcast_frame", "ease"]
 
 EASING_STYLES = ("Linear", "Sine", "Quad", "Cubic", "Quart", "Quint")
 EASING_DIRECTIONS = ("In", "Out", "InOut")
@@ -65,17 +68,22 @@ class TweenInfo:
 
 
 class Tween:
-    """One tween from ``start`` to ``goal`` (unbatched Frames), advanced by :meth:`advance`.
+    """One tween from ``start`` to ``goal`` (Frames of one batch shape), advanced by
+    :meth:`advance`.
 
     The value at ``elapsed`` seconds is ``start:Lerp(goal, ease(elapsed / time))``
-    (slerped rotation, linear position); a zero ``time`` jumps to the goal.
+    (slerped rotation, linear position); a zero ``time`` jumps to the goal. A batched
+    tween moves every element by the same eased fraction.
     """
 
     def __init__(self, start: Frame, goal: Frame, info: TweenInfo) -> None:
         for name, value in (("start", start), ("goal", goal)):
-            if not isinstance(value, Frame) or value.shape != ():
-                raise InvalidInputError(f"{name} must be one unbatched Frame, got "
+            if not isinstance(value, Frame):
+                raise InvalidInputError(f"{name} must be a Frame, got "
                                         f"{type(value).__name__}", argument=name)
+        if goal.shape != start.shape:
+            raise InvalidInputError(f"goal must have the batch shape of start {start.shape}, "
+                                    f"got {goal.shape}", argument="goal")
         if not isinstance(info, TweenInfo):
             raise InvalidInputError(f"info must be a TweenInfo, got {type(info).__name__}",
                                     argument="info")
@@ -111,28 +119,93 @@ class Tween:
         self.cancelled = True
 
 
+def broadcast_frame(frame: Frame, shape: tuple[int, ...], name: str) -> Frame:
+    """``frame`` repeated to batch ``shape`` (a named error where it does not broadcast)."""
+    if frame.shape == shape:
+        return frame
+    try:
+        q = np.broadcast_to(frame.quaternion, shape + (4,))
+        p = np.broadcast_to(frame.position, shape + (3,))
+    except ValueError:
+        raise InvalidInputError(f"{name} must broadcast to the batch shape {shape}, got "
+                                f"{frame.shape}", argument=name) from None
+    return Frame._make(q, p)
+
+
+def _select(mask: np.ndarray, chosen: Frame, other: Frame) -> Frame:
+    """``chosen`` where ``mask`` (batch shape), else ``other``: the same bits as each."""
+    return Frame._make(np.where(mask[..., None], chosen.quaternion, other.quaternion),
+                       np.where(mask[..., None], chosen.position, other.position))
+
+
 class TweenedFrame:
     """A Frame property driven by tweens, like ``Motor6D.C0`` under ``TweenService``.
 
     :meth:`play` cancels the running tween and starts a new one from the current
     value; :meth:`advance` moves the running tween on and updates :attr:`value`.
+
+    A batched value (one C0 per character of a crowd) has a tween per element:
+    ``play(goal, info, where=mask)`` starts a tween on the elements of ``mask`` only,
+    and the others go on with theirs.
     """
 
     def __init__(self, value: Frame) -> None:
-        if not isinstance(value, Frame) or value.shape != ():
-            raise InvalidInputError("value must be one unbatched Frame", argument="value")
+        if not isinstance(value, Frame):
+            raise InvalidInputError(f"value must be a Frame, got {type(value).__name__}",
+                                    argument="value")
         self.value = value
+        #: the tween played last
         self.tween: Tween | None = None
+        # the running tweens, each with the elements it drives (None: all of them)
+        self._running: list[tuple[Tween, np.ndarray | None]] = []
 
-    def play(self, goal: Frame, info: TweenInfo) -> Tween:
-        """Cancel the running tween and tween from the current value to ``goal``."""
-        if self.tween is not None:
-            self.tween.cancel()
-        self.tween = Tween(self.value, goal, info)
-        return self.tween
+    def play(self, goal: Frame, info: TweenInfo, *, where: Any = None) -> Tween:
+        """Cancel the running tween and tween from the current value to ``goal``.
+
+        ``goal`` broadcasts to the value's batch shape; ``where`` (bool, that shape)
+        limits the new tween to some elements, the others keeping their tweens.
+        """
+        if not isinstance(goal, Frame):
+            raise InvalidInputError(f"goal must be a Frame, got {type(goal).__name__}",
+                                    argument="goal")
+        shape = self.value.shape
+        mask = None
+        if where is not None:
+            raw = np.asarray(where)
+            if raw.dtype != np.bool_:
+                raise InvalidInputError(f"where must be booleans, got {raw.dtype}",
+                                        argument="where")
+            try:
+                mask = np.broadcast_to(raw, shape).copy()
+            except ValueError:
+                raise InvalidInputError(f"where must broadcast to the batch shape {shape}, "
+                                        f"got {raw.shape}", argument="where") from None
+        tween = Tween(self.value, broadcast_frame(goal, shape, "goal"), info)
+        running = []
+        for old, owned in self._running:  # the new tween takes its elements from these
+            left = None if mask is None else ~mask if owned is None else owned & ~mask
+            if left is None or not left.any():
+                old.cancel()
+            else:
+                running.append((old, left))
+        if mask is None or mask.any():
+            running.append((tween, mask))
+        self._running = running
+        self.tween = tween
+        return tween
 
     def advance(self, dt: float) -> Frame:
-        """Advance the running tween by ``dt`` seconds; the new value."""
-        if self.tween is not None and not self.tween.cancelled:
-            self.value = self.tween.advance(dt)
-        return self.value
+        """Advance the running tweens by ``dt`` seconds; the new value."""
+        dt = as_float(dt, "dt", minimum=0.0)
+        value = self.value
+        running = []
+        for tween, owned in self._running:
+            if tween.cancelled:
+                continue
+            now = tween.advance(dt)
+            value = now if owned is None else _select(owned, now, value)
+            if not tween.done:  # a finished tween has left its goal in the value
+                running.append((tween, owned))
+        self._running = running
+        self.value = value
+        return value
