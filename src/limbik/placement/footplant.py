@@ -14,7 +14,8 @@ The method, per frame and per leg (all of it vectorised over frames):
 3. The ground under the heel and the toe is found. Each keeps the source's height above
    its floor, minus the source's float in stance (the lowest point rests on the
    ground; a floating, nearly flat stance foot is laid flat), so the sole follows the
-   ground along the foot within ``max_tilt``; the foot's length is kept, and the foot
+   ground along the foot within ``max_tilt`` while planted or near the ground (a foot
+   swinging higher keeps the source's pitch); the foot's length is kept, and the foot
    rolls with the ground across it.
 4. The foot offsets are smoothed with a zero-lag critically damped spring.
 5. The pelvis follows the lower foot and is lowered further where a leg could not
@@ -71,6 +72,12 @@ FLOAT_KEPT = 0.005
 _UP = np.array([0.0, 1.0, 0.0])
 #: Degrees per frame by which a leg's knee may bend faster than the source's off contacts.
 KNEE_RATE_SLACK = 1.5
+#: Heights (leg lengths) of a foot's lowest point above where it stands: up to the first,
+#: the foot's pitch follows the ground along it (within ``max_tilt`` of the source's);
+#: from the second up it keeps the source's pitch; between, the allowed change shrinks
+#: smoothly. A steep foot over a slope has two pitches that follow the ground (pointing
+#: down, and turned by twice the slope), and a swing would jump between them.
+SWING_FOLLOW = (0.01, 0.04)
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -406,7 +413,7 @@ def _lock_offsets(ankle: np.ndarray, foot: np.ndarray, contact: np.ndarray,
 
 def _place_foot(ankle: np.ndarray, toe: np.ndarray | None, lock: np.ndarray,
                 heights: tuple[np.ndarray, np.ndarray | None], heel: np.ndarray,
-                terrain: Terrain, max_tilt: float, foot: np.ndarray | None = None,
+                terrain: Terrain, max_tilt: np.ndarray, foot: np.ndarray | None = None,
                 rounds: int = 12) -> tuple[np.ndarray, np.ndarray | None]:
     """Ankle (and toe) targets on the terrain at the given heights above it.
 
@@ -415,8 +422,8 @@ def _place_foot(ankle: np.ndarray, toe: np.ndarray | None, lock: np.ndarray,
     of the ground.
 
     The foot keeps its length; its pitch follows the ground along the foot, changed by
-    at most ``max_tilt`` from the source's; it pivots on the heel (weight ``heel``) or
-    the toe.
+    at most ``max_tilt`` ``(n,)`` (radians) from the source's; it pivots on the heel
+    (weight ``heel``) or the toe.
     """
     a = ankle.copy()
     a[:, [0, 2]] += lock
@@ -929,6 +936,12 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
                             dt, smooth_time)
         ha = np.maximum(above[:, 0] - drop[:, 0], 0.0)
         ht = np.maximum(above[:, 1] - drop[:, 1], 0.0) if toe is not None else None
+        # the pitch follows the ground while planted (easing in and out around contacts)
+        # and near it; high above it the foot turns as the source's does
+        low, high = SWING_FOLLOW[0] * leg_length, SWING_FOLLOW[1] * leg_length
+        near = _ramp((high - (points - drop).min(axis=1)) / (high - low))
+        follow = np.maximum(pin, np.clip(smooth_zero_lag(near, dt, smooth_time), 0.0, 1.0))
+        tilt = max_tilt * follow
         heels[leg.side] = heel
         foot = toe - ankle if toe is not None else np.zeros_like(ankle)
         lock = np.zeros((frames, 2))
@@ -936,7 +949,7 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
             lock, turn = _lock_offsets(ankle, foot, masks[leg.side], heel, flat,
                                        release_frames)
             foot[:, [0, 2]] += turn
-        a, t = _place_foot(ankle, toe, lock, (ha, ht), heel, ground, max_tilt,
+        a, t = _place_foot(ankle, toe, lock, (ha, ht), heel, ground, tilt,
                            foot if toe is not None else None)
         if t is not None and lock_feet:
             # lock again with the placed foot (its pitch follows the ground) until the
@@ -948,7 +961,7 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
                 # (the placed foot already holds its heading where it stood flat)
                 lock, _ = _lock_offsets(ankle, placed, masks[leg.side], heel, no_freeze,
                                         release_frames)
-                a, t = _place_foot(ankle, toe, lock, (ha, ht), heel, ground, max_tilt, placed,
+                a, t = _place_foot(ankle, toe, lock, (ha, ht), heel, ground, tilt, placed,
                                    rounds=2)
                 if np.max(np.abs(t - a - placed)[held], initial=0.0) <= 1e-10 * leg_length:
                     break
