@@ -1,5 +1,5 @@
 """Motion-quality metrics: foot skate and slide, penetration, floating and stance gap, knee pops,
-backward-bent knees, knee jumps, bone-length drift.
+backward-bent knees, knee jumps, foot turns, bone-length drift.
 
 All functions take world-space arrays, so they measure any motion, whatever produced it.
 Lengths are in the motion's units; speeds in units per second; angles in degrees.
@@ -21,6 +21,7 @@ __all__ = [
     "contact_speed",
     "floating",
     "foot_skate",
+    "foot_turn",
     "knee_angles",
     "knee_bend_angles",
     "knee_displacement",
@@ -134,6 +135,19 @@ def knee_pop(hip: Any, knee: Any, ankle: Any) -> float:
     """The largest per-frame change of the knee angle, degrees."""
     angles = knee_angles(hip, knee, ankle)
     return float(np.max(np.abs(np.diff(angles)), initial=0.0))
+
+
+def foot_turn(ankle: Any, toe: Any) -> float:
+    """The largest per-frame turn of the ankle→toe direction, degrees (``ankle``, ``toe``
+    ``(frames, 3)``): a foot that snaps round between two frames."""
+    a = _trajectory(ankle, "ankle")
+    t = _trajectory(toe, "toe")
+    broadcast_shapes(("ankle", a.shape[:-1]), ("toe", t.shape[:-1]))
+    unit = length_scale(a, t)  # a power of two: the directions keep their bits
+    foot = t / unit - a / unit
+    foot = foot / np.maximum(np.linalg.norm(foot, axis=-1, keepdims=True), 1e-300)
+    cos = np.einsum("...i,...i->...", foot[1:], foot[:-1])
+    return float(np.degrees(np.arccos(np.clip(cos, -1.0, 1.0))).max(initial=0.0))
 
 
 def bone_length_drift(world_positions: Any, parents: Any, reference: Any | None = None) -> float:

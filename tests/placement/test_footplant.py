@@ -339,7 +339,12 @@ def _foot_turns(motion, leg):
                                             ("xia_neutral_walk_01_000.bvh", 3)])
 def test_a_foot_lifting_off_a_slope_turns_as_the_source_does(shared_data, name, seed):
     source = read_bvh(shared_data / "bvh" / name)
-    result, _ = footplant(source, terrain_for_clip("hills", source, seed=seed))
+    result, report = footplant(source, terrain_for_clip("hills", source, seed=seed))
     for leg in find_legs(source.skeleton):
         excess = _foot_turns(result, leg) - _foot_turns(source, leg)
         assert excess.max() <= 10.0, (leg.side, int(np.argmax(excess)) + 1, excess.max())
+        # the report's metric sees the same turns
+        assert report.after[f"{leg.side}_foot_turn"] == pytest.approx(
+            _foot_turns(result, leg).max())
+        assert report.before[f"{leg.side}_foot_turn"] == pytest.approx(
+            _foot_turns(source, leg).max())

@@ -173,3 +173,21 @@ def test_pivot_slide_is_zero_for_a_foot_rolling_about_a_held_point(seed):
     assert metrics.pivot_slide(heel + slide, toe + slide, outside)[1] == 0.0
     with pytest.raises(InvalidInputError, match="toe"):
         metrics.pivot_slide(heel, toe[:-1], contact)
+
+
+def test_foot_turn_sees_a_foot_that_snaps_round():
+    n = 40
+    ankle = np.zeros((n, 3))
+    pitch = np.radians(np.linspace(0.0, -60.0, n))  # a smooth turn, 1.54° a frame
+    toe = np.column_stack([np.cos(pitch), np.sin(pitch), np.zeros(n)]) * 0.2
+    assert metrics.foot_turn(ankle, toe) == pytest.approx(60.0 / (n - 1))
+    snapped = toe.copy()
+    snapped[20:] = [0.0, -0.2, 0.0]  # straight down from frame 20
+    assert metrics.foot_turn(ankle, snapped) == pytest.approx(90.0 - 60.0 * 19 / (n - 1))
+    # a move without a turn is none; the size of the numbers does not matter
+    assert metrics.foot_turn(ankle + [[5.0, 1.0, 0.0]] * np.arange(n)[:, None],
+                             toe + [[5.0, 1.0, 0.0]] * np.arange(n)[:, None]) == pytest.approx(
+        60.0 / (n - 1))
+    assert metrics.foot_turn(ankle * 1e300, snapped * 1e300) == metrics.foot_turn(ankle, snapped)
+    with pytest.raises(InvalidInputError, match="toe"):
+        metrics.foot_turn(ankle, toe[:3])

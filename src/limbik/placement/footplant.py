@@ -766,8 +766,10 @@ def evaluate(motion: Motion, terrain: Terrain, legs: Sequence[Leg],
     ground), ``S_knee_pop`` (largest per-frame knee angle change, degrees),
     ``S_backward_knee_frames`` (frames whose knee bends behind the hip–ankle line,
     against the hips' facing, by more than 2°), ``S_knee_jump`` (largest per-frame
-    knee move relative to the hip); and ``bone_length_drift`` (largest relative bone
-    length change against ``reference``'s first frame, default ``motion``'s).
+    knee move relative to the hip), ``S_foot_turn`` (largest per-frame turn of the
+    ankle→toe direction, degrees; 0 without a toe joint); and ``bone_length_drift``
+    (largest relative bone length change against ``reference``'s first frame, default
+    ``motion``'s).
     Heights are measured from ``terrain``; to measure a source clip on its own floor,
     pass ``Terrain.flat(floor)``.
     """
@@ -806,6 +808,8 @@ def _evaluate(motion: Motion, full: np.ndarray, terrain: Terrain, legs: Sequence
         out[f"{leg.side}_knee_pop"] = float(np.max(np.abs(np.diff(np.abs(bend))), initial=0.0))
         out[f"{leg.side}_backward_knee_frames"] = float(np.count_nonzero(bend < -2.0))
         out[f"{leg.side}_knee_jump"] = metrics.knee_displacement(hip, knee)
+        out[f"{leg.side}_foot_turn"] = (0.0 if leg.toe is None
+                                        else metrics.foot_turn(ankle, world[:, leg.toe]))
     ref = (full if reference is None else reference[None])[0, :motion.skeleton.num_joints]
     out["bone_length_drift"] = metrics.bone_length_drift(world, motion.skeleton.parents, ref)
     return out
