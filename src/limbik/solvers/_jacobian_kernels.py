@@ -184,17 +184,33 @@ def _pose_error(wr, wp, slot, m, targets_p, targets_r, b, w_pos, w_rot, use_rot,
         return perr, 0.0
     if not use_rot:
         return perr, 0.0
-    target_r = targets_r[b]
-    cur = wr[slot, m]
-    e00 = target_r[0, 0] * cur[0, 0] + target_r[0, 1] * cur[0, 1] + target_r[0, 2] * cur[0, 2]
-    e01 = target_r[0, 0] * cur[1, 0] + target_r[0, 1] * cur[1, 1] + target_r[0, 2] * cur[1, 2]
-    e02 = target_r[0, 0] * cur[2, 0] + target_r[0, 1] * cur[2, 1] + target_r[0, 2] * cur[2, 2]
-    e10 = target_r[1, 0] * cur[0, 0] + target_r[1, 1] * cur[0, 1] + target_r[1, 2] * cur[0, 2]
-    e11 = target_r[1, 0] * cur[1, 0] + target_r[1, 1] * cur[1, 1] + target_r[1, 2] * cur[1, 2]
-    e12 = target_r[1, 0] * cur[2, 0] + target_r[1, 1] * cur[2, 1] + target_r[1, 2] * cur[2, 2]
-    e20 = target_r[2, 0] * cur[0, 0] + target_r[2, 1] * cur[0, 1] + target_r[2, 2] * cur[0, 2]
-    e21 = target_r[2, 0] * cur[1, 0] + target_r[2, 1] * cur[1, 1] + target_r[2, 2] * cur[1, 2]
-    e22 = target_r[2, 0] * cur[2, 0] + target_r[2, 1] * cur[2, 1] + target_r[2, 2] * cur[2, 2]
+    t00 = targets_r[b, 0, 0]
+    t01 = targets_r[b, 0, 1]
+    t02 = targets_r[b, 0, 2]
+    t10 = targets_r[b, 1, 0]
+    t11 = targets_r[b, 1, 1]
+    t12 = targets_r[b, 1, 2]
+    t20 = targets_r[b, 2, 0]
+    t21 = targets_r[b, 2, 1]
+    t22 = targets_r[b, 2, 2]
+    c00 = wr[slot, m, 0, 0]
+    c01 = wr[slot, m, 0, 1]
+    c02 = wr[slot, m, 0, 2]
+    c10 = wr[slot, m, 1, 0]
+    c11 = wr[slot, m, 1, 1]
+    c12 = wr[slot, m, 1, 2]
+    c20 = wr[slot, m, 2, 0]
+    c21 = wr[slot, m, 2, 1]
+    c22 = wr[slot, m, 2, 2]
+    e00 = t00 * c00 + t01 * c01 + t02 * c02
+    e01 = t00 * c10 + t01 * c11 + t02 * c12
+    e02 = t00 * c20 + t01 * c21 + t02 * c22
+    e10 = t10 * c00 + t11 * c01 + t12 * c02
+    e11 = t10 * c10 + t11 * c11 + t12 * c12
+    e12 = t10 * c20 + t11 * c21 + t12 * c22
+    e20 = t20 * c00 + t21 * c01 + t22 * c02
+    e21 = t20 * c10 + t21 * c11 + t22 * c12
+    e22 = t20 * c20 + t21 * c21 + t22 * c22
     tr = e00 + e11 + e22
     # Shepperd: the largest of w, x, y, z first
     if tr >= e00 and tr >= e11 and tr >= e22:
