@@ -323,3 +323,21 @@ def test_malformed_files_raise_gltf_errors(tmp_path):
     path.write_text(json.dumps(doc))
     with pytest.raises(GltfError, match="to fit in bufferView"):
         read_gltf(path)
+
+
+@pytest.mark.parametrize("frame_time", [0.008333, 0.033333, 1 / 60])
+@pytest.mark.parametrize("frames", [2, 3, 10, 327])
+def test_a_clip_at_a_bvh_frame_time_reloads_with_every_frame(tmp_path, frame_time, frames):
+    """A BVH's 0.008333 s is 1/120 s to 4e-5: the reloaded clip has the written frames
+    on their keys (its frame time the whole rate), not one frame fewer."""
+    motion = read_gltf(DATA / "cmu_walk.glb")
+    rows = np.arange(frames) % motion.num_frames
+    clip = limbik.Motion(motion.skeleton, motion.root_positions[rows],
+                         motion.rotations[rows], frame_time)
+    out = tmp_path / "out.glb"
+    write_gltf(clip, out, source=DATA / "cmu_walk.glb")
+    reloaded = read_gltf(out)
+    assert reloaded.num_frames == frames
+    assert reloaded.frame_time == pytest.approx(frame_time, rel=1e-3)
+    assert np.abs(reloaded.world_positions() - clip.world_positions()).max() < (
+        1e-6 * leg_length(motion))

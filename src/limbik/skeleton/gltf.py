@@ -567,14 +567,22 @@ def _motion(doc: _Document, rig: _Rig, anim_index: int | None, fps: float | None
         frame_time = _frame_time(used, fps)
         start = min((c.times[0] for c in used), default=0.0)
         end = max((c.times[-1] for c in used), default=0.0)
-        frames = np.floor((end - start) / frame_time + 1e-6) + 1
+        count = (end - start) / frame_time
+        # keys at a rate snapped to a whole fps (1/120 for a BVH's 0.008333 s) drift from
+        # it by up to 1e-3 of a frame per frame: their count is the nearest whole one
+        near = np.round(count)
+        snapped = abs(count - near) <= max(1e-6, 1e-3 * count)
+        frames = (near if snapped else np.floor(count + 1e-6)) + 1
         if not frames * J <= MAX_JOINT_FRAMES:
             raise doc.error(f"an animation of at most {MAX_JOINT_FRAMES} joint-frames "
                             "(a lower fps samples fewer)",
                             f"{frames:.3g} frames of {J} joints ({end - start:.6g} s at "
                             f"{1.0 / frame_time:.6g} fps)")
         F = int(frames)
-        at: FloatArray = np.asarray(start + np.arange(F) * frame_time, dtype=np.float64)
+        # sampled on the keys' own spacing where the count was snapped (the frame time
+        # stays the whole fps), so that a clip written at 0.008333 s reloads on its keys
+        spacing = (end - start) / (F - 1) if snapped and F > 1 else frame_time
+        at: FloatArray = np.asarray(start + np.arange(F) * spacing, dtype=np.float64)
         rot = np.array(np.broadcast_to(rig.rest_q, (F, J, 4)))
         trans = np.array(np.broadcast_to(rig.rest_t, (F, J, 3)))
         width = {"translation": 3, "rotation": 4, "scale": 3}
