@@ -8,6 +8,7 @@ import os
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -384,3 +385,55 @@ def test_checkpoints_are_written_while_the_run_goes_on(library, tmp_path, monkey
     total = len(good) + len(BAD)
     # after each clip but the last, the checkpoint already holds every finished clip
     assert counts[:-1] == list(range(1, total))
+
+
+def _library_run(tmp_path: Path, clips: int) -> tuple[Any, Path]:
+    """``limbik footplant LIB -o OUT --jobs 2`` started on ``clips`` short walks, once
+    its first clip is written: (the process, OUT)."""
+    import subprocess
+    import time
+
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    walk = walk_cycle(cycles=1.0, frame_rate=30.0)
+    for k in range(clips):
+        write_bvh(walk, lib / f"walk{k:03d}.bvh")
+    out = tmp_path / "out"
+    process = subprocess.Popen(
+        [sys.executable, "-c", "from limbik.cli import main; raise SystemExit(main())",
+         "footplant", str(lib), "-o", str(out), "--jobs", "2", "--no-progress"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while not any(out.glob("walk*.bvh")):
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            pytest.fail(f"no clip written: {process.communicate()}")
+        time.sleep(0.02)
+    return process, out
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the pool forks its workers here")
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL"])
+def test_a_killed_library_run_leaves_no_worker_behind(tmp_path, how):
+    """SIGTERM stops the workers and exits 143; after SIGKILL the workers end by
+    themselves. Either way the output pipes close (nothing hangs), no temporary file is
+    left and no clip is written after the end."""
+    import signal
+    import subprocess
+    import time
+
+    process, out = _library_run(tmp_path, clips=200)
+    process.send_signal(getattr(signal, how))
+    try:  # the workers hold the pipes too: this returns once they are gone
+        _, err = process.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        pytest.fail("worker processes outlived the command")
+    if how == "SIGTERM":
+        assert process.returncode == 143
+        assert err.decode().strip().endswith("limbik: terminated")
+    written = sorted(out.glob("*"))
+    assert len([p for p in written if p.suffix == ".bvh"]) < 200
+    time.sleep(0.5)
+    assert sorted(out.glob("*")) == written
+    assert not [p for p in written if p.name.endswith(".tmp")]

@@ -25,6 +25,8 @@ import contextlib
 import dataclasses
 import json
 import os
+import signal
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -233,8 +235,39 @@ def _start_worker(warm_up: bool) -> None:
     from limbik.threads import set_num_threads
 
     set_num_threads(1)
+    # SIGTERM ends a worker (a forked one would keep the command line's handler, which
+    # turns it into an exception that the pool reports and the worker survives)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _end_with_parent()
     if warm_up:
         _warm_up()
+
+
+def _end_with_parent() -> None:
+    """End this worker process when its parent ends: a parent killed outright cannot stop
+    its workers, which would go on writing clips and hold its output open."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.25)
+        # a clip being written removes its temporary file first (see limbik._io)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="limbik parent watch", daemon=True).start()
+
+
+def _stop_workers(pool: Any) -> None:
+    """Cancel the queued clips and end ``pool``'s worker processes (a clip being written
+    loses only its temporary file), waiting up to 10 s for them to go."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    deadline = time.monotonic() + 10.0
+    for process in processes:
+        process.join(max(0.0, deadline - time.monotonic()))
 
 
 @contextlib.contextmanager
@@ -284,8 +317,8 @@ def _run_pool(jobs: Sequence[_ClipJob], workers: int, deliver: Deliver) -> None:
                         lost.append(futures[future])
                         continue
                     deliver(futures[future], record)
-            except BaseException:  # Ctrl-C: stop now rather than finish the queue
-                pool.shutdown(wait=False, cancel_futures=True)
+            except BaseException:  # Ctrl-C or SIGTERM: stop now rather than finish the queue
+                _stop_workers(pool)
                 raise
         remaining = lost
     for job in remaining:

@@ -15,7 +15,16 @@ Handler = Callable[[argparse.Namespace], int]
 #: Exit codes: 0 success, 1 bad input or a failed file operation, 2 a usage error (an
 #: unknown option, a missing or malformed value), 130 interrupted, 141 the reader of
 #: standard output went away (as a Unix tool killed by SIGPIPE).
-EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 1, 2, 130, 141
+EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE, EXIT_TERMINATED = 1, 2, 130, 141, 143
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the program is, so that it stops as on Ctrl-C (worker
+    processes ended, temporary files removed)."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise _Terminated
 
 
 class UsageError(Exception):
@@ -913,8 +922,22 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Every error is one line on stderr. A usage error adds a hint to ``--help`` and exits
     2; bad input or a failed file operation exits 1. A closed standard output (``limbik
-    solve | head -1``) ends the program quietly with 141.
+    solve | head -1``) ends the program quietly with 141. Ctrl-C exits 130 and SIGTERM
+    143, after stopping worker processes and removing temporary files.
     """
+    import signal
+    import threading
+
+    installed = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _on_sigterm) if installed else None
+    try:
+        return _main(argv)
+    finally:
+        if installed:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     try:
         parser = build_parser()
         try:
@@ -942,7 +965,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (LimbikError, OSError) as exc:
         print(f"limbik: error: {_user_message(exc)}", file=sys.stderr)
         return EXIT_ERROR
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
+        if isinstance(exc, _Terminated):
+            print("limbik: terminated", file=sys.stderr)
+            return EXIT_TERMINATED
         print("limbik: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
 
