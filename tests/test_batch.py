@@ -346,6 +346,19 @@ def test_library_flags_on_one_clip_are_an_error(tmp_path, capsys):
     assert not (tmp_path / "o.bvh").exists()
 
 
+@pytest.mark.parametrize(("flag", "value"), [("--up", "z"), ("--unit", "cm"), ("--skin", "0"),
+                                            ("--animation", "Walk")])
+def test_one_clip_flags_on_a_folder_are_an_error(library, tmp_path, capsys, flag, value):
+    """A folder's clips are BVH files read as they are; a flag that would read them
+    otherwise is refused, not ignored."""
+    folder, _ = library
+    out = tmp_path / "out"
+    assert main(["footplant", str(folder), "-o", str(out), flag, value]) == 1
+    err = capsys.readouterr().err
+    assert f"{flag} is for one clip" in err and f"got {flag} {value}" in err
+    assert not out.exists()
+
+
 def test_an_interrupted_run_keeps_its_finished_clips(library, tmp_path, monkeypatch):
     """Ctrl-C after two clips: the summary holds those two, marked incomplete, and the
     next run plants only the others."""

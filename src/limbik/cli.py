@@ -341,6 +341,13 @@ def _cmd_footplant_library(args: argparse.Namespace) -> int:
             raise InvalidInputError(f"--{flag} is for one clip; a folder of clips gets "
                                     f"{', '.join(SUMMARY_FILES)} in {args.output}",
                                     argument=flag)
+    # a folder's clips are BVH files read as they are: Y up, in their own units
+    for flag, unused in (("up", "y"), ("unit", None), ("skin", None), ("animation", None)):
+        if getattr(args, flag, unused) != unused:
+            raise InvalidInputError(
+                f"--{flag} is for one clip; the clips of a folder, glob or list are BVH files "
+                f"read Y up in their own units, got --{flag} {getattr(args, flag)}",
+                argument=flag)
     bar = _ProgressBar("footplant", enabled=args.progress and sys.stderr.isatty())
     summary = footplant_library(args.input, args.output, terrain=args.terrain or "flat",
                                 jobs=args.jobs, scheduler=args.scheduler, force=args.force,
