@@ -288,3 +288,31 @@ def test_terrain_options_that_do_not_apply_are_errors(clip, tmp_path, capsys, ex
     err = _one_line(capsys.readouterr().err)
     assert f"{flag} applies to" in err
     assert not out.exists()
+
+
+@pytest.mark.parametrize(("extra", "words"), [
+    (["-o", "{tmp}/x.txt"], "-o must end in .bvh, .glb or .gltf"),
+    (["-o", "{tmp}/x.glb"], "a .glb clip is written into a copy of the .glb file"),
+    (["-o", "{tmp}/o.bvh", "--report", "{clip}"], "--report {clip} is also the input clip"),
+    (["-o", "{tmp}/o.bvh", "--report", "{tmp}/o.bvh"], "is also -o's file"),
+    (["-o", "{tmp}/o.bvh", "--report", "{tmp}/r.png", "--plot", "{tmp}/r.png"],
+     "--plot {tmp}/r.png is also --report's file"),
+    (["-o", ""], "-o must name a file or folder, got an empty path"),
+    (["-o", "{tmp}/o.bvh", "--report", ""], "--report must name a file or folder"),
+])
+def test_footplant_outputs_are_checked_before_any_work(clip, tmp_path, capsys, extra, words):
+    """A format the clip cannot be written in, or two outputs (or an output and the
+    input) that are one file, fail at once: nothing is planted, nothing written."""
+    before = clip.read_bytes()
+    argv = ["footplant", str(clip)] + [a.format(tmp=tmp_path, clip=clip) for a in extra]
+    assert main(argv) == EXIT_ERROR
+    assert words.format(tmp=tmp_path, clip=clip) in _one_line(capsys.readouterr().err)
+    assert sorted(tmp_path.iterdir()) == [] and clip.read_bytes() == before
+
+
+def test_a_bad_scheduler_address_is_one_line(clip, tmp_path, capsys):
+    pytest.importorskip("distributed")
+    assert main(["footplant", str(clip.parent), "-o", str(tmp_path / "out"), "--scheduler",
+                 "garbage"]) == EXIT_ERROR
+    assert "scheduler must be the address of a running Dask scheduler" in _one_line(
+        capsys.readouterr().err)

@@ -426,7 +426,7 @@ def _run_dask(jobs: Sequence[_ClipJob], scheduler: str, deliver: Deliver) -> Non
             "install it with: pip install \"limbik[dask]\"", argument="scheduler") from None
     try:
         client = Client(scheduler, timeout="20s")
-    except (OSError, TimeoutError) as exc:
+    except (OSError, TimeoutError, ValueError) as exc:  # ValueError: no port, bad protocol
         raise InvalidInputError(f"scheduler must be the address of a running Dask scheduler "
                                 f"(tcp://HOST:PORT), got {scheduler!r}: {exc}",
                                 argument="scheduler") from None

@@ -226,6 +226,12 @@ def _cmd_footplant(args: argparse.Namespace) -> int:
     # several paths (a glob the shell expanded) are a library; one stays a path
     args.input = (args.input if len(args.input) > 1 else args.input[0] if args.input
                   else None)
+    for flag in ("output", "report", "plot"):
+        if getattr(args, flag) == "":
+            from limbik.errors import InvalidInputError
+
+            raise InvalidInputError(f"{'-o' if flag == 'output' else '--' + flag} must name a "
+                                    "file or folder, got an empty path", argument=flag)
     announce_compilation()
 
     from limbik._io import atomic_write
@@ -254,6 +260,7 @@ def _cmd_footplant(args: argparse.Namespace) -> int:
                 f".mp4, .html (an animation), got {args.plot}", argument="plot")
         (_animation_path if plot_suffix in _ANIMATION_SUFFIXES else _output_path)(args.plot,
                                                                                   "--plot")
+    _check_footplant_outputs(args, output)
     if args.input is None:
         from limbik.placement.walk import walk_cycle
 
@@ -374,6 +381,35 @@ def _cmd_footplant_library(args: argparse.Namespace) -> int:
     print(f"{len(failed)} failed; wrote {summary.output / SUMMARY_FILES[0]} and "
           f"{', '.join(SUMMARY_FILES[1:])} beside it")
     return 1 if failed else 0
+
+
+def _check_footplant_outputs(args: argparse.Namespace, output: Path) -> None:
+    """Before any work: the clip's output has a format it can be written in, and no two of
+    ``-o``, ``--report``, ``--plot`` and the input are one file (``-o`` may replace the
+    input)."""
+    import os
+
+    from limbik.errors import InvalidInputError
+
+    suffix = output.suffix.lower()
+    source = Path(args.input).suffix.lower() if args.input else ".bvh"
+    if suffix not in (".bvh", ".glb", ".gltf"):
+        raise InvalidInputError(f"-o must end in .bvh, .glb or .gltf, got {output}",
+                                argument="output")
+    if suffix != ".bvh" and suffix != source:
+        raise InvalidInputError(
+            f"-o {output}: a {suffix} clip is written into a copy of the {suffix} file the "
+            f"clip came from, got {args.input or 'the built-in walk'} (write .bvh instead)",
+            argument="output")
+    files = {os.path.realpath(args.input): "the input clip"} if args.input else {}
+    for flag, path in (("-o", output), ("--report", args.report), ("--plot", args.plot)):
+        if not path:
+            continue
+        key = os.path.realpath(path)
+        if key in files and not (flag == "-o" and files[key] == "the input clip"):
+            raise InvalidInputError(f"{flag} {path} is also {files[key]}; give another file",
+                                    argument=flag.lstrip("-") if flag != "-o" else "output")
+        files[key] = f"{flag}'s file" if flag != "-o" else "-o's file"
 
 
 def _footplant_output(args: argparse.Namespace) -> Path:
