@@ -341,3 +341,34 @@ def test_a_clip_at_a_bvh_frame_time_reloads_with_every_frame(tmp_path, frame_tim
     assert reloaded.frame_time == pytest.approx(frame_time, rel=1e-3)
     assert np.abs(reloaded.world_positions() - clip.world_positions()).max() < (
         1e-6 * leg_length(motion))
+
+
+def test_a_gltf_with_a_buffer_file_written_to_another_folder_reloads(tmp_path):
+    """A .gltf whose buffer is a file beside it (rig.bin) is written elsewhere with that
+    buffer embedded (a glTF's buffers are read from its own folder) and its image named
+    from there; written beside its source it keeps naming rig.bin."""
+    raw = (DATA / "cmu_walk.glb").read_bytes()
+    json_length = struct.unpack("<I", raw[12:16])[0]
+    document = json.loads(raw[20:20 + json_length])
+    bin_length = struct.unpack("<I", raw[20 + json_length:24 + json_length])[0]
+    blob = raw[28 + json_length:28 + json_length + bin_length]
+    document["buffers"] = [{"byteLength": len(blob), "uri": "rig.bin"}]
+    document["images"] = [{"uri": "skin%20colour.png"}]
+    (tmp_path / "ext").mkdir()
+    (tmp_path / "other").mkdir()
+    source = tmp_path / "ext" / "rig.gltf"
+    source.write_text(json.dumps(document))
+    (tmp_path / "ext" / "rig.bin").write_bytes(blob)
+    motion = read_gltf(source)
+    changed = motion.with_rotations(np.roll(motion.rotations, 2, axis=0))
+    for out in (tmp_path / "other" / "planted.gltf", tmp_path / "ext" / "planted.gltf"):
+        write_gltf(changed, out, source=source)
+        reloaded = read_gltf(out)
+        assert np.abs(reloaded.world_positions() - changed.world_positions()).max() < (
+            1e-6 * leg_length(motion))
+        written = json.loads(out.read_text())
+        beside = out.parent == source.parent
+        assert (written["buffers"][0]["uri"] == "rig.bin") == beside
+        assert base64.b64decode(written["buffers"][0]["uri"].partition(",")[2]) == blob or beside
+        assert written["images"][0]["uri"] == ("skin%20colour.png" if beside
+                                               else "../ext/skin%20colour.png")

@@ -31,9 +31,10 @@ import contextlib
 import copy
 import dataclasses
 import json
+import os
 import struct
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -672,6 +673,30 @@ def _glb_bytes(json_text: str, blob: bytes) -> bytes:
     return _GLB_MAGIC + struct.pack("<II", 2, 12 + len(chunks)) + chunks
 
 
+def _move_file_references(gltf: dict[str, Any], data: Sequence[bytes], source: Path,
+                          out: Path) -> None:
+    """A document written to another folder than ``source``'s keeps its files: buffers in
+    files of ``source``'s folder are embedded (base64 data URIs: a glTF's buffers are
+    read from its own folder), and images in files are named from ``out``'s folder."""
+    folder = source.parent.resolve()
+    target = out.parent.resolve()
+    if folder == target:
+        return
+
+    def external(entry: Any) -> bool:
+        uri = entry.get("uri") if isinstance(entry, dict) else None
+        return isinstance(uri, str) and not uri.startswith("data:") and "://" not in uri
+
+    for k, buffer in enumerate(gltf.get("buffers") or []):
+        if external(buffer) and k < len(data):
+            buffer["uri"] = ("data:application/octet-stream;base64,"
+                             + base64.b64encode(data[k]).decode())
+    for image in gltf.get("images") or []:
+        if external(image):
+            name = folder / urllib.parse.unquote(image["uri"])
+            image["uri"] = urllib.parse.quote(Path(os.path.relpath(name, target)).as_posix())
+
+
 def write_gltf(motion: Motion, path: str | Path, *, source: str | Path,
                skin: int | str | None = None, animation: int | str | None = None,
                name: str | None = None, up: str = "y", scale: float = 1.0) -> None:
@@ -717,6 +742,7 @@ def write_gltf(motion: Motion, path: str | Path, *, source: str | Path,
     gltf = copy.deepcopy(doc.document)  # the file's own JSON: nothing else changes
     blob = bytearray(doc.buffers[0]) if doc.glb and doc.buffers else bytearray()
     buffers = gltf.setdefault("buffers", [])
+    _move_file_references(gltf, doc.buffers, Path(source), out)
     buffer_index = 0 if doc.glb else len(buffers)
     times = (start + np.arange(F) * m.frame_time).astype("<f4")
     pieces = {"times": times.tobytes(),
