@@ -316,3 +316,28 @@ def test_a_bad_scheduler_address_is_one_line(clip, tmp_path, capsys):
                  "garbage"]) == EXIT_ERROR
     assert "scheduler must be the address of a running Dask scheduler" in _one_line(
         capsys.readouterr().err)
+
+
+def test_view_draws_a_clip_without_legs_on_its_floor(tmp_path, capsys):
+    """An arm (no legs to find) is drawn with its floor; only --traces needs legs."""
+    from limbik import Motion, Skeleton, write_bvh
+
+    skeleton = Skeleton(["Shoulder", "Elbow", "Hand"], [-1, 0, 1],
+                        [[0.0, 1.5, 0.0], [0.3, 0.0, 0.0], [0.25, 0.0, 0.0]])
+    clip = tmp_path / "arm.bvh"
+    write_bvh(Motion.rest(skeleton, num_frames=4), clip)
+    out = tmp_path / "arm.gif"
+    assert main(["view", str(clip), "--out", str(out), "--fps", "4"]) == 0
+    assert out.stat().st_size > 0
+    assert main(["view", str(clip), "--out", str(out), "--traces"]) == EXIT_ERROR
+    assert "could not find the left leg" in capsys.readouterr().err
+
+
+def test_a_clip_without_frames_is_refused_by_name(clip, tmp_path, capsys):
+    text = clip.read_text()
+    empty = tmp_path / "empty.bvh"
+    empty.write_text(text[:text.index("MOTION")] + "MOTION\nFrames: 0\nFrame Time: 0.0333\n")
+    assert main(["view", str(empty), "--out", str(tmp_path / "e.gif")]) == EXIT_ERROR
+    err = _one_line(capsys.readouterr().err)
+    assert "at least one frame" in err and str(empty) in err
+    assert not (tmp_path / "e.gif").exists()

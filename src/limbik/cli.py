@@ -468,6 +468,11 @@ def _cmd_view(args: argparse.Namespace) -> int:
     if args.out is not None:
         _animation_path(args.out, "--out")
     motion = read_motion(args.file, **_file_frame(args))
+    if motion.num_frames == 0:
+        from limbik.errors import InvalidInputError
+
+        raise InvalidInputError(f"file must hold at least one frame to draw, got 0 frames in "
+                                f"{args.file}", argument="file")
     traces = None
     if args.traces:
         from limbik.skeleton.limbs import find_legs

@@ -372,3 +372,12 @@ def test_a_gltf_with_a_buffer_file_written_to_another_folder_reloads(tmp_path):
         assert base64.b64decode(written["buffers"][0]["uri"].partition(",")[2]) == blob or beside
         assert written["images"][0]["uri"] == ("skin%20colour.png" if beside
                                                else "../ext/skin%20colour.png")
+
+
+def test_a_motion_without_frames_is_not_written_as_an_animation(tmp_path):
+    motion = read_gltf(DATA / "cmu_walk.glb")
+    empty = limbik.Motion(motion.skeleton, motion.root_positions[:0], motion.rotations[:0],
+                          motion.frame_time)
+    with pytest.raises(InvalidInputError, match="motion must have at least one frame"):
+        write_gltf(empty, tmp_path / "out.glb", source=DATA / "cmu_walk.glb")
+    assert not (tmp_path / "out.glb").exists()

@@ -1227,10 +1227,10 @@ def terrain_for_clip(spec: str, motion: Motion, *, seed: int = 0, cell_size: flo
         raise InvalidInputError(
             f"terrain must be one of {', '.join(PROCEDURAL_TERRAINS)} or a .npy/.png file, "
             f"got {spec!r}", argument="terrain")
+    if spec == "flat":  # needs no legs: a clip of an arm has a floor too
+        return Terrain.flat(0.0)
     legs = tuple(legs) if legs is not None else find_legs(motion.skeleton)
     leg_length = float(np.mean([sum(_leg_lengths(motion, leg)) for leg in legs]))
-    if spec == "flat":
-        return Terrain.flat(0.0)
     root = motion.root_positions[:, [0, 2]]
     lo = root.min(axis=0) - 2 * leg_length
     hi = root.max(axis=0) + 2 * leg_length

@@ -713,6 +713,9 @@ def write_gltf(motion: Motion, path: str | Path, *, source: str | Path,
     those given to :func:`read_gltf`. The write is atomic.
     """
     check_motion(motion)
+    if motion.num_frames == 0:
+        raise InvalidInputError("motion must have at least one frame to write as an "
+                                "animation, got 0", argument="motion")
     with _well_formed(source):
         doc = _load(source)
         skin_index = _select(doc, doc.gltf.skins or [], skin, "skin")
