@@ -136,6 +136,9 @@ def test_written_numbers_are_exact(tmp_path):
         (SMALL_BVH.replace("2.5E+1", "2.5E+1x"), 25, "decimal number"),
         (SMALL_BVH.replace("2.5E+1", "nan"), 25, "decimal number"),
         (SMALL_BVH.replace("2.5E+1", "1e400"), 25, "finite number"),
+        # finite, but its square would not be: as the glTF and URDF readers
+        (SMALL_BVH.replace("2.5E+1", "-1e160"), 25, "within ±1e+100"),
+        (SMALL_BVH.replace("OFFSET 0.1 0 0", "OFFSET 0.1 1e101 0"), 8, "within ±1e+100"),
         (SMALL_BVH.replace("2.5E+1", "1_0"), 25, "decimal number"),
         (SMALL_BVH.replace("JOINT LeftLeg", "JOINT LeftUpLeg"), 10, "unique joint name"),
         (SMALL_BVH.replace("\tOFFSET 0 1 0\n", ""), 19, "OFFSET in joint 'Hips'"),

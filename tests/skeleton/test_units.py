@@ -68,6 +68,12 @@ def test_unit_names_and_numbers():
         unit_scale("furlong")
     with pytest.raises(InvalidInputError, match=r"unit must be > 0"):
         unit_scale(0.0)
+    # beyond nanometres..1e9 m a length underflows, or overflows once squared
+    assert unit_scale("1e-9") == 1e-9 and unit_scale(1e9) == 1e9
+    with pytest.raises(InvalidInputError, match=r"unit must be >= 1e-09, got 1e-200"):
+        unit_scale("1e-200")
+    with pytest.raises(InvalidInputError, match=r"unit must be <= 1e\+09, got 1e\+300"):
+        unit_scale(1e300)
     with pytest.raises(InvalidInputError, match=r"up must be one of 'y', 'z', got 'x'"):
         import_axes(random_motion(1), up="x")
 

@@ -50,6 +50,9 @@ from limbik.skeleton.units import export_axes, import_axes
 __all__ = ["MAX_DEPTH", "MAX_INDENT", "format_bvh", "parse_bvh", "read_bvh", "write_bvh"]
 
 MAX_DEPTH = 1000
+#: The largest magnitude of a number in a file, as in the glTF and URDF readers: squared
+#: differences of such numbers stay finite.
+MAX_MAGNITUDE = 1e100
 """Deepest joint nesting a BVH file may have (the root is level 1)."""
 MAX_INDENT = 32
 """Tabs of indentation :func:`format_bvh` writes at most."""
@@ -114,8 +117,8 @@ class _Tokens:
         if not _NUMBER.fullmatch(tok):
             raise self.error(what, tok, line)
         value = float(tok)
-        if not np.isfinite(value):
-            raise self.error(f"a finite {what}", tok, line)
+        if not abs(value) <= MAX_MAGNITUDE:
+            raise self.error(f"a finite {what} within ±{MAX_MAGNITUDE:g}", tok, line)
         return value
 
 
@@ -323,11 +326,11 @@ def _parse_data(source: str, lines: list[str], first: int, frames: int, frames_l
                 if not _NUMBER.fullmatch(p):
                     raise BVHParseError(source, line, "a decimal number", repr(p)) from None
         raise  # pragma: no cover - every token matched, so the conversion cannot fail
-    finite = np.isfinite(data)
+    finite = np.abs(data) <= MAX_MAGNITUDE
     if not np.all(finite):
         row, col = (int(i) for i in np.argwhere(~finite)[0])
-        raise BVHParseError(source, row_lines[row], "a finite number",
-                            repr(split[row][col]))
+        raise BVHParseError(source, row_lines[row], f"a finite number within "
+                            f"±{MAX_MAGNITUDE:g}", repr(split[row][col]))
     return data
 
 

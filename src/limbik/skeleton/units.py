@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -50,10 +51,24 @@ def unit_scale(unit: str | float | None, *, working: str = "m") -> float:
                 raise InvalidInputError(
                     f"unit must be one of {', '.join(UNITS)} or a positive number, got "
                     f"{unit!r}", argument="unit") from None
-            return as_float(value, "unit", minimum=0.0, exclusive=True)
+            return _factor(value)
         base = choice(working, "working", tuple(UNITS))
         return UNITS[key] / UNITS[base]
-    return as_float(unit, "unit", minimum=0.0, exclusive=True)
+    return _factor(unit)
+
+
+#: The range of a unit given as a factor: nanometres to a million kilometres per unit
+#: (beyond it lengths underflow to zero or overflow once squared).
+UNIT_RANGE = (1e-9, 1e9)
+
+
+def _factor(value: Any) -> float:
+    """A unit given as a number of metres, within :data:`UNIT_RANGE`."""
+    out = as_float(value, "unit", minimum=0.0, exclusive=True, maximum=UNIT_RANGE[1])
+    if out < UNIT_RANGE[0]:
+        raise InvalidInputError(f"unit must be >= {UNIT_RANGE[0]:g}, got {out:g}",
+                                argument="unit")
+    return out
 
 
 def _points_z_to_y(p: FloatArray) -> FloatArray:
