@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import limbik
-from limbik.errors import BVHParseError
+from limbik.errors import BVHParseError, InvalidInputError
 
 
 def bvh_files(shared_data: Path) -> list[Path]:
@@ -276,3 +276,24 @@ def test_round_trip_is_exact_at_and_near_gimbal_lock(order, rng):
              * Rotation.from_quat(motion.rotations.reshape(-1, 4)).inv()).magnitude()
     assert error.max() < 1e-13
     assert np.abs(again.world_positions() - motion.world_positions()).max() < 1e-11
+
+
+@pytest.mark.parametrize(("name", "problem"), [("Left\\nLeg", "holds a line break"),
+                                               ("Left\\rLeg", "holds a line break"),
+                                               (" Hips", "starts or ends with a space"),
+                                               ("Hips\\t", "starts or ends with a space"),
+                                               ("Hip { x", "holds a brace as a word")])
+def test_names_that_would_not_read_back_are_refused(tmp_path, name, problem):
+    """A glTF joint name may hold anything; a BVH name is the rest of its line."""
+    from limbik import Motion, Skeleton
+
+    name = name.replace("\\n", "\n").replace("\\r", "\r").replace("\\t", "\t")
+    skeleton = Skeleton([name, "Knee"], [-1, 0], [[0.0, 1.0, 0.0], [0.0, -0.5, 0.0]])
+    with pytest.raises(InvalidInputError, match=problem):
+        limbik.write_bvh(Motion.rest(skeleton), tmp_path / "x.bvh")
+    assert not (tmp_path / "x.bvh").exists()
+    # inner spaces and tabs read back as written
+    fine = Skeleton(["Left  Up\\tLeg".replace("\\t", "\t"), "Knee"], [-1, 0],
+                    [[0.0, 1.0, 0.0], [0.0, -0.5, 0.0]])
+    limbik.write_bvh(Motion.rest(fine), tmp_path / "ok.bvh")
+    assert limbik.read_bvh(tmp_path / "ok.bvh").names == fine.names

@@ -506,6 +506,19 @@ def _children(parents: np.ndarray) -> list[list[int]]:
     return kids
 
 
+def _name_problem(name: str) -> str | None:
+    """Why a joint name would not read back from a BVH file as written, or None."""
+    if _LINE_BREAK.search(name):
+        return "holds a line break"
+    if not name.strip():
+        return "is empty"
+    if name != name.strip():
+        return "starts or ends with a space"
+    if "{" in name.split() or "}" in name.split():
+        return "holds a brace as a word"
+    return None
+
+
 def format_bvh(motion: Motion) -> str:
     """BVH text for ``motion`` (LF line endings, tab indents, shortest exact numbers).
 
@@ -520,6 +533,11 @@ def format_bvh(motion: Motion) -> str:
     """
     check_motion(motion)
     sk = motion.skeleton
+    for j, name in enumerate(sk.names):
+        problem = _name_problem(name)
+        if problem:
+            raise InvalidInputError(f"motion's joint names must read back from a BVH line: "
+                                    f"joint {j} {name!r} {problem}", argument="motion")
     layout, table = _layout(motion)
     kids = _children(sk.parents)
     ends: list[list[FloatArray]] = [[] for _ in range(sk.num_joints)]
