@@ -232,3 +232,14 @@ def test_lengths_too_large_for_a_joint_chain_name_lengths(capsys):
                  "--method", "dls"])
     assert code == EXIT_ERROR
     assert "lengths and root must keep the chain within" in capsys.readouterr().err
+
+
+def test_a_problem_file_that_cannot_be_read_is_named_as_one(tmp_path, capsys):
+    from limbik.cli import main
+
+    assert main(["solve", str(tmp_path / "missing.json")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == (f"limbik: error: problem file: cannot read {str(tmp_path / 'missing.json')!r}:"
+                   " No such file or directory")
+    assert main(["solve", str(tmp_path)]) == 1
+    assert "problem file: cannot read" in capsys.readouterr().err

@@ -541,9 +541,11 @@ def _solve_problem(args: argparse.Namespace) -> dict[str, Any]:
 
     problem: dict[str, Any] = {}
     if args.problem is not None:
-        path = Path(args.problem)
+        from limbik._reading import read_bytes
+
+        path, raw = read_bytes(args.problem, "problem file")
         try:
-            loaded = json.loads(path.read_bytes().decode("utf-8-sig"))
+            loaded = json.loads(raw.decode("utf-8-sig"))
         except UnicodeDecodeError as exc:
             raise InvalidInputError(f"problem file {path} must be UTF-8 text, got byte "
                                     f"{exc.object[exc.start]:#04x} at offset {exc.start}",
