@@ -381,3 +381,38 @@ def test_a_motion_without_frames_is_not_written_as_an_animation(tmp_path):
     with pytest.raises(InvalidInputError, match="motion must have at least one frame"):
         write_gltf(empty, tmp_path / "out.glb", source=DATA / "cmu_walk.glb")
     assert not (tmp_path / "out.glb").exists()
+
+
+@pytest.mark.parametrize("suffix", [".glb", ".gltf"])
+def test_planting_a_file_again_in_place_does_not_grow_it(tmp_path, suffix):
+    """The keys a write left are dropped by the next write over the same animation; the
+    file's own bytes (meshes, skins, the other animation, its first Walk) stay."""
+    src = DATA / "mixamo_rig.glb"
+    path = tmp_path / f"rig{suffix}"
+    motion = read_gltf(src, animation="Walk")
+    if suffix == ".gltf":  # the same document with its binary chunk as a base64 buffer
+        document, _ = glb(src)
+        blob = document.binary_blob()
+        text = raw_json(src)
+        text["buffers"] = [{"byteLength": len(blob), "uri": "data:application/octet-stream;"
+                            "base64," + base64.b64encode(blob).decode()}]
+        path.write_text(json.dumps(text))
+    else:
+        path.write_bytes(src.read_bytes())
+    sizes = []
+    for k in range(3):
+        changed = motion.with_rotations(np.roll(motion.rotations, k + 1, axis=0))
+        write_gltf(changed, path, source=path, animation="Walk")
+        sizes.append(path.stat().st_size)
+        reloaded = read_gltf(path, animation="Walk")
+        assert np.abs(reloaded.world_positions() - changed.world_positions()).max() < (
+            1e-6 * leg_length(motion))
+        assert np.array_equal(read_gltf(path, animation="Idle").rotations,
+                              read_gltf(src, animation="Idle").rotations)
+    assert sizes[0] == sizes[1] == sizes[2]
+    written = raw_json(path) if suffix == ".glb" else json.loads(path.read_text())
+    assert len(written["buffers"]) == (1 if suffix == ".glb" else 2)
+    if suffix == ".glb":  # meshes and skins: the same accessors over the same bytes
+        before, _ = glb(src)
+        for a in mesh_and_skin_accessors(before):
+            assert accessor_bytes(src, a) == accessor_bytes(path, a)

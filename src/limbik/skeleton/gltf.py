@@ -673,6 +673,87 @@ def _glb_bytes(json_text: str, blob: bytes) -> bytes:
     return _GLB_MAGIC + struct.pack("<II", 2, 12 + len(chunks)) + chunks
 
 
+#: The name of the buffer views and accessors that hold the keys limbik writes: writing
+#: over their animation again drops them, so a file planted in place does not grow.
+KEYS_NAME = "limbik keys"
+
+
+def _drop_replaced_keys(gltf: dict[str, Any], blob: bytearray, replace: int,
+                        joint_nodes: set[int], glb: bool) -> None:
+    """Remove the keys an earlier limbik write left for animation ``replace``: the buffer
+    views and accessors named :data:`KEYS_NAME` at the ends of their lists, with their
+    bytes at the end of the GLB chunk (or their own last ``.gltf`` buffer), where nothing
+    but that animation's replaced channels uses them. Anything else stays as it is."""
+    try:
+        _drop_keys(gltf, blob, replace, joint_nodes, glb)
+    except (AttributeError, TypeError, ValueError):  # an odd document: nothing is dropped
+        pass
+
+
+def _drop_keys(gltf: dict[str, Any], blob: bytearray, replace: int, joint_nodes: set[int],
+               glb: bool) -> None:
+    """:func:`_drop_replaced_keys`, raising where the document is not as the spec says."""
+    views = gltf.get("bufferViews") or []
+    accessors = gltf.get("accessors") or []
+
+    def tail(items: list[Any]) -> int:
+        """Index of the first of the trailing items named KEYS_NAME."""
+        k = len(items)
+        while k > 0 and isinstance(items[k - 1], dict) and items[k - 1].get("name") == KEYS_NAME:
+            k -= 1
+        return k
+
+    first_view, first_accessor = tail(views), tail(accessors)
+    if first_view == len(views) or first_accessor == len(accessors):
+        return
+    if any(a.get("bufferView") is None or not first_view <= a["bufferView"] < len(views)
+           for a in accessors[first_accessor:]):
+        return
+    # what stays referenced: other animations, the replaced one's channels on other nodes,
+    # meshes, skins, images and the other accessors
+    used_accessors: set[Any] = set()
+    for k, animation in enumerate(gltf.get("animations") or []):
+        samplers = animation.get("samplers") or []
+        kept = (range(len(samplers)) if k != replace else
+                [ch.get("sampler") for ch in animation.get("channels") or []
+                 if (ch.get("target") or {}).get("node") not in joint_nodes])
+        for i in kept:
+            if isinstance(i, int) and 0 <= i < len(samplers):
+                used_accessors |= {samplers[i].get("input"), samplers[i].get("output")}
+    for mesh in gltf.get("meshes") or []:
+        for primitive in mesh.get("primitives") or []:
+            used_accessors |= set((primitive.get("attributes") or {}).values())
+            used_accessors.add(primitive.get("indices"))
+            for target in primitive.get("targets") or []:
+                used_accessors |= set(target.values())
+    used_accessors |= {skin.get("inverseBindMatrices") for skin in gltf.get("skins") or []}
+    if any(isinstance(i, int) and i >= first_accessor for i in used_accessors):
+        return
+    used_views = {image.get("bufferView") for image in gltf.get("images") or []}
+    used_views |= {a.get("bufferView") for a in accessors[:first_accessor]}
+    if any(isinstance(i, int) and i >= first_view for i in used_views):
+        return
+    ours = views[first_view:]
+    kept_views = views[:first_view]
+    if glb:
+        start = min(v.get("byteOffset", 0) for v in ours)
+        if any(v.get("buffer") != 0 for v in ours) or any(
+                v.get("buffer") == 0 and v.get("byteOffset", 0) + v.get("byteLength", 0) > start
+                for v in kept_views):
+            return
+        del blob[start:]
+    else:
+        buffers = gltf.get("buffers") or []
+        last = len(buffers) - 1
+        if last < 1 or any(v.get("buffer") != last for v in ours) or any(
+                v.get("buffer") == last for v in kept_views) or not str(
+                buffers[last].get("uri", "")).startswith("data:"):
+            return
+        del buffers[last]
+    del views[first_view:]
+    del accessors[first_accessor:]
+
+
 def _move_file_references(gltf: dict[str, Any], data: Sequence[bytes], source: Path,
                           out: Path) -> None:
     """A document written to another folder than ``source``'s keeps its files: buffers in
@@ -708,7 +789,8 @@ def write_gltf(motion: Motion, path: str | Path, *, source: str | Path,
     (LINEAR, one per frame, from the replaced animation's start time); a file
     without animations gains one named ``name`` (default ``"limbik"``). Channels of
     the replaced animation on nodes outside the skeleton are kept. Everything else in
-    the file, and every existing buffer byte, is kept. GLB in, GLB out; a ``.gltf``
+    the file, and every existing buffer byte, is kept, except the keys an earlier
+    write left for the animation replaced (:data:`KEYS_NAME`). GLB in, GLB out; a ``.gltf``
     source gets its new keys in an added base64 buffer. ``up`` and ``scale`` undo
     those given to :func:`read_gltf`. The write is atomic.
     """
@@ -746,6 +828,8 @@ def write_gltf(motion: Motion, path: str | Path, *, source: str | Path,
     blob = bytearray(doc.buffers[0]) if doc.glb and doc.buffers else bytearray()
     buffers = gltf.setdefault("buffers", [])
     _move_file_references(gltf, doc.buffers, Path(source), out)
+    if replace is not None:
+        _drop_replaced_keys(gltf, blob, replace, set(rig.nodes), doc.glb)
     buffer_index = 0 if doc.glb else len(buffers)
     times = (start + np.arange(F) * m.frame_time).astype("<f4")
     pieces = {"times": times.tobytes(),
@@ -758,11 +842,12 @@ def write_gltf(motion: Motion, path: str | Path, *, source: str | Path,
     for label, data in pieces.items():
         view_of[label] = len(views)
         views.append({"buffer": buffer_index, "byteOffset": _append(blob, data),
-                      "byteLength": len(data)})
+                      "byteLength": len(data), "name": KEYS_NAME})
 
     def accessor(view: str, offset: int, kind: str, **extra: Any) -> int:
         accessors.append({"bufferView": view_of[view], "byteOffset": offset,
-                          "componentType": _FLOAT, "count": F, "type": kind, **extra})
+                          "componentType": _FLOAT, "count": F, "type": kind,
+                          "name": KEYS_NAME, **extra})
         return len(accessors) - 1
 
     time_acc = accessor("times", 0, "SCALAR", min=[float(times.min())],
