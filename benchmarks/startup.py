@@ -13,8 +13,9 @@ as ``jacobian_ik`` does: see ``limbik/_tiered.py``), and the CPU time until then
 other load on the machine inflates less than the wall time; the cached first call; a
 warm call (the third); and the ratios compiled / cold and cached / warm, measured in
 this run. ``fabrik_batch`` and ``FabrikTree_batch`` time a first call on 1000 chains or
-trees (the parallel driver). Also ``import limbik`` and ``limbik --help`` against
-``python -c pass`` (interpreter start) in the same run.
+trees (the parallel driver), ``jacobian_ik_pose_batch`` one on 1000 Panda pose targets.
+Also ``import limbik`` and ``limbik --help`` against ``python -c pass`` (interpreter
+start) in the same run.
 
     PYTHONPATH=src python benchmarks/startup.py [--repeat 3] [--family fabrik ...]
 """
@@ -65,6 +66,10 @@ FAMILIES = {
                           "rng = np.random.default_rng(0)\n"
                           "targets = rng.uniform([0.1, -0.4, 0.1], [0.6, 0.4, 0.8], size=(1000, 3))",
                           "limbik.jacobian_ik(arm, targets)"),
+    "jacobian_ik_pose_batch": (f"arm = limbik.load_urdf({str(PANDA)!r}, 'panda_link0', "
+                               "'panda_hand_tcp')\n"
+                               "goals = arm.forward(arm.random_q(1000, np.random.default_rng(0)))",
+                               "limbik.jacobian_ik(arm, goals)"),
 }
 
 CHILD = """
