@@ -5,7 +5,8 @@ hip, the two-joint solve, the tweens), stepped at 60 Hz. Timed in one run, each 
 minimum over ``--repeat`` runs of ``--frames`` frames: one ``FootPlanter`` stepping all
 ``n`` legs per call, and ``n`` planters stepped one after the other (the unbatched
 loop). Printed: the time per leg in each, their ratio, and the largest difference of
-the C0s between the two (they solve the same legs).
+the hip and knee C0s (quaternion and position) of the last frame between the two (they
+solve the same legs).
 
     PYTHONPATH=src python benchmarks/crowd.py [--legs 10 100 1000] [--frames 30]
 """
@@ -50,16 +51,20 @@ def main() -> None:
             crowd = FootPlanter(hip_c0, knee_c0, 1.0, 1.0, terrain, reach=1.9)
             start = time.perf_counter()
             for f in frames:
-                hips, _ = crowd.step(1 / 60, f)
+                hips, knees = crowd.step(1 / 60, f)
             best_batch = min(best_batch, time.perf_counter() - start)
             legs = [FootPlanter(hip_c0, knee_c0, 1.0, 1.0, terrain, reach=1.9)
                     for _ in range(n)]
             start = time.perf_counter()
             for row in singles:
-                last = [leg.step(1 / 60, torso)[0] for leg, torso in zip(legs, row, strict=True)]
+                last = [leg.step(1 / 60, torso) for leg, torso in zip(legs, row, strict=True)]
             best_single = min(best_single, time.perf_counter() - start)
-            worst = max(worst, max(float(np.abs(hips[i].position - hip.position).max())
-                                   for i, hip in enumerate(last)))
+            # hip and knee C0s, rotation and position, of the last frame
+            worst = max(worst, max(
+                float(np.abs(np.r_[many[i].quaternion, many[i].position]
+                             - np.r_[one.quaternion, one.position]).max())
+                for pair, many in zip(zip(*last, strict=True), (hips, knees), strict=True)
+                for i, one in enumerate(pair)))
         per = args.frames * n
         print(f"{n:>6} {best_batch / per * 1e6:>15.2f} {best_single / per * 1e6:>18.1f} "
               f"{best_single / best_batch:>6.0f}x {worst:>18.1e}")

@@ -341,3 +341,30 @@ def test_a_clip_without_frames_is_refused_by_name(clip, tmp_path, capsys):
     err = _one_line(capsys.readouterr().err)
     assert "at least one frame" in err and str(empty) in err
     assert not (tmp_path / "e.gif").exists()
+
+
+def test_main_leaves_an_ignored_sigterm_ignored_and_puts_a_handler_back(tmp_path,
+                                                                        monkeypatch):
+    import signal
+
+    def mine(signum, frame):  # pragma: no cover - never delivered
+        pass
+
+    real_signal = signal.signal
+    seen: list[object] = []
+
+    def spy(signum, new):
+        seen.append(new)
+        return real_signal(signum, new)
+
+    for handler in (signal.SIG_IGN, mine):
+        previous = real_signal(signal.SIGTERM, handler)
+        seen.clear()
+        try:
+            monkeypatch.setattr(signal, "signal", spy)
+            assert main(["urdf", str(tmp_path / "missing.urdf")]) == EXIT_ERROR
+            monkeypatch.setattr(signal, "signal", real_signal)
+            assert signal.getsignal(signal.SIGTERM) is handler
+            assert (seen == []) == (handler is signal.SIG_IGN)
+        finally:
+            real_signal(signal.SIGTERM, previous)

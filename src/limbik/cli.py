@@ -978,7 +978,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     import signal
     import threading
 
-    installed = threading.current_thread() is threading.main_thread()
+    # (a SIGTERM the caller ignores stays ignored, as the file writer leaves it)
+    installed = (threading.current_thread() is threading.main_thread()
+                 and signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN)
     previous = signal.signal(signal.SIGTERM, _on_sigterm) if installed else None
     try:
         return _main(argv)

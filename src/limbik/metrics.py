@@ -145,8 +145,11 @@ def foot_turn(ankle: Any, toe: Any) -> float:
     broadcast_shapes(("ankle", a.shape[:-1]), ("toe", t.shape[:-1]))
     unit = length_scale(a, t)  # a power of two: the directions keep their bits
     foot = t / unit - a / unit
-    foot = foot / np.maximum(np.linalg.norm(foot, axis=-1, keepdims=True), 1e-300)
+    size = np.linalg.norm(foot, axis=-1, keepdims=True)
+    foot = foot / np.maximum(size, 1e-300)
     cos = np.einsum("...i,...i->...", foot[1:], foot[:-1])
+    # a foot of no length has no direction: no turn to or from it
+    cos = np.where((size[1:, ..., 0] > 0) & (size[:-1, ..., 0] > 0), cos, 1.0)
     return float(np.degrees(np.arccos(np.clip(cos, -1.0, 1.0))).max(initial=0.0))
 
 

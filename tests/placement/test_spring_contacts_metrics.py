@@ -191,3 +191,7 @@ def test_foot_turn_sees_a_foot_that_snaps_round():
     assert metrics.foot_turn(ankle * 1e300, snapped * 1e300) == metrics.foot_turn(ankle, snapped)
     with pytest.raises(InvalidInputError, match="toe"):
         metrics.foot_turn(ankle, toe[:3])
+    # a foot of no length (toe on the ankle) has no direction to turn from or to
+    flat = toe.copy()
+    flat[10] = ankle[10]
+    assert metrics.foot_turn(ankle, flat) == pytest.approx(60.0 / (n - 1))

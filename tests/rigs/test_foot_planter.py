@@ -277,3 +277,15 @@ def test_a_crowd_with_a_callable_raycast_and_a_fixed_batch_shape():
         FootPlanter(hip_c0, knee_c0, [1.0, -1.0], 1.0, floor)
     with pytest.raises(InvalidInputError, match="part0"):
         FootPlanter(hip_c0, knee_c0, [1.0, 1.0], 1.0, floor).step(0.1, torsos)
+
+
+def test_a_crowd_of_mismatched_shapes_is_refused_by_name_and_a_failed_step_fixes_nothing():
+    hip_c0 = Frame.from_translation([0.0, -0.2, 0.0])
+    knee_c0 = Frame.from_translation([0.0, -1.0, 0.0])
+    with pytest.raises(InvalidInputError, match=r"upper \(2,\), lower \(3,\)"):
+        FootPlanter(hip_c0, knee_c0, [1.0, 1.0], [1.0, 1.0, 1.0], Terrain.flat(0.0))
+    planter = FootPlanter(hip_c0, knee_c0, 1.0, 1.0, Terrain.flat(0.0))
+    with pytest.raises(InvalidInputError, match=r"ray_origin \(5,\), part0 \(2,\)"):
+        planter.step(0.1, Frame.from_translation(np.zeros((2, 3))), ray_origin=np.zeros((5, 3)))
+    hip, knee = planter.step(0.1, Frame())  # the failed step fixed no batch shape
+    assert hip.shape == knee.shape == () and planter.planted

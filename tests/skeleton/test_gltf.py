@@ -358,7 +358,7 @@ def test_a_gltf_with_a_buffer_file_written_to_another_folder_reloads(tmp_path):
     (tmp_path / "other").mkdir()
     source = tmp_path / "ext" / "rig.gltf"
     source.write_text(json.dumps(document))
-    (tmp_path / "ext" / "rig.bin").write_bytes(blob)
+    (tmp_path / "ext" / "rig.bin").write_bytes(blob + bytes(64))  # more than declared
     motion = read_gltf(source)
     changed = motion.with_rotations(np.roll(motion.rotations, 2, axis=0))
     for out in (tmp_path / "other" / "planted.gltf", tmp_path / "ext" / "planted.gltf"):
@@ -416,3 +416,23 @@ def test_planting_a_file_again_in_place_does_not_grow_it(tmp_path, suffix):
         before, _ = glb(src)
         for a in mesh_and_skin_accessors(before):
             assert accessor_bytes(src, a) == accessor_bytes(path, a)
+
+
+def test_long_clips_keep_every_key_and_an_fps_asked_for_samples_at_it(tmp_path):
+    """30000 keys at 0.008333 s (their float32 times drifting from 1/120 s by 1.2 frames
+    by the end) come back as 30000 frames on their keys; ``fps=`` resamples at exactly
+    that rate."""
+    motion = read_gltf(DATA / "cmu_walk.glb")
+    out = tmp_path / "long.glb"
+    for frames, frame_time in ((30000, 0.008333), (1000, 1 / 24)):
+        rows = np.arange(frames) % motion.num_frames
+        clip = limbik.Motion(motion.skeleton, motion.root_positions[rows],
+                             motion.rotations[rows], frame_time)
+        write_gltf(clip, out, source=DATA / "cmu_walk.glb")
+        reloaded = read_gltf(out)
+        assert reloaded.num_frames == frames
+        assert np.abs(reloaded.root_positions - clip.root_positions).max() < 1e-6 * leg_length(
+            motion)
+    resampled = read_gltf(out, fps=30)
+    assert resampled.frame_time == 1 / 30
+    assert resampled.num_frames == int(999 / 24 * 30) + 1  # frames within the clip's 41.625 s

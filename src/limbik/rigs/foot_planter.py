@@ -104,7 +104,11 @@ class FootPlanter:
                 f"raycast must be a Terrain or a callable, got {type(raycast).__name__}",
                 argument="raycast")
         self.raycast = raycast
-        self.reach = self.upper + self.lower if reach is None else _length(reach, "reach")
+        given = None if reach is None else _length(reach, "reach")
+        broadcast_shapes(("hip_c0", self.hip_rest.shape), ("knee_c0", self.knee_rest.shape),
+                         ("upper", np.shape(self.upper)), ("lower", np.shape(self.lower)),
+                         ("reach", () if given is None else np.shape(given)))
+        self.reach = self.upper + self.lower if given is None else given
         self.ray_length = as_float(ray_length, "ray_length", minimum=0.0, exclusive=True)
         self.plant = TweenInfo(0.2) if plant is None else plant
         self.release = TweenInfo(0.5) if release is None else release
@@ -116,8 +120,9 @@ class FootPlanter:
         self.knee = TweenedFrame(self.knee_rest)
         #: whether the leg stood within reach of the ground last step (per leg: bool array)
         self.planted: bool | np.ndarray = False
-        #: where the ray found the ground last step (None when not planted; per leg, an
-        #: array ``(..., 3)`` with the end of the ray where a leg is not planted)
+        #: where the ray met the ground last step (the end of the ray where it met none):
+        #: ``(3,)``, or None where the one leg is not planted; per leg ``(..., 3)``,
+        #: planted or not
         self.ground: FloatArray | None = None
         self._shape: tuple[int, ...] | None = None
 
@@ -127,14 +132,17 @@ class FootPlanter:
             ("part0", part0.shape), ("hip_c0", self.hip_rest.shape),
             ("knee_c0", self.knee_rest.shape), ("upper", np.shape(self.upper)),
             ("lower", np.shape(self.lower)), ("reach", np.shape(self.reach)))
-        if self._shape is None:
-            self._shape = shape
-            self.hip.value = broadcast_frame(self.hip.value, shape, "hip.value")
-            self.knee.value = broadcast_frame(self.knee.value, shape, "knee.value")
-        elif shape != self._shape:
+        if self._shape is not None and shape != self._shape:
             raise InvalidInputError(f"part0 must have the batch shape of the first step, "
                                     f"{self._shape}, got {part0.shape}", argument="part0")
         return shape
+
+    def _fix(self, shape: tuple[int, ...]) -> None:
+        """The first step's batch shape, once its inputs have passed: the C0s take it."""
+        if self._shape is None:
+            self.hip.value = broadcast_frame(self.hip.value, shape, "hip.value")
+            self.knee.value = broadcast_frame(self.knee.value, shape, "knee.value")
+            self._shape = shape
 
     def _cast(self, origin: FloatArray) -> FloatArray:
         """Where the rays straight down from ``origin (..., 3)`` meet the ground (the end
@@ -150,7 +158,8 @@ class FootPlanter:
         for leg, start in enumerate(origin.reshape(-1, 3)):
             out = self.raycast(start.copy(), direction.copy())
             if out is not None:
-                found[leg] = as_point(out, "raycast result")
+                found[leg] = as_point(out, "raycast result" if origin.ndim == 1
+                                      else f"raycast result of leg {leg} (flat index)")
         return found.reshape(origin.shape)
 
     def step(self, dt: float, part0: Frame, *, ray_origin: Any = None) -> tuple[Frame, Frame]:
@@ -183,6 +192,7 @@ class FootPlanter:
             origin = np.array(np.broadcast_to(origin, shape + (3,)), dtype=np.float64)
         position = self._cast(origin)
         near = np.linalg.norm(origin - position, axis=-1) <= self.reach
+        self._fix(shape)
         if near.any():
             plane, hip_angle, knee_angle = solve_ik(hip_cf, position, self.upper, self.lower)
             self._play(shoulder_motor_c0(part0, plane, hip_angle),

@@ -47,13 +47,14 @@ from limbik.skeleton.motion import Motion, check_motion
 from limbik.skeleton.skeleton import CHANNEL_NAMES, Skeleton
 from limbik.skeleton.units import export_axes, import_axes
 
-__all__ = ["MAX_DEPTH", "MAX_INDENT", "format_bvh", "parse_bvh", "read_bvh", "write_bvh"]
+__all__ = ["MAX_DEPTH", "MAX_INDENT", "MAX_MAGNITUDE", "format_bvh", "parse_bvh", "read_bvh",
+           "write_bvh"]
 
 MAX_DEPTH = 1000
-#: The largest magnitude of a number in a file, as in the glTF and URDF readers: squared
-#: differences of such numbers stay finite.
-MAX_MAGNITUDE = 1e100
 """Deepest joint nesting a BVH file may have (the root is level 1)."""
+MAX_MAGNITUDE = 1e100
+"""The largest magnitude of a number in a file, read or written (as in the glTF and URDF
+readers): squared differences of such numbers stay finite."""
 MAX_INDENT = 32
 """Tabs of indentation :func:`format_bvh` writes at most."""
 
@@ -512,8 +513,6 @@ def _name_problem(name: str) -> str | None:
         return "holds a line break"
     if not name.strip():
         return "is empty"
-    if name != name.strip():
-        return "starts or ends with a space"
     if "{" in name.split() or "}" in name.split():
         return "holds a brace as a word"
     return None
@@ -573,6 +572,12 @@ def format_bvh(motion: Motion) -> str:
     starts = np.cumsum([0] + [len(c) for c in layout])
     cols = np.concatenate([np.arange(starts[j], starts[j + 1]) for j in order]).astype(np.int64)
     table = table[:, cols]
+    for what, values in (("offsets", sk.offsets), ("end site offsets", sk.end_site_offsets),
+                         ("channel values", table)):
+        if values.size and not np.abs(values).max() <= MAX_MAGNITUDE:
+            raise InvalidInputError(f"motion's {what} must be within ±{MAX_MAGNITUDE:g} to be "
+                                    f"written (and read back), got "
+                                    f"{float(np.abs(values).max()):g}", argument="motion")
     out.extend(" ".join(map(repr, row)) for row in table.tolist())
     return "\n".join(out) + "\n"
 

@@ -532,13 +532,36 @@ def _channels(doc: _Document, anim_index: int) -> list[_Channel]:
     return out
 
 
+def _regular_keys(channels: list[_Channel], start: float, end: float) -> FloatArray | None:
+    """The key times of the channel with the most keys where they run from ``start`` to
+    ``end`` at one step (within 1e-3 of it, and float32 rounding) and every other
+    channel's keys are among them; else None."""
+    keys = max((c.times for c in channels), key=len, default=None)
+    if keys is None or keys.size < 2 or keys[0] != start or keys[-1] != end:
+        return None
+    steps = np.diff(keys)
+    step = (end - start) / (keys.size - 1)
+    # key times are float32 in the file: each off by up to half a unit in its last place
+    slack = 1e-3 * step + 2.0 * float(np.spacing(np.float32(max(abs(start), abs(end)))))
+    if not (step > 0 and np.all(np.abs(steps - step) <= slack)):
+        return None
+    for c in channels:  # a constant channel's two keys are among them; other times are not
+        if not np.all(np.isin(c.times, keys)):
+            return None
+    return keys
+
+
 def _frame_time(channels: list[_Channel], fps: float | None) -> float:
     if fps is not None:
         return 1.0 / as_float(fps, "fps", minimum=0.0, exclusive=True)
     steps = [np.diff(c.times) for c in channels if c.times.size > 1]
     if not steps:
         return 1.0 / 30.0
-    step = float(np.min(np.concatenate(steps)))
+    return _snapped(float(np.min(np.concatenate(steps))))
+
+
+def _snapped(step: float) -> float:
+    """``step`` (seconds), or the whole fps's frame time within 1e-3 of it."""
     rate = 1.0 / step
     near = round(rate)
     return 1.0 / near if near and abs(rate - near) <= 1e-3 * rate else step
@@ -565,25 +588,24 @@ def _motion(doc: _Document, rig: _Rig, anim_index: int | None, fps: float | None
                             ", ".join(sorted(set(moved_above))))
         used = [c for c in channels if c.node in joint_of
                 and c.path in ("translation", "rotation", "scale")]
-        frame_time = _frame_time(used, fps)
         start = min((c.times[0] for c in used), default=0.0)
         end = max((c.times[-1] for c in used), default=0.0)
-        count = (end - start) / frame_time
-        # keys at a rate snapped to a whole fps (1/120 for a BVH's 0.008333 s) drift from
-        # it by up to 1e-3 of a frame per frame: their count is the nearest whole one
-        near = np.round(count)
-        snapped = abs(count - near) <= max(1e-6, 1e-3 * count)
-        frames = (near if snapped else np.floor(count + 1e-6)) + 1
+        # keys at one step from start to end (a clip written at a BVH's 0.008333 s, whose
+        # frame time is snapped to 1/120) are sampled on the keys themselves, every one of
+        # them; an fps asked for, or keys at uneven steps, are sampled every frame_time
+        keys = _regular_keys(used, start, end) if fps is None else None
+        frame_time = (_snapped((end - start) / (len(keys) - 1)) if keys is not None
+                      else _frame_time(used, fps))
+        frames = (float(len(keys)) if keys is not None
+                  else np.floor((end - start) / frame_time + 1e-6) + 1)
         if not frames * J <= MAX_JOINT_FRAMES:
             raise doc.error(f"an animation of at most {MAX_JOINT_FRAMES} joint-frames "
                             "(a lower fps samples fewer)",
                             f"{frames:.3g} frames of {J} joints ({end - start:.6g} s at "
                             f"{1.0 / frame_time:.6g} fps)")
         F = int(frames)
-        # sampled on the keys' own spacing where the count was snapped (the frame time
-        # stays the whole fps), so that a clip written at 0.008333 s reloads on its keys
-        spacing = (end - start) / (F - 1) if snapped and F > 1 else frame_time
-        at: FloatArray = np.asarray(start + np.arange(F) * spacing, dtype=np.float64)
+        at: FloatArray = (np.array(keys, dtype=np.float64) if keys is not None
+                          else np.asarray(start + np.arange(F) * frame_time, dtype=np.float64))
         rot = np.array(np.broadcast_to(rig.rest_q, (F, J, 4)))
         trans = np.array(np.broadcast_to(rig.rest_t, (F, J, 3)))
         width = {"translation": 3, "rotation": 4, "scale": 3}
@@ -770,8 +792,10 @@ def _move_file_references(gltf: dict[str, Any], data: Sequence[bytes], source: P
 
     for k, buffer in enumerate(gltf.get("buffers") or []):
         if external(buffer) and k < len(data):
+            length = buffer.get("byteLength")  # the file may hold more than is declared
+            kept = data[k][:length] if isinstance(length, int) and length >= 0 else data[k]
             buffer["uri"] = ("data:application/octet-stream;base64,"
-                             + base64.b64encode(data[k]).decode())
+                             + base64.b64encode(kept).decode())
     for image in gltf.get("images") or []:
         if external(image):
             name = folder / urllib.parse.unquote(image["uri"])
