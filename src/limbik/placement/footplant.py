@@ -592,6 +592,20 @@ def _apply_legs(motion: Motion, source_rotations: np.ndarray, world: np.ndarray,
                                root_positions=motion.root_positions + lift)
 
 
+def _approach(contact: np.ndarray, frames: int) -> np.ndarray:
+    """0 to 1 over the ``frames`` before each contact starts, 1 inside, 0 after: ``(n,)``."""
+    n = len(contact)
+    inside = np.flatnonzero(contact)
+    if inside.size == 0:
+        return np.zeros(n)
+    idx = np.arange(n)
+    pos = np.searchsorted(inside, idx)  # the next contact frame at or after each frame
+    has_next = pos < inside.size
+    distance = np.where(has_next, inside[np.minimum(pos, inside.size - 1)] - idx, n + frames)
+    s = np.clip(1.0 - distance / (frames + 1), 0.0, 1.0)
+    return s * s * (3 - 2 * s)
+
+
 def _pin_weight(contact: np.ndarray, frames: int) -> np.ndarray:
     """1 inside contacts, easing to 0 over ``frames`` on either side: ``(n,)``."""
     n = len(contact)
@@ -944,7 +958,11 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
         # and near it; high above it the foot turns as the source's does
         low, high = SWING_FOLLOW[0] * leg_length, SWING_FOLLOW[1] * leg_length
         near = _ramp((high - (points - drop).min(axis=1)) / (high - low))
-        follow = np.maximum(pin, np.clip(smooth_zero_lag(near, dt, smooth_time), 0.0, 1.0))
+        # (and in the release_time before a contact, so a landing foot turns to the
+        # slope on its way down rather than in its last frames)
+        follow = np.maximum.reduce([
+            pin, np.clip(smooth_zero_lag(near, dt, smooth_time), 0.0, 1.0),
+            _approach(masks[leg.side], max(1, release_frames))])
         tilt = max_tilt * follow
         heels[leg.side] = heel
         foot = toe - ankle if toe is not None else np.zeros_like(ankle)
