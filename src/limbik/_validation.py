@@ -16,6 +16,10 @@ from limbik.errors import InvalidInputError, NonFiniteInputError
 
 FloatArray = NDArray[np.float64]
 
+MAX_MAGNITUDE = 1e100
+"""The largest magnitude of a number that files (BVH, glTF, URDF) and chains may hold:
+squared differences of such numbers stay finite."""
+
 
 def _shape_text(trailing: tuple[int, ...]) -> str:
     if not trailing:

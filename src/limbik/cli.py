@@ -390,13 +390,15 @@ def _check_footplant_outputs(args: argparse.Namespace, output: Path) -> None:
     import os
 
     from limbik.errors import InvalidInputError
+    from limbik.skeleton.files import MOTION_FORMATS
 
     suffix = output.suffix.lower()
     source = Path(args.input).suffix.lower() if args.input else ".bvh"
-    if suffix not in (".bvh", ".glb", ".gltf"):
-        raise InvalidInputError(f"-o must end in .bvh, .glb or .gltf, got {output}",
+    if suffix not in MOTION_FORMATS:
+        *others, last = MOTION_FORMATS
+        raise InvalidInputError(f"-o must end in {', '.join(others)} or {last}, got {output}",
                                 argument="output")
-    if suffix != ".bvh" and suffix != source:
+    if MOTION_FORMATS[suffix] == "gltf" and suffix != source:
         raise InvalidInputError(
             f"-o {output}: a {suffix} clip is written into a copy of the {suffix} file the "
             f"clip came from, got {args.input or 'the built-in walk'} (write .bvh instead)",

@@ -22,7 +22,13 @@ from typing import Any
 
 import numpy as np
 
-from limbik._validation import FloatArray, as_float_array, as_points, as_sequence
+from limbik._validation import (
+    MAX_MAGNITUDE,
+    FloatArray,
+    as_float_array,
+    as_points,
+    as_sequence,
+)
 from limbik.errors import InvalidInputError
 from limbik.geometry.frame import Frame
 from limbik.geometry.quaternion import quaternion_from_matrix
@@ -33,9 +39,6 @@ __all__ = ["JOINT_TYPES", "Joint", "JointChain"]
 #: The joint types a :class:`JointChain` holds.
 JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed")
 
-MAX_MAGNITUDE = 1e100
-"""Largest absolute origin coordinate, axis component or joint limit a URDF may give, and
-the largest origin coordinate or finite prismatic limit of any :class:`Joint`."""
 
 #: Kernel codes of the joint types: rotation, translation, none.
 KIND_REVOLUTE = 0

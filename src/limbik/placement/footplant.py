@@ -592,34 +592,31 @@ def _apply_legs(motion: Motion, source_rotations: np.ndarray, world: np.ndarray,
                                root_positions=motion.root_positions + lift)
 
 
-def _approach(contact: np.ndarray, frames: int) -> np.ndarray:
-    """0 to 1 over the ``frames`` before each contact starts, 1 inside, 0 after: ``(n,)``."""
+def _contact_distances(contact: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Frames since the last contact frame at or before each frame, and until the next one
+    at or after it: ``(n,)`` each, inf where there is none."""
     n = len(contact)
+    idx = np.arange(n)
     inside = np.flatnonzero(contact)
     if inside.size == 0:
-        return np.zeros(n)
-    idx = np.arange(n)
-    pos = np.searchsorted(inside, idx)  # the next contact frame at or after each frame
-    has_next = pos < inside.size
-    distance = np.where(has_next, inside[np.minimum(pos, inside.size - 1)] - idx, n + frames)
-    s = np.clip(1.0 - distance / (frames + 1), 0.0, 1.0)
-    return s * s * (3 - 2 * s)
+        return np.full(n, np.inf), np.full(n, np.inf)
+    pos = np.searchsorted(inside, idx)  # the first contact frame at or after each frame
+    after = np.where(pos < inside.size, inside[np.minimum(pos, inside.size - 1)] - idx, np.inf)
+    last = np.searchsorted(inside, idx, side="right") - 1
+    before = np.where(last >= 0, idx - inside[np.maximum(last, 0)], np.inf)
+    return before, after
+
+
+def _approach(contact: np.ndarray, frames: int) -> np.ndarray:
+    """0 to 1 over the ``frames`` before each contact starts, 1 inside, 0 after: ``(n,)``."""
+    _, after = _contact_distances(contact)
+    return _ramp(1.0 - after / (frames + 1))
 
 
 def _pin_weight(contact: np.ndarray, frames: int) -> np.ndarray:
     """1 inside contacts, easing to 0 over ``frames`` on either side: ``(n,)``."""
-    n = len(contact)
-    idx = np.arange(n)
-    inside = np.flatnonzero(contact)
-    if inside.size == 0:
-        return np.zeros(n)
-    # distance (frames) to the nearest contact frame
-    pos = np.searchsorted(inside, idx)
-    left = np.abs(idx - inside[np.clip(pos - 1, 0, inside.size - 1)])
-    right = np.abs(inside[np.clip(pos, 0, inside.size - 1)] - idx)
-    distance = np.minimum(left, right)
-    s = np.clip(1.0 - distance / (frames + 1), 0.0, 1.0)
-    return s * s * (3 - 2 * s)
+    before, after = _contact_distances(contact)
+    return _ramp(1.0 - np.minimum(before, after) / (frames + 1))
 
 
 def _dilate(mask: np.ndarray, frames: int) -> np.ndarray:

@@ -105,9 +105,11 @@ class FootPlanter:
                 argument="raycast")
         self.raycast = raycast
         given = None if reach is None else _length(reach, "reach")
-        broadcast_shapes(("hip_c0", self.hip_rest.shape), ("knee_c0", self.knee_rest.shape),
-                         ("upper", np.shape(self.upper)), ("lower", np.shape(self.lower)),
-                         ("reach", () if given is None else np.shape(given)))
+        #: the batch shape of the rest C0s and lengths, which part0's broadcasts with
+        self._legs = broadcast_shapes(
+            ("hip_c0", self.hip_rest.shape), ("knee_c0", self.knee_rest.shape),
+            ("upper", np.shape(self.upper)), ("lower", np.shape(self.lower)),
+            ("reach", () if given is None else np.shape(given)))
         self.reach = self.upper + self.lower if given is None else given
         self.ray_length = as_float(ray_length, "ray_length", minimum=0.0, exclusive=True)
         self.plant = TweenInfo(0.2) if plant is None else plant
@@ -128,10 +130,8 @@ class FootPlanter:
 
     def _batch(self, part0: Frame) -> tuple[int, ...]:
         """The legs' batch shape: fixed by the first step, the same at every later one."""
-        shape = broadcast_shapes(
-            ("part0", part0.shape), ("hip_c0", self.hip_rest.shape),
-            ("knee_c0", self.knee_rest.shape), ("upper", np.shape(self.upper)),
-            ("lower", np.shape(self.lower)), ("reach", np.shape(self.reach)))
+        shape = broadcast_shapes(("part0", part0.shape),
+                                 ("the rest C0s and lengths", self._legs))
         if self._shape is not None and shape != self._shape:
             raise InvalidInputError(f"part0 must have the batch shape of the first step, "
                                     f"{self._shape}, got {part0.shape}", argument="part0")

@@ -36,7 +36,7 @@ import numpy as np
 
 from limbik._io import atomic_write
 from limbik._reading import read_bytes
-from limbik._validation import FloatArray
+from limbik._validation import MAX_MAGNITUDE, FloatArray
 from limbik.errors import BVHParseError, InvalidInputError
 from limbik.geometry.quaternion import (
     matrix_from_quaternion,
@@ -52,9 +52,6 @@ __all__ = ["MAX_DEPTH", "MAX_INDENT", "MAX_MAGNITUDE", "format_bvh", "parse_bvh"
 
 MAX_DEPTH = 1000
 """Deepest joint nesting a BVH file may have (the root is level 1)."""
-MAX_MAGNITUDE = 1e100
-"""The largest magnitude of a number in a file, read or written (as in the glTF and URDF
-readers): squared differences of such numbers stay finite."""
 MAX_INDENT = 32
 """Tabs of indentation :func:`format_bvh` writes at most."""
 

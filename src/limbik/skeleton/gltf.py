@@ -42,7 +42,7 @@ import numpy as np
 
 from limbik._io import atomic_write
 from limbik._reading import read_bytes
-from limbik._validation import FloatArray, as_float
+from limbik._validation import MAX_MAGNITUDE, FloatArray, as_float
 from limbik.errors import GltfError, InvalidInputError, LimbikError
 from limbik.geometry.quaternion import (
     matrix_from_quaternion,
@@ -78,9 +78,6 @@ _KEY_SNAP = 1e-4
 #: rotations and translations): keyframe times far apart in a small file must not
 #: ask for more; a lower ``fps`` samples fewer frames
 MAX_JOINT_FRAMES = 1 << 22
-#: every number read (translations, scales, keys, matrices) is within ±this, so that
-#: lengths and distances computed from them stay finite
-MAX_MAGNITUDE = 1e100
 #: at most this many numbers in an accessor without a bufferView (all zeros)
 _MAX_ZERO_ELEMENTS = 1 << 24
 

@@ -50,8 +50,7 @@ _NO_POINT = np.zeros((1, 3))
 _NO_QUAT = np.array([[0.0, 0.0, 0.0, 1.0]])
 _NO_POINT_ROWS = read_only(_NO_POINT)
 _NO_QUAT_ROWS = read_only(_NO_QUAT)
-_ITER0 = np.zeros((), dtype=np.int64)
-_ITER0.flags.writeable = False
+_ITER0 = zero_iterations(())
 _NDARRAY = np.ndarray
 _F64 = np.dtype(np.float64)
 #: The arrays a plain solve writes into ``out``.
