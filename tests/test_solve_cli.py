@@ -243,3 +243,23 @@ def test_a_problem_file_that_cannot_be_read_is_named_as_one(tmp_path, capsys):
                    " No such file or directory")
     assert main(["solve", str(tmp_path)]) == 1
     assert "problem file: cannot read" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text", ["-1e-1", "-1E-1", "-.1", "-0.1", "-1.e-1", "-10e-2"])
+def test_negative_numbers_in_any_form_are_numbers(capsys, text):
+    out = solve_json(capsys, "--lengths", "0.3", "0.25", "--target", "0.2", text, "0.1")
+    np.testing.assert_allclose(out["target"], [0.2, -0.1, 0.1], rtol=1e-15)
+
+
+def test_a_negative_floor_in_exponent_form_is_the_floor():
+    from limbik.cli import build_parser
+
+    args = build_parser().parse_args(["footplant", "clip.bvh", "--floor", "-2.5e-2"])
+    assert args.floor == -0.025 and args.input == ["clip.bvh"]
+
+
+def test_an_option_after_an_option_is_still_an_option():
+    from limbik.cli import UsageError, build_parser
+
+    with pytest.raises(UsageError, match="--floor: expected one argument"):
+        build_parser().parse_args(["footplant", "clip.bvh", "--floor", "-o", "x.bvh"])

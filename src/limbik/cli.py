@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -35,8 +36,18 @@ class UsageError(Exception):
         self.prog = prog
 
 
+#: A negative number, also in exponent form (``-1e-3``), which argparse takes for an
+#: option unless it is told otherwise (its own pattern has no exponent).
+_NEGATIVE_NUMBER = re.compile(r"^-(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
+
+
 class _Parser(argparse.ArgumentParser):
-    """An argument parser whose errors are one line (see :class:`UsageError`)."""
+    """An argument parser whose errors are one line (see :class:`UsageError`), and which
+    reads ``-1e-3`` as a number."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = _NEGATIVE_NUMBER
 
     def error(self, message: str) -> Any:  # argparse calls this for every usage error
         raise UsageError(message, self.prog)
