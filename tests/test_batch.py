@@ -346,17 +346,66 @@ def test_library_flags_on_one_clip_are_an_error(tmp_path, capsys):
     assert not (tmp_path / "o.bvh").exists()
 
 
-@pytest.mark.parametrize(("flag", "value"), [("--up", "z"), ("--unit", "cm"), ("--skin", "0"),
-                                            ("--animation", "Walk")])
-def test_one_clip_flags_on_a_folder_are_an_error(library, tmp_path, capsys, flag, value):
-    """A folder's clips are BVH files read as they are; a flag that would read them
-    otherwise is refused, not ignored."""
+@pytest.mark.parametrize(("flag", "value"), [("--skin", "0"), ("--animation", "Walk")])
+def test_gltf_flags_on_a_folder_are_an_error(library, tmp_path, capsys, flag, value):
+    """A folder's clips are BVH files; a glTF selection is refused, not ignored."""
     folder, _ = library
     out = tmp_path / "out"
     assert main(["footplant", str(folder), "-o", str(out), flag, value]) == 1
     err = capsys.readouterr().err
-    assert f"{flag} is for one clip" in err and f"got {flag} {value}" in err
+    assert f"{flag} is for one glTF clip" in err and f"got {flag} {value}" in err
     assert not out.exists()
+
+
+def test_a_z_up_centimetre_folder_is_planted_as_its_clips_one_by_one(tmp_path, capsys):
+    """``--up z --unit cm``: the clips, a terrain file and ``--floor`` are read in the
+    files' frame, outputs are written in it, and each is the single-clip command's file."""
+    import numpy as np
+
+    from limbik.skeleton.bvh import read_bvh
+
+    folder = tmp_path / "zup"
+    folder.mkdir()
+    for k in range(2):
+        write_bvh(walk_cycle(cycles=1.0, frame_rate=60.0, speed=0.9 + 0.2 * k),
+                  folder / f"walk_{k}.bvh", up="z", scale=100.0)
+    terrain = tmp_path / "field.npy"
+    np.save(terrain, np.random.default_rng(1).normal(size=(10, 12)) * 3.0)  # cm
+    flags = ["--up", "z", "--unit", "cm", "--terrain", str(terrain), "--cell-size", "60",
+             "--terrain-origin", "-300", "-300", "--floor", "-1e-1", "--no-progress"]
+    singles = {}
+    for k in range(2):
+        target = tmp_path / f"single_{k}.bvh"
+        assert main(["footplant", str(folder / f"walk_{k}.bvh"), "-o", str(target),
+                     *flags]) == 0, capsys.readouterr()
+        singles[f"walk_{k}.bvh"] = target.read_bytes()
+    out = tmp_path / "out"
+    assert main(["footplant", str(folder), "-o", str(out), "--jobs", "1", *flags]) == 0
+    capsys.readouterr()
+    for name, expected in singles.items():
+        assert (out / name).read_bytes() == expected, name
+    # written Z up in centimetres: the root stays near its source height, not 100x off
+    source = read_bvh(folder / "walk_0.bvh", up="z", scale=0.01)
+    planted = read_bvh(out / "walk_0.bvh", up="z", scale=0.01)
+    lift = planted.root_positions[:, 1] - source.root_positions[:, 1]
+    assert np.all(np.abs(lift) < 0.15), np.abs(lift).max()
+    # another unit is another setting: every clip is planted again
+    summary = footplant_library(folder, out, jobs=1, up="z", unit="mm", terrain=str(terrain),
+                                terrain_options={"cell_size": 600.0,
+                                                 "origin": (-3000.0, -3000.0)},
+                                report=False)
+    assert summary.ran == 2
+
+
+@pytest.mark.parametrize(("keyword", "value", "message"),
+                         [("up", "x", "up must be one of 'y', 'z', got 'x'"),
+                          ("unit", "furlong", "unit")])
+def test_a_bad_frame_for_a_library_is_an_error_before_any_clip(library, tmp_path, keyword,
+                                                               value, message):
+    folder, _ = library
+    with pytest.raises(InvalidInputError, match=message):
+        footplant_library(folder, tmp_path / "out", jobs=1, **{keyword: value})
+    assert not (tmp_path / "out").exists()
 
 
 def test_an_interrupted_run_keeps_its_finished_clips(library, tmp_path, monkeypatch):

@@ -33,12 +33,14 @@ from pathlib import Path
 from typing import Any
 
 from limbik._io import atomic_write
+from limbik._validation import choice
 from limbik.errors import InvalidInputError, LimbikError
 from limbik.placement.footplant import FootplantReport, footplant, terrain_for_clip
 from limbik.placement.terrain import Terrain
 from limbik.skeleton.bvh import read_bvh, write_bvh
 from limbik.skeleton.limbs import Leg, find_legs
 from limbik.skeleton.motion import Motion
+from limbik.skeleton.units import UP_AXES, unit_scale
 
 __all__ = [
     "BatchSummary",
@@ -159,6 +161,8 @@ class _ClipJob:
     terrain: str
     terrain_options: dict[str, Any]
     footplant_options: dict[str, Any]
+    up: str = "y"
+    unit: str | float | None = None
 
 
 def _describe(exc: BaseException) -> str:
@@ -183,12 +187,19 @@ def _run_clip(job: _ClipJob) -> dict[str, Any]:
     start = time.perf_counter()
     record = _failed(job, "")
     try:
-        motion = read_bvh(job.source)
+        # the file's frame: its up axis, and limbik units per file unit; a terrain file
+        # and the floor are given in it too
+        scale = unit_scale(job.unit)
+        motion = read_bvh(job.source, up=job.up, scale=scale)
         record["frames"] = motion.num_frames
-        done = plant_clip(motion, terrain=job.terrain, terrain_options=job.terrain_options,
-                          **job.footplant_options)
+        options = dict(job.footplant_options)
+        if options.get("floor") is not None:
+            options["floor"] = options["floor"] * scale
+        done = plant_clip(motion, terrain=job.terrain,
+                          terrain_options={**job.terrain_options, "up": job.up, "scale": scale},
+                          **options)
         Path(job.output).parent.mkdir(parents=True, exist_ok=True)
-        write_bvh(done.planted, job.output)
+        write_bvh(done.planted, job.output, up=job.up, scale=scale)
     except Exception as exc:  # one bad clip must not stop the library
         record["error"] = _describe(exc)
         record[_RETRY] = not isinstance(exc, LimbikError)
@@ -203,7 +214,8 @@ def _run_clip(job: _ClipJob) -> dict[str, Any]:
 
 
 def _leg_length(motion: Motion, legs: Sequence[Leg]) -> float:
-    """Mean hip-to-ankle length of the legs (thigh plus shin), in the clip's units."""
+    """Mean hip-to-ankle length of the legs (thigh plus shin), in the motion's units
+    (metres where the library was given a ``unit``)."""
     import numpy as np
 
     offsets = motion.skeleton.offsets
@@ -523,14 +535,16 @@ def _defaults(function: Callable[..., Any], leave_out: Iterable[str]) -> dict[st
 
 
 def _settings(terrain: str, terrain_options: Mapping[str, Any] | None,
-              footplant_options: Mapping[str, Any] | None) -> dict[str, Any]:
+              footplant_options: Mapping[str, Any] | None, up: str,
+              unit: str | float | None) -> dict[str, Any]:
     """Everything that decides an output, defaults filled in, as JSON values: two runs
     with equal settings make equal files (the limbik version is part of it)."""
     from limbik import __version__
 
     return _jsonable({
-        "limbik": __version__, "terrain": terrain,
-        "terrain_options": {**_defaults(terrain_for_clip, ["legs"]), **(terrain_options or {})},
+        "limbik": __version__, "terrain": terrain, "up": up, "unit": unit,
+        "terrain_options": {**_defaults(terrain_for_clip, ["legs", "up", "scale"]),
+                            **(terrain_options or {})},
         "footplant_options": {**_defaults(footplant, ["legs", "progress"]),
                               **(footplant_options or {})}})
 
@@ -582,7 +596,8 @@ def footplant_library(source: str | Path | Sequence[str | Path], output: str | P
                       footplant_options: Mapping[str, Any] | None = None,
                       jobs: int | None = None, scheduler: str | None = None,
                       force: bool = False, progress: Progress | None = None,
-                      report: bool = True) -> BatchSummary:
+                      report: bool = True, up: str = "y",
+                      unit: str | float | None = None) -> BatchSummary:
     """Plant every ``.bvh`` clip under ``source`` and write them, mirrored, under ``output``.
 
     Parameters
@@ -598,6 +613,9 @@ def footplant_library(source: str | Path | Sequence[str | Path], output: str | P
     force : plant every clip, even those whose output is up to date.
     progress : called as ``progress(done, total, clip)`` after each clip.
     report : also write ``summary.html`` and ``summary.png``.
+    up, unit : the clips' up axis and length unit, as for
+        :func:`limbik.skeleton.files.read_motion`; outputs are written in the same frame,
+        and a terrain file and ``footplant_options["floor"]`` are given in it too.
 
     Returns the :class:`BatchSummary`; ``summary.json`` and ``summary.csv`` in
     ``output`` hold the same records. A clip is up to date when the last summary
@@ -623,7 +641,9 @@ def footplant_library(source: str | Path | Sequence[str | Path], output: str | P
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         raise InvalidInputError(f"jobs must be a positive integer, got {jobs!r}",
                                 argument="jobs")
-    settings = _settings(terrain, terrain_options, footplant_options)
+    choice(up, "up", UP_AXES)
+    unit_scale(unit)  # a bad unit fails here, not once per clip
+    settings = _settings(terrain, terrain_options, footplant_options, up, unit)
     out.mkdir(parents=True, exist_ok=True)
     previous = {} if force else _previous_run(out, settings)
 
@@ -641,7 +661,8 @@ def footplant_library(source: str | Path | Sequence[str | Path], output: str | P
             continue
         # absolute paths: a worker elsewhere may start in another folder
         todo.append(_ClipJob(name, str(clip.absolute()), str(target.absolute()), terrain,
-                             dict(terrain_options or {}), dict(footplant_options or {})))
+                             dict(terrain_options or {}), dict(footplant_options or {}),
+                             up, unit))
 
     workers = default_jobs() if jobs is None else jobs
     if scheduler is not None:

@@ -326,20 +326,11 @@ def _terrain_in_file_frame(args: argparse.Namespace, spec: str, motion: Any,
     """The terrain for ``motion``; a terrain file and --floor are given in the clip file's
     frame and units."""
     from limbik.placement.footplant import terrain_for_clip
-    from limbik.skeleton.units import import_height_field, unit_scale
+    from limbik.skeleton.units import unit_scale
 
-    terrain = terrain_for_clip(spec, motion, **terrain_options)
     scale = unit_scale(args.unit)
-    if floor is not None:
-        floor = floor * scale
-    if Path(str(args.terrain)).suffix.lower() in (".npy", ".png") and (
-            args.up != "y" or scale != 1.0):
-        from limbik.placement.terrain import Terrain
-
-        heights, cell, origin = import_height_field(terrain.heights, terrain.cell_size,
-                                                    terrain.origin, up=args.up, scale=scale)
-        terrain = Terrain(heights, cell, origin, name=terrain.name)
-    return terrain, floor
+    terrain = terrain_for_clip(spec, motion, up=args.up, scale=scale, **terrain_options)
+    return terrain, None if floor is None else floor * scale
 
 
 def _cmd_footplant_library(args: argparse.Namespace) -> int:
@@ -359,15 +350,14 @@ def _cmd_footplant_library(args: argparse.Namespace) -> int:
             raise InvalidInputError(f"--{flag} is for one clip; a folder of clips gets "
                                     f"{', '.join(SUMMARY_FILES)} in {args.output}",
                                     argument=flag)
-    # a folder's clips are BVH files read as they are: Y up, in their own units
-    for flag, unused in (("up", "y"), ("unit", None), ("skin", None), ("animation", None)):
-        if getattr(args, flag, unused) != unused:
+    for flag in ("skin", "animation"):
+        if getattr(args, flag, None) is not None:
             raise InvalidInputError(
-                f"--{flag} is for one clip; the clips of a folder, glob or list are BVH files "
-                f"read Y up in their own units, got --{flag} {getattr(args, flag)}",
-                argument=flag)
+                f"--{flag} is for one glTF clip; the clips of a folder, glob or list are BVH "
+                f"files, got --{flag} {getattr(args, flag)}", argument=flag)
     bar = _ProgressBar("footplant", enabled=args.progress and sys.stderr.isatty())
     summary = footplant_library(args.input, args.output, terrain=args.terrain or "flat",
+                                up=args.up, unit=args.unit,
                                 jobs=args.jobs, scheduler=args.scheduler, force=args.force,
                                 progress=lambda done, total, _: bar(done, total,
                                                                     f"{done}/{total} clips"),

@@ -62,6 +62,7 @@ from limbik.skeleton._fk_kernels import forward_kinematics_frames
 from limbik.skeleton.apply import apply_ik
 from limbik.skeleton.limbs import Leg, find_legs
 from limbik.skeleton.motion import Motion, check_motion, forward_kinematics
+from limbik.skeleton.units import import_height_field
 from limbik.solvers.two_bone import two_bone
 
 __all__ = ["FootplantReport", "estimate_floor", "evaluate", "footplant", "knee_hinge_axes"]
@@ -1221,7 +1222,8 @@ PROCEDURAL_TERRAINS = ("flat", "hills", "steps", "slope")
 
 def terrain_for_clip(spec: str, motion: Motion, *, seed: int = 0, cell_size: float = 1.0,
                      origin: tuple[float, float] = (0.0, 0.0), height_scale: float = 1.0,
-                     legs: Sequence[Leg] | None = None) -> Terrain:
+                     legs: Sequence[Leg] | None = None, up: str = "y",
+                     scale: float = 1.0) -> Terrain:
     """A terrain for ``motion``: a procedural kind, or a ``.npy``/``.png`` height field.
 
     Procedural kinds (``flat``, ``hills``, ``steps``, ``slope``) are sized to the clip:
@@ -1229,15 +1231,21 @@ def terrain_for_clip(spec: str, motion: Motion, *, seed: int = 0, cell_size: flo
     leg length (hills about ±6% of it, steps 10% high, slopes 0.1 rad up the walk).
     All are in world coordinates: ``flat`` is the plane y = 0 and the others lie
     around it; :func:`footplant` carries the clip's floor onto them. Files use
-    ``cell_size`` and ``origin`` (``height_scale`` for PNG), as in :meth:`Terrain.from_array`.
+    ``cell_size`` and ``origin`` (``height_scale`` for PNG), as in :meth:`Terrain.from_array`,
+    in the frame of the clip's file: its ``up`` axis, and ``scale`` limbik units per file
+    unit (see :func:`limbik.skeleton.units.import_height_field`).
     """
     from pathlib import Path
 
     suffix = Path(spec).suffix.lower()
-    if suffix == ".npy":
-        return Terrain.from_npy(spec, cell_size, origin)
-    if suffix == ".png":
-        return Terrain.from_png(spec, cell_size, origin, height_scale)
+    if suffix in (".npy", ".png"):
+        field = (Terrain.from_npy(spec, cell_size, origin) if suffix == ".npy" else
+                 Terrain.from_png(spec, cell_size, origin, height_scale))
+        if up == "y" and scale == 1.0:
+            return field
+        heights, cell, corner = import_height_field(field.heights, field.cell_size,
+                                                    field.origin, up=up, scale=scale)
+        return Terrain(heights, cell, corner, name=field.name)
     if spec not in PROCEDURAL_TERRAINS:
         raise InvalidInputError(
             f"terrain must be one of {', '.join(PROCEDURAL_TERRAINS)} or a .npy/.png file, "
