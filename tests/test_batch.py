@@ -255,8 +255,8 @@ def test_finding_clips(tmp_path):
 
 
 @pytest.mark.parametrize(("source", "output", "message"), [
-    ("missing", "out", "source must be a folder, a glob or a .bvh file"),
-    ("empty/*.bvh", "out", "source must hold .bvh clips"),
+    ("missing", "out", "source must be a folder, a glob or a clip file"),
+    ("empty/*.bvh", "out", "source must hold .bvh/.glb/.gltf clips"),
     ("clips", "clips", "output must be a folder other than the input folder"),
 ])
 def test_bad_sources_and_outputs(tmp_path, source, output, message):
@@ -344,17 +344,6 @@ def test_library_flags_on_one_clip_are_an_error(tmp_path, capsys):
     assert main(["footplant", str(clip), "-o", str(tmp_path / "o.bvh"), "--jobs", "2"]) == 1
     assert "--jobs is for a folder or glob of clips" in capsys.readouterr().err
     assert not (tmp_path / "o.bvh").exists()
-
-
-@pytest.mark.parametrize(("flag", "value"), [("--skin", "0"), ("--animation", "Walk")])
-def test_gltf_flags_on_a_folder_are_an_error(library, tmp_path, capsys, flag, value):
-    """A folder's clips are BVH files; a glTF selection is refused, not ignored."""
-    folder, _ = library
-    out = tmp_path / "out"
-    assert main(["footplant", str(folder), "-o", str(out), flag, value]) == 1
-    err = capsys.readouterr().err
-    assert f"{flag} is for one glTF clip" in err and f"got {flag} {value}" in err
-    assert not out.exists()
 
 
 def test_a_z_up_centimetre_folder_is_planted_as_its_clips_one_by_one(tmp_path, capsys):

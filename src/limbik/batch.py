@@ -1,6 +1,7 @@
 """Foot placement over a whole library of clips, on all local cores or on a Dask cluster.
 
-:func:`footplant_library` finds the ``.bvh`` clips under a folder (or a glob), plants
+:func:`footplant_library` finds the motion clips (``.bvh``, ``.glb``, ``.gltf``) under a
+folder (or a glob), plants
 each one exactly as ``limbik footplant CLIP`` does (both go through
 :func:`plant_clip`), writes the results into an output folder that mirrors the input
 tree, and writes ``summary.json``, ``summary.csv``, ``summary.html`` and
@@ -37,7 +38,7 @@ from limbik._validation import choice
 from limbik.errors import InvalidInputError, LimbikError
 from limbik.placement.footplant import FootplantReport, footplant, terrain_for_clip
 from limbik.placement.terrain import Terrain
-from limbik.skeleton.bvh import read_bvh, write_bvh
+from limbik.skeleton.files import MOTION_FORMATS, motion_format, read_motion, write_motion
 from limbik.skeleton.limbs import Leg, find_legs
 from limbik.skeleton.motion import Motion
 from limbik.skeleton.units import UP_AXES, unit_scale
@@ -55,6 +56,8 @@ Progress = Callable[[int, int, str], None]
 #: file names written into the output folder
 #: seconds between the summaries written while a run goes on
 CHECKPOINT_SECONDS = 30.0
+#: the clip files a library holds, for messages
+_CLIP_FILES = "/".join(MOTION_FORMATS)
 SUMMARY_FILES = ("summary.json", "summary.csv", "summary.html", "summary.png")
 #: summary record fields that come before the metrics, in column order
 RECORD_FIELDS = ("clip", "status", "skipped", "frames", "seconds", "error", "terrain", "floor",
@@ -100,11 +103,12 @@ def _has_magic(text: str) -> bool:
 
 
 def _is_clip(path: Path) -> bool:
-    return path.suffix.lower() == ".bvh" and path.is_file()
+    return path.suffix.lower() in MOTION_FORMATS and path.is_file()
 
 
 def find_clips(source: str | Path | Sequence[str | Path]) -> tuple[Path, list[Path]]:
-    """The ``.bvh`` clips of a folder (searched recursively), a glob, a single file, or a
+    """The motion clips (``.bvh``, ``.glb``, ``.gltf``) of a folder (searched recursively),
+    a glob, a single file, or a
     list of these (say a glob the shell expanded).
 
     Returns ``(root, clips)``: outputs mirror each clip's path relative to ``root``
@@ -135,7 +139,7 @@ def find_clips(source: str | Path | Sequence[str | Path]) -> tuple[Path, list[Pa
         root = Path(*parts[:fixed]) if fixed else Path(".")
         found = (Path(p) for p in glob.glob(text, recursive=True))
     else:
-        raise InvalidInputError(f"source must be a folder, a glob or a .bvh file, got {text!r} "
+        raise InvalidInputError(f"source must be a folder, a glob or a clip file, got {text!r} "
                                 "(no such file or folder)", argument="source")
     clips = []
     for clip in found:
@@ -144,7 +148,7 @@ def find_clips(source: str | Path | Sequence[str | Path]) -> tuple[Path, list[Pa
             continue
         clips.append(clip)
     if not clips:
-        raise InvalidInputError(f"source must hold .bvh clips, got none in {text!r}",
+        raise InvalidInputError(f"source must hold {_CLIP_FILES} clips, got none in {text!r}",
                                 argument="source")
     return root, sorted(clips)
 
@@ -163,6 +167,8 @@ class _ClipJob:
     footplant_options: dict[str, Any]
     up: str = "y"
     unit: str | float | None = None
+    skin: int | str | None = None
+    animation: int | str | None = None
 
 
 def _describe(exc: BaseException) -> str:
@@ -190,7 +196,10 @@ def _run_clip(job: _ClipJob) -> dict[str, Any]:
         # the file's frame: its up axis, and limbik units per file unit; a terrain file
         # and the floor are given in it too
         scale = unit_scale(job.unit)
-        motion = read_bvh(job.source, up=job.up, scale=scale)
+        frame: dict[str, Any] = {"up": job.up, "unit": job.unit}
+        if motion_format(job.source) == "gltf":
+            frame.update(skin=job.skin, animation=job.animation)
+        motion = read_motion(job.source, **frame)
         record["frames"] = motion.num_frames
         options = dict(job.footplant_options)
         if options.get("floor") is not None:
@@ -199,7 +208,7 @@ def _run_clip(job: _ClipJob) -> dict[str, Any]:
                           terrain_options={**job.terrain_options, "up": job.up, "scale": scale},
                           **options)
         Path(job.output).parent.mkdir(parents=True, exist_ok=True)
-        write_bvh(done.planted, job.output, up=job.up, scale=scale)
+        write_motion(done.planted, job.output, source=job.source, **frame)
     except Exception as exc:  # one bad clip must not stop the library
         record["error"] = _describe(exc)
         record[_RETRY] = not isinstance(exc, LimbikError)
@@ -535,14 +544,14 @@ def _defaults(function: Callable[..., Any], leave_out: Iterable[str]) -> dict[st
 
 
 def _settings(terrain: str, terrain_options: Mapping[str, Any] | None,
-              footplant_options: Mapping[str, Any] | None, up: str,
-              unit: str | float | None) -> dict[str, Any]:
+              footplant_options: Mapping[str, Any] | None,
+              reading: Mapping[str, Any]) -> dict[str, Any]:
     """Everything that decides an output, defaults filled in, as JSON values: two runs
     with equal settings make equal files (the limbik version is part of it)."""
     from limbik import __version__
 
     return _jsonable({
-        "limbik": __version__, "terrain": terrain, "up": up, "unit": unit,
+        "limbik": __version__, "terrain": terrain, **reading,
         "terrain_options": {**_defaults(terrain_for_clip, ["legs", "up", "scale"]),
                             **(terrain_options or {})},
         "footplant_options": {**_defaults(footplant, ["legs", "progress"]),
@@ -597,13 +606,15 @@ def footplant_library(source: str | Path | Sequence[str | Path], output: str | P
                       jobs: int | None = None, scheduler: str | None = None,
                       force: bool = False, progress: Progress | None = None,
                       report: bool = True, up: str = "y",
-                      unit: str | float | None = None) -> BatchSummary:
-    """Plant every ``.bvh`` clip under ``source`` and write them, mirrored, under ``output``.
+                      unit: str | float | None = None, skin: int | str | None = None,
+                      animation: int | str | None = None) -> BatchSummary:
+    """Plant every clip under ``source`` and write them, mirrored, under ``output``.
 
     Parameters
     ----------
     source : a folder (searched recursively), a glob such as ``"mocap/**/*.bvh"``, one
-        ``.bvh`` file, or a list of these (see :func:`find_clips`).
+        ``.bvh``, ``.glb`` or ``.gltf`` file, or a list of these (see :func:`find_clips`).
+        A glTF clip's output is a copy of its file with the planted animation.
     output : the output folder (created); it must not be the input folder.
     terrain, terrain_options, footplant_options : as in :func:`plant_clip`.
     jobs : worker processes (default: one per available core; 1 runs in this process).
@@ -616,6 +627,8 @@ def footplant_library(source: str | Path | Sequence[str | Path], output: str | P
     up, unit : the clips' up axis and length unit, as for
         :func:`limbik.skeleton.files.read_motion`; outputs are written in the same frame,
         and a terrain file and ``footplant_options["floor"]`` are given in it too.
+    skin, animation : for glTF clips, the skin and animation to plant (name or index;
+        default the first), as for :func:`limbik.skeleton.files.read_motion`.
 
     Returns the :class:`BatchSummary`; ``summary.json`` and ``summary.csv`` in
     ``output`` hold the same records. A clip is up to date when the last summary
@@ -636,14 +649,15 @@ def footplant_library(source: str | Path | Sequence[str | Path], output: str | P
                                 f"{str(output)!r}, got {str(inside[0])!r}", argument="source")
     clips = [clip for clip in clips if clip not in inside]
     if not clips:
-        raise InvalidInputError(f"source must hold .bvh clips outside the output folder "
+        raise InvalidInputError(f"source must hold {_CLIP_FILES} clips outside the output folder "
                                 f"{str(output)!r}, got none", argument="source")
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         raise InvalidInputError(f"jobs must be a positive integer, got {jobs!r}",
                                 argument="jobs")
     choice(up, "up", UP_AXES)
     unit_scale(unit)  # a bad unit fails here, not once per clip
-    settings = _settings(terrain, terrain_options, footplant_options, up, unit)
+    settings = _settings(terrain, terrain_options, footplant_options,
+                         {"up": up, "unit": unit, "skin": skin, "animation": animation})
     out.mkdir(parents=True, exist_ok=True)
     previous = {} if force else _previous_run(out, settings)
 
@@ -662,7 +676,7 @@ def footplant_library(source: str | Path | Sequence[str | Path], output: str | P
         # absolute paths: a worker elsewhere may start in another folder
         todo.append(_ClipJob(name, str(clip.absolute()), str(target.absolute()), terrain,
                              dict(terrain_options or {}), dict(footplant_options or {}),
-                             up, unit))
+                             up, unit, skin, animation))
 
     workers = default_jobs() if jobs is None else jobs
     if scheduler is not None:

@@ -350,14 +350,9 @@ def _cmd_footplant_library(args: argparse.Namespace) -> int:
             raise InvalidInputError(f"--{flag} is for one clip; a folder of clips gets "
                                     f"{', '.join(SUMMARY_FILES)} in {args.output}",
                                     argument=flag)
-    for flag in ("skin", "animation"):
-        if getattr(args, flag, None) is not None:
-            raise InvalidInputError(
-                f"--{flag} is for one glTF clip; the clips of a folder, glob or list are BVH "
-                f"files, got --{flag} {getattr(args, flag)}", argument=flag)
     bar = _ProgressBar("footplant", enabled=args.progress and sys.stderr.isatty())
     summary = footplant_library(args.input, args.output, terrain=args.terrain or "flat",
-                                up=args.up, unit=args.unit,
+                                **_file_frame(args),
                                 jobs=args.jobs, scheduler=args.scheduler, force=args.force,
                                 progress=lambda done, total, _: bar(done, total,
                                                                     f"{done}/{total} clips"),
@@ -816,7 +811,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(estimated, or --floor) is carried onto the terrain, so a clip whose feet rest at "
         "y = -1.3 is lifted by 1.3; the report prints that lift.")
     fp.add_argument("input", nargs="*", help="a BVH clip or glTF/GLB character (default: the "
-                    "built-in walk on hills), or a folder, glob or several BVH clips (then -o "
+                    "built-in walk on hills), or a folder, glob or several clips (then -o "
                     "is a folder that mirrors them)")
     fp.add_argument("--terrain", help="flat, hills, steps, slope, or a .npy/.png height field "
                     "(default: flat for a clip, hills for the built-in walk)")

@@ -136,3 +136,37 @@ def test_glb_export_of_a_shared_clip_plants_like_the_bvh(shared_data, name, clip
                for key, motion in (("glb", glb_motion), ("bvh", bvh_motion))}
     assert np.abs(planted["glb"].world_positions()[:, index]
                   - planted["bvh"].world_positions()).max() < 1e-4 * leg
+
+
+def test_a_folder_of_glb_and_bvh_clips_plants_each_as_the_single_clip_command(tmp_path,
+                                                                             capsys):
+    """A library may mix glTF characters and BVH clips: each output is the file that
+    ``limbik footplant CLIP -o OUT`` writes, and ``--animation`` selects in glTF clips
+    only (a BVH clip has one motion)."""
+    import shutil
+
+    from limbik.placement.walk import walk_cycle
+
+    folder = tmp_path / "mixed"
+    (folder / "rigs").mkdir(parents=True)
+    shutil.copy(DATA / "mixamo_rig.glb", folder / "rigs" / "mixamo.glb")
+    shutil.copy(DATA / "cmu_walk.glb", folder / "cmu.glb")
+    write_bvh(walk_cycle(cycles=1.0, frame_rate=60.0), folder / "walk.bvh")
+    out = tmp_path / "out"
+    assert main(["footplant", str(folder), "-o", str(out), "--jobs", "1", "--animation", "0",
+                 "--no-progress"]) == 0
+    capsys.readouterr()
+    for name in ("rigs/mixamo.glb", "cmu.glb", "walk.bvh"):
+        single = tmp_path / f"single{(folder / name).suffix}"
+        argv = ["footplant", str(folder / name), "-o", str(single), "--no-progress", "--force"]
+        if name.endswith(".glb"):
+            argv += ["--animation", "0"]
+        assert main(argv) == 0, capsys.readouterr()
+        assert (out / name).read_bytes() == single.read_bytes(), name
+    before, _ = glb(folder / "rigs" / "mixamo.glb")
+    for a in mesh_and_skin_accessors(before):
+        assert accessor_bytes(folder / "rigs" / "mixamo.glb", a) == accessor_bytes(
+            out / "rigs" / "mixamo.glb", a)
+    summary = json.loads((out / "summary.json").read_text())
+    assert [r["status"] for r in summary["clips"]] == ["ok"] * 3
+    assert summary["settings"]["animation"] == 0
