@@ -174,6 +174,90 @@ def test_fabrik_tree_rig_tracks_two_effectors():
         FabrikTreeRig(None)
 
 
+def arc_chain(n=5, bend=0.8, length=4.0):
+    """A chain curled one way: joints on a circular arc of ``length``, bones of equal
+    length (chords)."""
+    a = np.linspace(0.0, bend, n)
+    radius = length / bend
+    return np.c_[radius * (1 - np.cos(a)), radius * np.sin(a), np.zeros(n)]
+
+
+def out_of_reach_and_back(frames=240):
+    """Targets along a line from the root, out beyond the chain's reach and back again."""
+    for k in range(frames):
+        s = k / frames
+        r = 2.5 + 2.5 * math.sin(math.pi * s)
+        yield k, np.array([r * math.sin(0.6), r * math.cos(0.6), 0.3 * math.sin(2 * math.pi * s)])
+
+
+def bends_alternate(p):
+    """Whether consecutive joints of the chain ``p (n, 3)`` bend about opposite axes."""
+    b = np.diff(p, axis=0)
+    axes = np.cross(b[:-1], b[1:])
+    size = np.linalg.norm(axes, axis=1)
+    if size.min() < 1e-6:
+        return False  # straight: no bend to compare
+    axes /= size[:, None]
+    return bool(np.min(np.sum(axes[:-1] * axes[1:], axis=1)) < 0.0)
+
+
+def test_a_rest_started_chain_comes_back_from_out_of_reach_bent_as_it_left():
+    """Warm-started FABRIK pulls a chain that was stretched out of reach back in as a
+    zig-zag; started from the rest pose every step it bends as the rest pose does, and
+    its pose at a target is the same on the way out and on the way back."""
+    rest = arc_chain()
+    rig = FabrikChainRig(rest, start="rest", tolerance=1e-9, max_iterations=50)
+    poses = {}
+    for k, target in out_of_reach_and_back():
+        p = rig.step(1 / 60, target).positions
+        assert not bends_alternate(p), k
+        np.testing.assert_allclose(np.linalg.norm(np.diff(p, axis=0), axis=1),
+                                   np.linalg.norm(np.diff(rest, axis=0), axis=1), rtol=1e-9)
+        np.testing.assert_array_equal(p[0], rest[0])
+        poses[k] = np.array(p)
+    for k in range(1, 120):  # frame 240 - k has frame k's target mirrored in z
+        mirrored = poses[240 - k] * [1.0, 1.0, -1.0]
+        np.testing.assert_allclose(mirrored, poses[k], atol=1e-9)
+    # the last frame's pose, as the default does, folds into a zig-zag on the way back
+    warm = FabrikChainRig(rest, tolerance=1e-9, max_iterations=50)
+    folded = [bends_alternate(warm.step(1 / 60, target).positions)
+              for _, target in out_of_reach_and_back()]
+    assert not any(folded[:100]) and any(folded[140:])
+
+
+def test_a_rest_started_rig_moves_with_its_root():
+    rest = arc_chain()
+    rig = FabrikChainRig(rest, start="rest")
+    sol = rig.step(1 / 60, [1.0, 2.0, 0.5], root=[0.3, -0.2, 0.1])
+    np.testing.assert_allclose(sol.positions[0], [0.3, -0.2, 0.1], atol=1e-15)
+    expected = fabrik(rest + [0.3, -0.2, 0.1], [1.0, 2.0, 0.5])
+    np.testing.assert_array_equal(sol.positions, expected.positions)
+    # without a root, the root stays where the last step put it
+    again = rig.step(1 / 60, [1.0, 2.0, 0.5])
+    np.testing.assert_array_equal(again.positions, expected.positions)
+    with pytest.raises(InvalidInputError, match="start must be one of 'last', 'rest', got 'x'"):
+        FabrikChainRig(rest, start="x")
+
+
+def test_a_rest_started_tree_rig_is_a_function_of_its_targets():
+    parents = np.array([-1, 0, 1, 2, 3, 2, 5])
+    pose = np.array([[0, 0, 0], [0, 1, 0], [0, 2, 0], [-0.5, 2.6, 0], [-1, 3.2, 0],
+                     [0.5, 2.6, 0], [1, 3.2, 0]], dtype=float)
+    tree = FabrikTree(parents, pose)
+    rig = FabrikTreeRig(tree, start="rest", max_iterations=50, tolerance=1e-9)
+    targets = [{4: [-0.9 + 0.3 * t, 3.0, 0.2 * t], 6: [0.9, 3.0 - 0.4 * t, 0.1]}
+               for t in np.linspace(0.0, 1.0, 20)]
+    first = [np.array(rig.step(1 / 60, goal).positions) for goal in targets]
+    back = [np.array(rig.step(1 / 60, goal).positions) for goal in reversed(targets)]
+    for a, b in zip(first, reversed(back), strict=True):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(first[-1], tree.solve(targets[-1], start=pose,
+                                                        max_iterations=50,
+                                                        tolerance=1e-9).positions)
+    with pytest.raises(InvalidInputError, match="start must be one of"):
+        FabrikTreeRig(tree, start="first")
+
+
 def test_tween_values_follow_quad_out_and_cancel():
     a = Frame.from_translation([0.0, 0.0, 0.0])
     b = Frame.from_euler_xyz(0.0, 1.0, 0.0, [2.0, 0.0, 0.0])
