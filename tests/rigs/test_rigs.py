@@ -258,6 +258,41 @@ def test_a_rest_started_tree_rig_is_a_function_of_its_targets():
         FabrikTreeRig(tree, start="first")
 
 
+@pytest.mark.parametrize("first_pole", [True, False])
+def test_a_two_bone_rig_eases_its_mid_joint_when_its_pole_comes_or_goes(first_pole):
+    """Giving or dropping the pole swings the elbow to another side: over ``smooth_time``,
+    not in one frame; the hand still reaches its goal and the bones keep their lengths,
+    and once eased in the rig is the rig that never switched."""
+    pole = [1.0, 0.0, -1.0]
+
+    def run(smooth_time, switch_at):
+        rig = TwoBoneRig(REST, smooth_time=smooth_time)
+        mids, hands = [], []
+        for k in range(240):
+            with_pole = (k < switch_at) == first_pole
+            sol = rig.step(1 / 60, target_path(k / 60), **({"pole": pole} if with_pole else {}))
+            p = np.array(sol.positions)
+            np.testing.assert_allclose(np.linalg.norm(np.diff(p, axis=0), axis=1),
+                                       [rig.upper, rig.lower], rtol=1e-12)
+            mids.append(p[1])
+            hands.append(p[2])
+        return np.array(mids), np.array(hands)
+
+    length = 1.9
+    switched, hands = run(0.15, 120)
+    steady, steady_hands = run(0.15, 0)  # in the second way from the start
+    np.testing.assert_allclose(hands, steady_hands, atol=1e-12)  # the goal is unchanged
+    step = np.linalg.norm(np.diff(switched, axis=0), axis=1)
+    assert step.max() < 0.05 * length, step.max()
+    assert np.max(np.linalg.norm(switched[120] - steady[120])) > 0.2 * length  # a real swing
+    np.testing.assert_array_equal(switched[200:], steady[200:])
+    # smooth_time 0 follows at once
+    instant, _ = run(0.0, 120)
+    at_once, _ = run(0.0, 0)
+    np.testing.assert_array_equal(instant[120:], at_once[120:])
+    assert np.linalg.norm(instant[120] - instant[119]) > 0.2 * length
+
+
 def test_tween_values_follow_quad_out_and_cancel():
     a = Frame.from_translation([0.0, 0.0, 0.0])
     b = Frame.from_euler_xyz(0.0, 1.0, 0.0, [2.0, 0.0, 0.0])

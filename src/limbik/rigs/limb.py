@@ -61,7 +61,9 @@ class TwoBoneRig:
         As in :func:`limbik.two_bone`.
 
     Each :meth:`step` returns a :class:`~limbik.Solution` for one limb (positions
-    ``(3, 3)``); :attr:`solution` keeps the last one.
+    ``(3, 3)``); :attr:`solution` keeps the last one. A step that bends the limb another
+    way than the last (a pole given or dropped, ``root_frame`` given or dropped) eases
+    the mid joint from where it was to where the new way puts it, over ``smooth_time``.
     """
 
     def __init__(self, rest: Any, *, smooth_time: float = 0.0, weight: float = 1.0,
@@ -83,6 +85,8 @@ class TwoBoneRig:
         self.unreachable = choice(unreachable, "unreachable", ("extend", "push_root", "stretch"))
         self._goal: CriticallyDamped | None = None
         self._pole: CriticallyDamped | None = None
+        self._mode: str | None = None
+        self._mid_offset: CriticallyDamped | None = None
         self.solution: Solution | None = None
 
     def step(self, dt: float, target: Any, *, root: Any = None, pole: Any = None,
@@ -144,11 +148,37 @@ class TwoBoneRig:
             self._pole = None
             sol = two_bone(base, smoothed, self.upper, self.lower, reference=anim[1],
                            bend_axis=_hinge_axis(anim), unreachable=self.unreachable)
+        mode = "root_frame" if root_frame is not None else "pole" if pole is not None else "animated"
+        sol = self._ease_mode_change(mode, base, smoothed, sol, dt)
         self.solution = sol
         return sol
+
+    def _ease_mode_change(self, mode: str, base: np.ndarray, goal: np.ndarray, sol: Solution,
+                          dt: float) -> Solution:
+        """``sol``, or, after a change of the bend ``mode``, the limb solved with its mid
+        joint at ``sol``'s plus an offset that starts at the jump the change made (the last
+        step's mid joint minus ``sol``'s, relative to the root) and decays to zero,
+        critically damped over ``smooth_time``, until it is within 1e-4 of the limb's
+        length (inertial blending: the new mode's own motion is kept all along)."""
+        wanted = np.asarray(sol.positions[1]) - base
+        if (mode != self._mode and self.solution is not None and self.smooth_time > 0.0):
+            last = np.asarray(self.solution.positions)
+            self._mid_offset = CriticallyDamped((last[1] - last[0]) - wanted, self.smooth_time)
+        self._mode = mode
+        if self._mid_offset is None:
+            return sol
+        self._mid_offset.smooth_time = self.smooth_time
+        offset = self._mid_offset.step(np.zeros(3), dt)
+        if float(np.linalg.norm(offset)) <= 1e-4 * (self.upper + self.lower):
+            self._mid_offset = None
+            return sol
+        return two_bone(base, goal, self.upper, self.lower, pole=base + wanted + offset,
+                        unreachable=self.unreachable)
 
     def reset(self) -> None:
         """Forget the smoothing state: the next step starts at its goal."""
         self._goal = None
         self._pole = None
+        self._mode = None
+        self._mid_offset = None
         self.solution = None
