@@ -148,7 +148,8 @@ class TwoBoneRig:
             self._pole = None
             sol = two_bone(base, smoothed, self.upper, self.lower, reference=anim[1],
                            bend_axis=_hinge_axis(anim), unreachable=self.unreachable)
-        mode = "root_frame" if root_frame is not None else "pole" if pole is not None else "animated"
+        mode = ("root_frame" if root_frame is not None else
+                "pole" if pole is not None else "animated")
         sol = self._ease_mode_change(mode, base, smoothed, sol, dt)
         self.solution = sol
         return sol
