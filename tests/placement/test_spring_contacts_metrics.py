@@ -195,3 +195,43 @@ def test_foot_turn_sees_a_foot_that_snaps_round():
     flat = toe.copy()
     flat[10] = ankle[10]
     assert metrics.foot_turn(ankle, flat) == pytest.approx(60.0 / (n - 1))
+
+
+def test_a_contact_ends_where_the_foot_lifts_off():
+    """A foot that stands, then rises slowly out of the hysteresis band (slower than the
+    exit speed) before it leaves: where that rise is marked ``lifting`` (a toe-off), the
+    contact ends at the last frame within the enter height, so every contact frame is
+    within it; unmarked rises, and contacts that last to the clip's end, keep the band."""
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        stand, rise, swing = rng.integers(5, 40), rng.integers(3, 30), rng.integers(5, 20)
+        top = rng.uniform(0.1, 0.3)
+        height = np.r_[rng.uniform(-0.01, 0.02, stand), np.linspace(0.0, top, rise + 1)[1:],
+                       np.full(swing, top)]
+        height += rng.normal(0.0, 0.002, height.size)
+        speed = np.full(height.size, 0.1)
+        lifting = np.zeros(height.size, dtype=bool)
+        lifting[stand + rng.integers(0, rise):] = True
+        options = dict(enter_height=0.03, exit_height=0.09, enter_speed=0.5, exit_speed=1.0,
+                       min_frames=3)
+        held = detect_contacts(height, speed, **options)
+        cut = detect_contacts(height, speed, lifting=lifting, **options)
+        spans = contact_spans(cut)
+        assert spans and spans[0][0] == 0
+        stop = spans[0][1]
+        # the last contact frame is the last one within the band before the lift
+        # (or the first lifting frame), and nothing in the band before it is lost
+        within = (height <= 0.03) | ~lifting
+        assert within[stop - 1]
+        assert not np.any(within[stop:contact_spans(held)[0][1]])
+        assert cut[:stop].all() and np.array_equal(cut & held, cut)
+        # without the marks, the band keeps the contact until the foot exits it
+        assert held[stop:][height[stop:] <= 0.09].all() or stop == contact_spans(held)[0][1]
+        # a contact that lasts to the last frame is kept whatever the marks say
+        end = stand + int(np.argmax(height[stand:] > 0.08))
+        tail = detect_contacts(height[:end], speed[:end], lifting=np.ones(end, dtype=bool),
+                               **options)
+        assert tail.all()
+    with pytest.raises(InvalidInputError, match="lifting must have shape"):
+        detect_contacts(np.zeros(5), np.zeros(5), enter_height=0.03, exit_height=0.09,
+                        enter_speed=0.5, exit_speed=1.0, lifting=np.zeros(4, dtype=bool))

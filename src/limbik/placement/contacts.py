@@ -61,7 +61,7 @@ def _hysteresis(height: np.ndarray, speed: np.ndarray, enter_h: float, exit_h: f
 
 def detect_contacts(height: Any, speed: Any, *, enter_height: float, exit_height: float,
                     enter_speed: float, exit_speed: float, grounded_speed: float | None = None,
-                    min_frames: int = 3) -> np.ndarray:
+                    min_frames: int = 3, lifting: Any | None = None) -> np.ndarray:
     """Contact mask ``(frames,)`` from a foot's height above its floor and its speed.
 
     A contact starts when the foot is at most ``enter_height`` high and at most
@@ -70,7 +70,14 @@ def detect_contacts(height: Any, speed: Any, *, enter_height: float, exit_height
     A foot at or below its floor (``height <= 0``) is in contact unless it moves
     faster than ``grounded_speed`` (default ``exit_speed``): sliding through the floor is
     a contact that skates, not a swing.
-    Contacts and gaps shorter than ``min_frames`` are removed (gaps first).
+    ``lifting`` ``(frames,)`` (bool) marks frames at which the foot may be leaving the
+    ground (:func:`limbik.placement.footplant.footplant` passes: rolled onto its toe).
+    A contact whose last frames are all above ``enter_height`` and ``lifting`` ends
+    before them: the hysteresis band keeps a contact through noise in its middle, but
+    a foot that rises out of the band from a toe-off is lifting off, not standing (a
+    contact that lasts to the last frame is kept).
+    Contacts and gaps shorter than ``min_frames`` are removed (gaps first, contacts
+    after their lift-off is cut).
     """
     h = as_float_array(height, "height")
     v = as_float_array(speed, "speed")
@@ -81,6 +88,10 @@ def detect_contacts(height: Any, speed: Any, *, enter_height: float, exit_height
         raise InvalidInputError("enter thresholds must not exceed exit thresholds, got "
                                 f"height {enter_height} > {exit_height} or speed "
                                 f"{enter_speed} > {exit_speed}", argument="enter_height")
+    lift = None if lifting is None else np.asarray(lifting, dtype=bool)
+    if lift is not None and lift.shape != h.shape:
+        raise InvalidInputError(f"lifting must have shape {h.shape}, got {lift.shape}",
+                                argument="lifting")
     mask = _hysteresis(np.ascontiguousarray(h), np.ascontiguousarray(v), float(enter_height),
                        float(exit_height), float(enter_speed), float(exit_speed),
                        float(exit_speed if grounded_speed is None else grounded_speed))
@@ -91,6 +102,11 @@ def detect_contacts(height: Any, speed: Any, *, enter_height: float, exit_height
         if stop - start < m and start > 0 and stop < len(mask):
             mask[start:stop] = True
     for start, stop in contact_spans(mask):
+        if lift is not None and stop < len(mask):
+            standing = np.flatnonzero((h[start:stop] <= enter_height) | ~lift[start:stop])
+            lift_off = start + (int(standing[-1]) + 1 if standing.size else 0)
+            mask[lift_off:stop] = False
+            stop = lift_off
         if stop - start < m:
             mask[start:stop] = False
     return mask

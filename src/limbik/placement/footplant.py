@@ -79,6 +79,9 @@ KNEE_RATE_SLACK = 1.5
 #: smoothly. A steep foot over a slope has two pitches that follow the ground (pointing
 #: down, and turned by twice the slope), and a swing would jump between them.
 SWING_FOLLOW = (0.01, 0.04)
+#: Radians by which a foot is pitched down from its rest, rolled onto its toe, past which
+#: a contact that the foot leaves upward has ended (a toe-off: the foot is lifting off).
+LIFT_OFF_ROLL = np.radians(30.0)
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -243,6 +246,19 @@ def _foot_signals(world: np.ndarray, leg: Leg, floor: float, leg_length: float, 
     height = np.min(heights, axis=0)
     local = height - local_minimum(height, max(1, round(0.4 / dt)))
     return np.where(height <= 0.0, height, local), np.min(speeds, axis=0)
+
+
+def _rolled_onto_toe(world: np.ndarray, leg: Leg, rest: np.ndarray) -> np.ndarray | None:
+    """Frames ``(n,)`` at which a foot is rolled onto its toe: pitched down by more than
+    ``LIFT_OFF_ROLL`` radians from its pitch at rest (heel and toe at their resting
+    heights ``rest``, heel first). None for a leg without a toe."""
+    if leg.toe is None:
+        return None
+    foot = world[:, leg.toe] - world[:, leg.ankle]
+    length = np.maximum(np.linalg.norm(foot, axis=1), 1e-300)
+    pitch = np.arcsin(np.clip(foot[:, 1] / length, -1.0, 1.0))
+    at_rest = np.arcsin(np.clip((rest[1] - rest[0]) / length, -1.0, 1.0))
+    return at_rest - pitch > LIFT_OFF_ROLL
 
 
 def contact_speed_threshold(speeds: np.ndarray) -> float:
@@ -863,7 +879,9 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
     max_tilt : largest change of foot pitch and roll from the source to follow the
         ground (or ankle tilt without a toe), radians.
     contact_height : a contact starts with the foot at most this high above its local
-        minimum (leg lengths, ±0.4 s) and ends above three times this.
+        minimum (leg lengths, ±0.4 s) and ends above three times this, or at the last
+        frame at most this high where the foot then lifts off rolled onto its toe
+        (``LIFT_OFF_ROLL``).
     contact_speed : the planted/swing speed threshold (leg lengths per second); a contact
         starts below 0.7x and ends above 1.4x it. Default: from the clip
         (:func:`contact_speed_threshold`). A foot at or below its rest is in contact
@@ -911,6 +929,7 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
         contact_speed = contact_speed_threshold(
             np.concatenate([speed for _, speed in signals.values()]))
     speed_gate = as_float(contact_speed, "contact_speed", minimum=0.0, exclusive=True)
+    rests = _rest_heights(motion, full_world, legs, floor, leg_length)
     masks: dict[str, np.ndarray] = {}
     for leg in legs:
         given = None if contacts is None else contacts.get(leg.side)
@@ -919,7 +938,8 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
             masks[leg.side] = detect_contacts(
                 height, speed, enter_height=contact_height, exit_height=3 * contact_height,
                 enter_speed=0.7 * speed_gate, exit_speed=1.4 * speed_gate,
-                grounded_speed=np.inf, min_frames=max(2, round(0.05 / dt)))
+                grounded_speed=np.inf, min_frames=max(2, round(0.05 / dt)),
+                lifting=_rolled_onto_toe(world, leg, rests[leg.side]))
         elif np.asarray(given).dtype == bool:
             m = np.asarray(given)
             if m.shape != (frames,):
@@ -933,7 +953,6 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
     targets: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
     pins: dict[str, np.ndarray] = {}
     heels: dict[str, np.ndarray] = {}
-    rests = _rest_heights(motion, full_world, legs, floor, leg_length)
     for leg in legs:
         ankle = world[:, leg.ankle]
         toe = world[:, leg.toe] if leg.toe is not None else None
