@@ -165,6 +165,23 @@ def as_quaternions(value: Any, name: str) -> FloatArray:
     return unit
 
 
+def as_joint_rotations(value: Any, name: str, n_joints: int, shape: tuple[int, ...]
+                       ) -> FloatArray:
+    """World rotations ``(..., n_joints, 4)`` (x, y, z, w) of a chain's or tree's joints,
+    normalised as :func:`as_quaternions`, whose batch shape broadcasts to a solve's
+    batch ``shape`` (the solve's own shape is kept)."""
+    q = as_quaternions(value, name)
+    if q.ndim < 2 or q.shape[-2] != n_joints:
+        raise InvalidInputError(f"{name} must have shape (..., {n_joints}, 4), got {q.shape}",
+                                argument=name)
+    batch = q.shape[:-2]
+    if batch != shape and (len(batch) > len(shape) or any(
+            b not in (1, s) for b, s in zip(batch[::-1], shape[::-1], strict=False))):
+        raise InvalidInputError(f"{name} must have a batch shape that broadcasts to the "
+                                f"solve's {shape}, got {q.shape}", argument=name)
+    return q
+
+
 def as_unit_quaternions(value: Any, name: str) -> FloatArray:
     """Quaternions ``(..., 4)`` as :func:`as_quaternions`, but rows already unit to 1e-12
     are returned bit for bit (so a weight of 0 can give back the caller's input)."""

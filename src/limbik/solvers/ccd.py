@@ -27,8 +27,8 @@ from limbik._validation import (
     as_flag,
     as_float,
     as_int,
+    as_joint_rotations,
     as_points,
-    as_quaternions,
     as_real_array,
     broadcast_shapes,
 )
@@ -218,13 +218,5 @@ def _start_rotations(rotations: Any, shape: tuple[int, ...], n: int, count: int
         start = np.zeros((count, n, 4))
         start[..., 3] = 1.0
         return start
-    q = as_quaternions(rotations, "rotations")
-    if q.ndim < 2 or q.shape[-2] != n:
-        raise InvalidInputError(f"rotations must have shape (..., {n}, 4), got {q.shape}",
-                                argument="rotations")
-    try:
-        return np.ascontiguousarray(np.broadcast_to(q, shape + (n, 4)).reshape(count, n, 4))
-    except ValueError:
-        raise InvalidInputError(
-            f"rotations batch shape {q.shape[:-2]} does not broadcast to {shape}",
-            argument="rotations") from None
+    q = as_joint_rotations(rotations, "rotations", n, shape)
+    return np.ascontiguousarray(np.broadcast_to(q, shape + (n, 4)).reshape(count, n, 4))

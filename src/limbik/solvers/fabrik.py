@@ -23,8 +23,8 @@ from limbik._validation import (
     as_float,
     as_float_array,
     as_int,
+    as_joint_rotations,
     as_points,
-    as_quaternions,
     as_real_array,
     broadcast_shapes,
     choice,
@@ -249,14 +249,7 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
     want_rotations = as_flag(return_rotations, "return_rotations") or rotations is not None
     given = _NO_ROTATION  # the input rotations, checked before anything is solved or written
     if rotations is not None:
-        given = as_quaternions(rotations, "rotations")
-        if given.ndim < 2 or given.shape[-2] != n:
-            raise InvalidInputError(f"rotations must have shape (..., {n}, 4), got "
-                                    f"{given.shape}", argument="rotations")
-        if broadcast_shapes(("positions", shape), ("rotations", given.shape[:-2])) != shape:
-            raise InvalidInputError(f"rotations must have a batch shape that broadcasts to "
-                                    f"the solve's {shape}, got {given.shape}",
-                                    argument="rotations")
+        given = as_joint_rotations(rotations, "rotations", n, shape)
     fields = chain_out_fields(n, want_rotations)
     if out is None:
         p, reached, error, iterations = empty_arrays(
