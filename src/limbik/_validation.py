@@ -13,6 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from limbik.errors import InvalidInputError, NonFiniteInputError
+from limbik.tolerances import EPS_DIRECTION
 
 FloatArray = NDArray[np.float64]
 
@@ -119,6 +120,22 @@ def check_finite(array: FloatArray, name: str) -> None:
 def as_points(value: Any, name: str) -> FloatArray:
     """Points or vectors of shape ``(..., 3)``."""
     return as_float_array(value, name, (3,))
+
+
+def as_directions(value: Any, name: str) -> tuple[FloatArray, FloatArray]:
+    """Direction vectors ``(..., 3)`` and their norms ``(...)``, refusing any vector
+    shorter than ``EPS_DIRECTION`` (1e-12): it has no direction to take."""
+    vectors = as_points(value, name)
+    norms = np.sqrt(np.einsum("...i,...i->...", vectors, vectors))
+    short = norms < EPS_DIRECTION
+    if np.any(short):
+        index = tuple(int(i) for i in np.argwhere(short)[0])
+        length = float(np.asarray(norms)[index])
+        raise InvalidInputError(
+            f"{name} must be non-zero vectors (norm >= {EPS_DIRECTION:g}), got "
+            + ("a zero vector" if length == 0.0 else f"one of norm {length:.3g}")
+            + (f" at index {index}" if index else ""), argument=name)
+    return vectors, norms
 
 
 def as_point(value: Any, name: str) -> FloatArray:

@@ -19,6 +19,7 @@ from limbik._output_pool import empty_arrays
 from limbik._tiered import TieredRangeKernel
 from limbik._validation import (
     FloatArray,
+    as_directions,
     as_flag,
     as_float,
     as_float_array,
@@ -35,7 +36,7 @@ from limbik.solvers import _fabrik_kernels as K
 from limbik.solvers._scale import length_scale
 from limbik.solvers.constraints import Constraint, encode_constraints
 from limbik.solvers.solution import Solution, chain_out_fields, detached, out_arrays, written
-from limbik.tolerances import EPS_DIRECTION, ITERATIVE_RTOL, MAX_ITERATIONS
+from limbik.tolerances import ITERATIVE_RTOL, MAX_ITERATIONS
 
 __all__ = ["fabrik"]
 
@@ -216,11 +217,7 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
     n = pos.shape[-2]
     has_dir = direction is not None
     if has_dir:
-        dvec = as_points(direction, "direction")
-        dn = np.sqrt(np.einsum("...i,...i->...", dvec, dvec))
-        if np.any(dn < EPS_DIRECTION):
-            raise InvalidInputError("direction must be non-zero vectors, got a zero vector",
-                                    argument="direction")
+        dvec, dn = as_directions(direction, "direction")
         dvec = dvec / dn[..., None]
         shape = broadcast_shapes(("positions", pos.shape[:-2]), ("target", tgt.shape[:-1]),
                                  ("direction", dvec.shape[:-1]))
