@@ -108,7 +108,7 @@ def _object_array(raw: np.ndarray, value: Any, name: str, trailing: tuple[int, .
 
 def check_finite(array: FloatArray, name: str) -> None:
     """Raise :class:`NonFiniteInputError` naming the first NaN/inf entry of ``array``."""
-    if not np.all(np.isfinite(array)):
+    if not np.isfinite(array).all():  # the method: a microsecond less than np.all
         bad = np.argwhere(~np.isfinite(array))[0]
         index = tuple(int(i) for i in bad)
         kind = "NaN" if np.isnan(array[index]) else "inf"
