@@ -258,3 +258,37 @@ def test_speed_near_floor_refuses_a_flag_for_near():
 
     with pytest.raises(InvalidInputError, match="near must be a number"):
         metrics.speed_near_floor(np.zeros((3, 3)), limbik.Terrain.hills(), 0.1, True)
+
+
+def _direction_calls(vector):
+    """Each call that takes a direction vector, with ``vector`` as that direction."""
+    pts = np.c_[np.arange(3.0), np.zeros(3), np.zeros(3)]
+    rotations = np.tile([0.0, 0, 0, 1], (3, 1))
+    limit = limbik.SwingTwistLimit(swing=0.5, min_twist=-0.2, max_twist=0.2)
+    return [
+        ("direction", lambda: limbik.fabrik(pts, [1.0, 1.0, 0.0], direction=vector)),
+        ("axis", lambda: limbik.aim([0, 0, 0, 1], [0, 0, 0], [1, 0, 0], axis=vector)),
+        ("up", lambda: limbik.aim([0, 0, 0, 1], [0, 0, 0], [1, 0, 0], up=vector)),
+        ("world_up", lambda: limbik.aim_chain(pts, rotations, [1, 1, 0], up=[0, 1, 0],
+                                              world_up=vector)),
+        ("cone_axis", lambda: limbik.aim([0, 0, 0, 1], [0, 0, 0], [1, 0, 0], limit=0.3,
+                                         cone_axis=vector)),
+        ("axis", lambda: limit.project_rotation([0, 0, 0, 1], vector)),
+        ("up", lambda: limbik.Frame.look_at([0, 0, 0], [1, 0, 0], up=vector)),
+    ]
+
+
+@pytest.mark.parametrize("size", [0.0, 1e-13, 1e-300])
+def test_directions_shorter_than_eps_direction_are_refused_by_name(size):
+    for name, call in _direction_calls([0.0, size, 0.0]):
+        with pytest.raises(InvalidInputError, match=f"{name} must be non-zero vectors") as got:
+            call()
+        assert got.value.argument == name
+
+
+def test_directions_just_longer_than_eps_direction_are_taken():
+    for _, call in _direction_calls([0.0, 1e-11, 0.0]):
+        result = call()
+        for field in ("positions", "quaternion"):  # a Solution, a Frame
+            result = getattr(result, field, result)
+        assert np.all(np.isfinite(result))

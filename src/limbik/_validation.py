@@ -13,6 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from limbik.errors import InvalidInputError, NonFiniteInputError
+from limbik.tolerances import EPS_DIRECTION
 
 FloatArray = NDArray[np.float64]
 
@@ -107,7 +108,7 @@ def _object_array(raw: np.ndarray, value: Any, name: str, trailing: tuple[int, .
 
 def check_finite(array: FloatArray, name: str) -> None:
     """Raise :class:`NonFiniteInputError` naming the first NaN/inf entry of ``array``."""
-    if not np.all(np.isfinite(array)):
+    if not np.isfinite(array).all():  # the method: a microsecond less than np.all
         bad = np.argwhere(~np.isfinite(array))[0]
         index = tuple(int(i) for i in bad)
         kind = "NaN" if np.isnan(array[index]) else "inf"
@@ -119,6 +120,22 @@ def check_finite(array: FloatArray, name: str) -> None:
 def as_points(value: Any, name: str) -> FloatArray:
     """Points or vectors of shape ``(..., 3)``."""
     return as_float_array(value, name, (3,))
+
+
+def as_directions(value: Any, name: str) -> tuple[FloatArray, FloatArray]:
+    """Direction vectors ``(..., 3)`` and their norms ``(...)``, refusing any vector
+    shorter than ``EPS_DIRECTION`` (1e-12): it has no direction to take."""
+    vectors = as_points(value, name)
+    norms = np.sqrt(np.einsum("...i,...i->...", vectors, vectors))
+    short = norms < EPS_DIRECTION
+    if np.any(short):
+        index = tuple(int(i) for i in np.argwhere(short)[0])
+        length = float(np.asarray(norms)[index])
+        raise InvalidInputError(
+            f"{name} must be non-zero vectors (norm >= {EPS_DIRECTION:g}), got "
+            + ("a zero vector" if length == 0.0 else f"one of norm {length:.3g}")
+            + (f" at index {index}" if index else ""), argument=name)
+    return vectors, norms
 
 
 def as_point(value: Any, name: str) -> FloatArray:
@@ -163,6 +180,23 @@ def as_quaternions(value: Any, name: str) -> FloatArray:
         scaled = array[huge] / np.max(np.abs(array[huge]), axis=-1, keepdims=True)
         unit[huge] = scaled / np.linalg.norm(scaled, axis=-1, keepdims=True)
     return unit
+
+
+def as_joint_rotations(value: Any, name: str, n_joints: int, shape: tuple[int, ...]
+                       ) -> FloatArray:
+    """World rotations ``(..., n_joints, 4)`` (x, y, z, w) of a chain's or tree's joints,
+    normalised as :func:`as_quaternions`, whose batch shape broadcasts to a solve's
+    batch ``shape`` (the solve's own shape is kept)."""
+    q = as_quaternions(value, name)
+    if q.ndim < 2 or q.shape[-2] != n_joints:
+        raise InvalidInputError(f"{name} must have shape (..., {n_joints}, 4), got {q.shape}",
+                                argument=name)
+    batch = q.shape[:-2]
+    if batch != shape and (len(batch) > len(shape) or any(
+            b not in (1, s) for b, s in zip(batch[::-1], shape[::-1], strict=False))):
+        raise InvalidInputError(f"{name} must have a batch shape that broadcasts to the "
+                                f"solve's {shape}, got {q.shape}", argument=name)
+    return q
 
 
 def as_unit_quaternions(value: Any, name: str) -> FloatArray:

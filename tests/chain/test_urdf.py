@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
 from limbik import load_urdf
 from limbik.chain import parse_urdf
+from limbik.chain.urdf import read_urdf_tree
 from limbik.errors import URDFError
 
 GOOD = """<?xml version="1.0"?>
@@ -167,3 +170,21 @@ def test_missing_limit_loads_as_unlimited():
     text = replace('<limit lower="-1" upper="1" effort="1" velocity="1"/>', "")
     chain = parse_urdf(text, "base", "hand")
     assert chain.lower[0] == -np.inf and chain.upper[0] == np.inf
+
+
+@pytest.mark.parametrize("read", [lambda p: load_urdf(p, "base", "hand"), read_urdf_tree])
+def test_a_file_that_cannot_be_read_is_a_urdf_error_naming_it(tmp_path, read):
+    folder = tmp_path / "folder.urdf"
+    folder.mkdir()
+    locked = tmp_path / "locked.urdf"
+    locked.write_text(GOOD)
+    locked.chmod(0)
+    cases = [(tmp_path / "missing.urdf", "No such file"), (folder, "Is a directory"),
+             (None, "None"), (5, "int"), ("nul\0.urdf", "null")]
+    if os.geteuid() != 0:  # root reads any file
+        cases.append((locked, "Permission denied"))
+    for path, reason in cases:
+        with pytest.raises(URDFError, match=f"expected a readable URDF file, got .*{reason}"
+                           ) as info:
+            read(path)
+        assert info.value.path == str(path) and info.value.line == 0

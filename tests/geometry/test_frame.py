@@ -168,7 +168,7 @@ def test_lerp_endpoints(rng):
         (lambda: Frame.from_translation([1, 2, 3, 4]), r"position must have shape \(\.\.\., 3\), got \(4,\)"),
         (lambda: Frame.identity().apply([1.0, 2.0]), r"points must have shape \(\.\.\., 3\), got \(2,\)"),
         (lambda: Frame([0, 0, 0, 0]), "quaternion must be a non-zero quaternion"),
-        (lambda: Frame.look_at([0, 0, 0], [1, 0, 0], up=[0, 0, 0]), "up must be a non-zero"),
+        (lambda: Frame.look_at([0, 0, 0], [1, 0, 0], up=[0, 0, 0]), "up must be non-zero vectors"),
         (lambda: Frame.from_matrix(np.ones((4, 4))), "matrix must have an orthonormal"),
         (lambda: Frame.from_rotation("x"), "rotation must be a scipy Rotation"),
         (lambda: Frame.from_translation("abc"), r"position must be a numeric array"),

@@ -146,8 +146,10 @@ def test_look_at_on_the_cmu_clip(shared_data):
 
 
 def test_aim_bad_input():
-    with pytest.raises(InvalidInputError, match="axis must be a non-zero vector"):
+    with pytest.raises(InvalidInputError, match="axis must be non-zero vectors"):
         aim([0, 0, 0, 1], [0, 0, 0], [1, 0, 0], axis=[0, 0, 0])
+    with pytest.raises(InvalidInputError, match=r"axis must have shape \(3,\), got \(2, 3\)"):
+        aim([0, 0, 0, 1], [0, 0, 0], [1, 0, 0], axis=np.ones((2, 3)))
     with pytest.raises(InvalidInputError, match=r"weight must be in \[0, 1\]"):
         aim([0, 0, 0, 1], [0, 0, 0], [1, 0, 0], weight=2.0)
     with pytest.raises(InvalidInputError, match=r"weights must have shape \(\.\.\., 2\)"):

@@ -174,3 +174,28 @@ def test_ccd_invalid_input():
         ccd(planar_arm(), [1, 0, 0], min_improvement=1e-3)
     with pytest.raises(InvalidInputError, match="max_iterations must be >= 0"):
         ccd(chain, [1, 0, 0], max_iterations=-1)
+
+
+def test_ccd_point_inputs_are_checked_in_order_with_the_entry_named():
+    chain = straight_chain(3)
+    cases = [
+        (np.where(np.arange(9).reshape(3, 3) == 4, np.nan, chain), [1, 0, 0],
+         NonFiniteInputError, r"positions must be finite, got NaN at index \(1, 1\)"),
+        (chain, [0, -np.inf, 0], NonFiniteInputError, r"target must be finite, got inf at "
+         r"index \(1,\)"),
+        (np.full((2, 3), np.nan), [np.inf, 0, 0], NonFiniteInputError, "positions must be"),
+        (np.zeros((3, 2)), [np.nan, 0, 0], InvalidInputError, r"positions must have shape "
+         r"\(\.\.\., 3\), got \(3, 2\)"),
+        (chain, [[np.nan, 0]], InvalidInputError, r"target must have shape \(\.\.\., 3\)"),
+        (chain, np.zeros((2, 2)), InvalidInputError, r"target must have shape \(\.\.\., 3\)"),
+        (np.zeros(3), [np.nan, 0, 0], NonFiniteInputError, "target must be finite"),
+        (np.zeros(3), [1, 0, 0], InvalidInputError, r"positions must have shape \(\.\.\., n, "
+         r"3\) with n >= 2, got \(3,\)"),
+        (5.0, [1, 0, 0], InvalidInputError, r"positions must have shape \(\.\.\., 3\)"),
+    ]
+    for positions, target, error, message in cases:
+        with pytest.raises(error, match=message):
+            ccd(positions, target)
+    huge = chain * 6e307  # finite entries whose sum overflows are taken
+    solved = ccd(np.concatenate([huge, huge]), [1e307, 1e307, 0])
+    assert np.all(np.isfinite(solved.positions)) and np.isfinite(solved.error)

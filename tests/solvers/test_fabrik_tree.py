@@ -278,5 +278,5 @@ def test_tree_rotations_reject_a_wrong_shape():
     tree = FabrikTree(Y_PARENTS, Y_POSE)
     with pytest.raises(InvalidInputError, match="rotations must have shape"):
         tree.solve({4: [-1.0, 3.0, 0.5]}, rotations=np.tile([0.0, 0, 0, 1], (6, 1)))
-    with pytest.raises(InvalidInputError, match="rotations must have shape"):
+    with pytest.raises(InvalidInputError, match="rotations must have a batch shape"):
         tree.solve({4: [-1.0, 3.0, 0.5]}, rotations=np.tile([0.0, 0, 0, 1], (3, 7, 1)))

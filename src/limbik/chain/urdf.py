@@ -17,11 +17,11 @@ import dataclasses
 import math
 import re
 from pathlib import Path
-from typing import Any
 from xml.parsers import expat
 
 import numpy as np
 
+from limbik._reading import read_bytes
 from limbik.chain.joint_chain import (
     JOINT_TYPES,
     MAX_MAGNITUDE,
@@ -202,11 +202,13 @@ def read_urdf_tree(path: str | Path) -> URDFTree:
                                         for s in by_child.values()))
 
 
-def _read(path: str | Path) -> Any:
+def _read(path: str | Path) -> bytes:
+    """The bytes of the URDF file ``path``, or a URDFError saying why it cannot be read."""
     try:
-        return Path(path).read_bytes()
-    except (OSError, TypeError, ValueError) as exc:
-        raise URDFError(str(path), 0, "a readable URDF file", str(exc)) from None
+        return read_bytes(path)[1]
+    except ValueError as exc:  # read_bytes' errors (a path's NUL byte too) are ValueErrors
+        raise URDFError(str(path), 0, "a readable URDF file",
+                        getattr(exc, "strerror", None) or str(exc)) from None
 
 
 def _robot(text: str | bytes, path: str) -> _Element:

@@ -9,6 +9,7 @@ import numpy as np
 
 from limbik._validation import (
     FloatArray,
+    as_directions,
     as_float_array,
     as_points,
     as_quaternions,
@@ -191,9 +192,7 @@ class Frame:
         """
         eye = as_points(eye, "eye")
         target = as_points(target, "target")
-        up = as_points(up, "up")
-        if np.any(norm(up) < 1e-12):
-            raise InvalidInputError("up must be a non-zero vector, got (0, 0, 0)", argument="up")
+        up = as_directions(up, "up")[0]
         shape = broadcast_shapes(("eye", eye.shape[:-1]), ("target", target.shape[:-1]),
                                  ("up", up.shape[:-1]))
         look = normalize(target - eye, fallback=np.array([0.0, 0.0, -1.0]))

@@ -20,9 +20,11 @@ import numpy as np
 
 from limbik._validation import (
     FloatArray,
+    as_directions,
     as_float,
     as_float_array,
     as_int,
+    as_point,
     as_points,
     as_unit_quaternions,
     as_weight,
@@ -80,20 +82,13 @@ def _check_inputs(rotation: Any, position: Any, target: Any, axis: Any, rot_name
     q = as_unit_quaternions(rotation, rot_name)
     p = as_points(position, pos_name)
     t = as_points(target, "target")
-    a = as_points(axis, "axis")
-    if a.shape != (3,) or norm(a) < 1e-12:
-        raise InvalidInputError(f"axis must be a non-zero vector of shape (3,), got "
-                                f"{a.tolist()}", argument="axis")
-    return q, p, t, a / norm(a)
+    a, length = as_directions(as_point(axis, "axis"), "axis")
+    return q, p, t, a / length
 
 
 def _nonzero(value: Any, name: str) -> FloatArray:
-    """Direction vectors ``(..., 3)``, none of them zero."""
-    v = as_points(value, name)
-    if np.any(np.max(np.abs(v), axis=-1) == 0.0):
-        raise InvalidInputError(f"{name} must be non-zero vectors, got a zero vector",
-                                argument=name)
-    return v
+    """Direction vectors ``(..., 3)``, none of them shorter than ``EPS_DIRECTION``."""
+    return as_directions(value, name)[0]
 
 
 def _twist_up(rotation: FloatArray, aim_dir: FloatArray, up: FloatArray,

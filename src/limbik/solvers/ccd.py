@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,9 +26,8 @@ from limbik._validation import (
     as_flag,
     as_float,
     as_int,
+    as_joint_rotations,
     as_points,
-    as_quaternions,
-    as_real_array,
     broadcast_shapes,
 )
 from limbik.chain.joint_chain import JointChain
@@ -141,19 +139,12 @@ def _ccd_points(positions: Any, target: Any, tolerance: float | None, max_iterat
                 constraints: Sequence[SwingTwistLimit | None] | None = None,
                 rotations: Any = None, return_rotations: bool = False,
                 out: Solution | None = None) -> Solution:
-    pts = as_real_array(positions, "positions", (3,))
-    goal = as_real_array(target, "target", (3,))
-    with np.errstate(over="ignore", invalid="ignore"):  # inf - inf: NaN, not finite
-        finite = math.isfinite(float(pts.sum())) and math.isfinite(float(goal.sum()))
-    if not finite or pts.ndim == 0 or pts.shape[-1] != 3:
-        pts = as_points(positions, "positions")  # names what is not finite or the shape
-        goal = as_points(target, "target")       # (a sum of huge finite numbers passes)
+    pts = as_points(positions, "positions")
+    goal = as_points(target, "target")
     if pts.ndim < 2 or pts.shape[-2] < 2:
         raise InvalidInputError(
             f"positions must have shape (..., n, 3) with n >= 2, got {pts.shape}",
             argument="positions")
-    if goal.ndim < 1 or goal.shape[-1] != 3:
-        as_points(goal, "target")  # raises the shape error
     shape = broadcast_shapes(("positions", pts.shape[:-2]), ("target", goal.shape[:-1]))
     n = pts.shape[-2]
     count = int(np.prod(shape, dtype=np.int64))
@@ -218,13 +209,5 @@ def _start_rotations(rotations: Any, shape: tuple[int, ...], n: int, count: int
         start = np.zeros((count, n, 4))
         start[..., 3] = 1.0
         return start
-    q = as_quaternions(rotations, "rotations")
-    if q.ndim < 2 or q.shape[-2] != n:
-        raise InvalidInputError(f"rotations must have shape (..., {n}, 4), got {q.shape}",
-                                argument="rotations")
-    try:
-        return np.ascontiguousarray(np.broadcast_to(q, shape + (n, 4)).reshape(count, n, 4))
-    except ValueError:
-        raise InvalidInputError(
-            f"rotations batch shape {q.shape[:-2]} does not broadcast to {shape}",
-            argument="rotations") from None
+    q = as_joint_rotations(rotations, "rotations", n, shape)
+    return np.ascontiguousarray(np.broadcast_to(q, shape + (n, 4)).reshape(count, n, 4))

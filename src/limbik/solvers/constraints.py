@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from limbik._kernel_options import read_only
-from limbik._validation import FloatArray, as_float, as_points, as_quaternions
+from limbik._validation import FloatArray, as_directions, as_float, as_points, as_quaternions
 from limbik.errors import InvalidInputError
 from limbik.geometry.vectors import cross
 from limbik.solvers import _ccd_kernels as _ccd
@@ -268,11 +268,8 @@ class SwingTwistLimit(Constraint):
         """Nearest allowed rotations ``(..., 4)`` (w >= 0) to ``rotation`` ``(..., 4)``, the
         twist measured about ``axis`` ``(..., 3)`` (the bone's direction; default −Z)."""
         q = as_quaternions(rotation, "rotation")
-        a = as_points(axis, "axis")
-        na = np.linalg.norm(a, axis=-1, keepdims=True)
-        if np.any(na < 1e-12):
-            raise InvalidInputError("axis must be non-zero vectors, got a zero vector",
-                                    argument="axis")
+        a = as_directions(axis, "axis")[0]
+        na = np.linalg.norm(a, axis=-1, keepdims=True)  # not as_directions' norms: other bits
         shape = np.broadcast_shapes(q.shape[:-1], a.shape[:-1])
         qs = np.ascontiguousarray(np.broadcast_to(q, shape + (4,)).reshape(-1, 4))
         axes = np.ascontiguousarray(np.broadcast_to(a / na, shape + (3,)).reshape(-1, 3))

@@ -19,12 +19,13 @@ from limbik._output_pool import empty_arrays
 from limbik._tiered import TieredRangeKernel
 from limbik._validation import (
     FloatArray,
+    as_directions,
     as_flag,
     as_float,
     as_float_array,
     as_int,
+    as_joint_rotations,
     as_points,
-    as_quaternions,
     as_real_array,
     broadcast_shapes,
     choice,
@@ -35,7 +36,7 @@ from limbik.solvers import _fabrik_kernels as K
 from limbik.solvers._scale import length_scale
 from limbik.solvers.constraints import Constraint, encode_constraints
 from limbik.solvers.solution import Solution, chain_out_fields, detached, out_arrays, written
-from limbik.tolerances import EPS_DIRECTION, ITERATIVE_RTOL, MAX_ITERATIONS
+from limbik.tolerances import ITERATIVE_RTOL, MAX_ITERATIONS
 
 __all__ = ["fabrik"]
 
@@ -216,11 +217,7 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
     n = pos.shape[-2]
     has_dir = direction is not None
     if has_dir:
-        dvec = as_points(direction, "direction")
-        dn = np.sqrt(np.einsum("...i,...i->...", dvec, dvec))
-        if np.any(dn < EPS_DIRECTION):
-            raise InvalidInputError("direction must be non-zero vectors, got a zero vector",
-                                    argument="direction")
+        dvec, dn = as_directions(direction, "direction")
         dvec = dvec / dn[..., None]
         shape = broadcast_shapes(("positions", pos.shape[:-2]), ("target", tgt.shape[:-1]),
                                  ("direction", dvec.shape[:-1]))
@@ -249,14 +246,7 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
     want_rotations = as_flag(return_rotations, "return_rotations") or rotations is not None
     given = _NO_ROTATION  # the input rotations, checked before anything is solved or written
     if rotations is not None:
-        given = as_quaternions(rotations, "rotations")
-        if given.ndim < 2 or given.shape[-2] != n:
-            raise InvalidInputError(f"rotations must have shape (..., {n}, 4), got "
-                                    f"{given.shape}", argument="rotations")
-        if broadcast_shapes(("positions", shape), ("rotations", given.shape[:-2])) != shape:
-            raise InvalidInputError(f"rotations must have a batch shape that broadcasts to "
-                                    f"the solve's {shape}, got {given.shape}",
-                                    argument="rotations")
+        given = as_joint_rotations(rotations, "rotations", n, shape)
     fields = chain_out_fields(n, want_rotations)
     if out is None:
         p, reached, error, iterations = empty_arrays(

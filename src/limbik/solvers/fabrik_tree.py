@@ -21,8 +21,8 @@ from limbik._validation import (
     as_flag,
     as_float_array,
     as_int,
+    as_joint_rotations,
     as_points,
-    as_quaternions,
     broadcast_shapes,
 )
 from limbik.errors import InvalidInputError
@@ -182,14 +182,7 @@ class FabrikTree:
         n = self.n_joints
         want_rotations = as_flag(return_rotations, "return_rotations") or rotations is not None
         if rotations is not None:
-            rotations = as_quaternions(rotations, "rotations")
-            if (rotations.ndim < 2 or rotations.shape[-2] != n
-                    or broadcast_shapes(("solve", shape),
-                                        ("rotations", rotations.shape[:-2])) != shape):
-                raise InvalidInputError(
-                    f"rotations must have shape (..., {n}, 4) with a batch shape that "
-                    f"broadcasts to the solve's {shape}, got {rotations.shape}",
-                    argument="rotations")
+            rotations = as_joint_rotations(rotations, "rotations", n, shape)
 
         fields = chain_out_fields(n, want_rotations)
         if out is None:
