@@ -168,7 +168,10 @@ def test_a_closed_pipe_ends_quietly_as_a_process():
     with proc.stderr:
         err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == EXIT_BROKEN_PIPE
-    assert err == ""
+    # nothing but, on a cache that does not hold the kernel yet, the one-time notice
+    from limbik._compile_notice import MESSAGE
+
+    assert err.replace(MESSAGE, "").strip() == ""
 
 
 def test_urdf_lists_links_and_joints(urdf, capsys):

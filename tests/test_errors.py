@@ -75,6 +75,6 @@ def test_readers_name_a_missing_or_unreadable_path(tmp_path, reader):
     folder.mkdir()
     with pytest.raises(IsADirectoryError, match="Is a directory"):  # an OSError, as before
         read(folder)
-    for value in (None, 5, b"x.bvh"):
+    for value in (None, 5, b"x.bvh", f"a\0b{suffix}", tmp_path / f"a\0b{suffix}"):
         with pytest.raises(limbik.InvalidInputError, match="path must be a file path"):
             read(value)

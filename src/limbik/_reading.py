@@ -23,6 +23,10 @@ def as_path(path: object, argument: str = "path") -> Path:
     if not isinstance(path, str | os.PathLike) or isinstance(path, bytes):
         raise InvalidInputError(f"{argument} must be a file path (str or Path), got "
                                 f"{type(path).__name__}", argument=argument)
+    text = os.fspath(path)
+    if not isinstance(text, str) or "\0" in text:  # no file system takes a NUL byte
+        raise InvalidInputError(f"{argument} must be a file path without NUL bytes, got "
+                                f"{text!r}"[:300], argument=argument)
     return Path(path)
 
 

@@ -180,7 +180,7 @@ def test_a_file_that_cannot_be_read_is_a_urdf_error_naming_it(tmp_path, read):
     locked.write_text(GOOD)
     locked.chmod(0)
     cases = [(tmp_path / "missing.urdf", "No such file"), (folder, "Is a directory"),
-             (None, "None"), (5, "int"), ("nul\0.urdf", "null")]
+             (None, "None"), (5, "int"), ("nul\0.urdf", "NUL")]
     if os.geteuid() != 0:  # root reads any file
         cases.append((locked, "Permission denied"))
     for path, reason in cases:
