@@ -79,18 +79,24 @@ class PlantedClip:
 
 def plant_clip(motion: Motion, *, terrain: str | Terrain = "flat",
                terrain_options: Mapping[str, Any] | None = None,
-               progress: Progress | None = None,
-               **footplant_options: Any) -> PlantedClip:
+               progress: Progress | None = None, up: str = "y",
+               unit: str | float | None = None, **footplant_options: Any) -> PlantedClip:
     """Plant one clip the way ``limbik footplant`` does: legs, terrain, then :func:`footplant`.
 
     ``terrain`` is a :class:`Terrain`, a procedural kind or a ``.npy``/``.png`` height
     field, and ``terrain_options`` the keywords of :func:`terrain_for_clip` (``seed``,
     ``cell_size``, ``origin``, ``height_scale``) for a kind or file; every other keyword
-    goes to :func:`limbik.footplant` unchanged.
+    goes to :func:`limbik.footplant`. A height-field file and ``floor`` are given in the
+    frame of the clip's file: its ``up`` axis and length ``unit`` (as for
+    :func:`limbik.skeleton.files.read_motion`).
     """
+    scale = unit_scale(unit)
+    if footplant_options.get("floor") is not None:
+        footplant_options["floor"] = footplant_options["floor"] * scale
     legs = find_legs(motion.skeleton)
     ground = (terrain if isinstance(terrain, Terrain) else
-              terrain_for_clip(terrain, motion, legs=legs, **dict(terrain_options or {})))
+              terrain_for_clip(terrain, motion, legs=legs, up=up, scale=scale,
+                               **dict(terrain_options or {})))
     planted, report = footplant(motion, ground, legs=legs, progress=progress,
                                 **footplant_options)
     return PlantedClip(motion, planted, ground, tuple(legs), report)
@@ -193,20 +199,13 @@ def _run_clip(job: _ClipJob) -> dict[str, Any]:
     start = time.perf_counter()
     record = _failed(job, "")
     try:
-        # the file's frame: its up axis, and limbik units per file unit; a terrain file
-        # and the floor are given in it too
-        scale = unit_scale(job.unit)
         frame: dict[str, Any] = {"up": job.up, "unit": job.unit}
         if motion_format(job.source) == "gltf":
             frame.update(skin=job.skin, animation=job.animation)
         motion = read_motion(job.source, **frame)
         record["frames"] = motion.num_frames
-        options = dict(job.footplant_options)
-        if options.get("floor") is not None:
-            options["floor"] = options["floor"] * scale
-        done = plant_clip(motion, terrain=job.terrain,
-                          terrain_options={**job.terrain_options, "up": job.up, "scale": scale},
-                          **options)
+        done = plant_clip(motion, terrain=job.terrain, terrain_options=job.terrain_options,
+                          up=job.up, unit=job.unit, **job.footplant_options)
         Path(job.output).parent.mkdir(parents=True, exist_ok=True)
         write_motion(done.planted, job.output, source=job.source, **frame)
     except Exception as exc:  # one bad clip must not stop the library

@@ -285,10 +285,9 @@ def _cmd_footplant(args: argparse.Namespace) -> int:
     worth_showing = motion.num_frames >= 2000 or sys.stderr.isatty()
     bar = _ProgressBar("footplant", enabled=args.progress and worth_showing)
     settings = _footplant_settings(args)
-    options = settings["footplant_options"]
-    terrain, options["floor"] = _terrain_in_file_frame(args, terrain_spec, motion,
-                                                       settings["terrain_options"], args.floor)
-    done = plant_clip(motion, terrain=terrain, progress=bar, **options)
+    done = plant_clip(motion, terrain=terrain_spec, terrain_options=settings["terrain_options"],
+                      progress=bar, up=args.up, unit=args.unit,
+                      **settings["footplant_options"])
     result, report, terrain, legs = done.planted, done.report, done.terrain, done.legs
     write_motion(result, output, source=args.input, **_file_frame(args))
     written = [str(output)]
@@ -318,19 +317,6 @@ def _file_frame(args: argparse.Namespace) -> dict[str, Any]:
 
     return {"up": args.up, "unit": args.unit, "skin": name_or_index(args.skin),
             "animation": name_or_index(args.animation)}
-
-
-def _terrain_in_file_frame(args: argparse.Namespace, spec: str, motion: Any,
-                           terrain_options: dict[str, Any], floor: float | None
-                           ) -> tuple[Any, float | None]:
-    """The terrain for ``motion``; a terrain file and --floor are given in the clip file's
-    frame and units."""
-    from limbik.placement.footplant import terrain_for_clip
-    from limbik.skeleton.units import unit_scale
-
-    scale = unit_scale(args.unit)
-    terrain = terrain_for_clip(spec, motion, up=args.up, scale=scale, **terrain_options)
-    return terrain, None if floor is None else floor * scale
 
 
 def _cmd_footplant_library(args: argparse.Namespace) -> int:

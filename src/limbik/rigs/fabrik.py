@@ -37,9 +37,11 @@ STARTS = ("last", "rest")
 def _starting_pose(start: str, rest: np.ndarray, last: np.ndarray, root: Any) -> np.ndarray:
     """The pose a step starts from ``(n, 3)``: ``last`` or ``rest``, its root moved to
     ``root`` (3,) where one is given, else to the last pose's root."""
+    if start == "last" and root is None:
+        return last
     pose = last if start == "last" else rest
     anchor = last[0] if root is None else as_point(root, "root")
-    return pose + (anchor - pose[0]) if root is not None or start == "rest" else pose
+    return pose + (anchor - pose[0])
 
 
 class FabrikChainRig:
