@@ -286,11 +286,47 @@ def test_a_two_bone_rig_eases_its_mid_joint_when_its_pole_comes_or_goes(first_po
     assert step.max() < 0.05 * length, step.max()
     assert np.max(np.linalg.norm(switched[120] - steady[120])) > 0.2 * length  # a real swing
     np.testing.assert_array_equal(switched[200:], steady[200:])
+    # no kink: the mid joint keeps its velocity through the change, and its acceleration
+    # (second difference) grows from the steady one instead of jumping
+    accel = np.linalg.norm(switched[2:] - 2 * switched[1:-1] + switched[:-2], axis=1)
+    steady_accel = np.linalg.norm(steady[2:] - 2 * steady[1:-1] + steady[:-2], axis=1)
+    assert accel[117:120].max() < 3 * steady_accel.max(), accel[115:125]
+    assert accel.max() < 0.01 * length, accel.max()
     # smooth_time 0 follows at once
     instant, _ = run(0.0, 120)
     at_once, _ = run(0.0, 0)
     np.testing.assert_array_equal(instant[120:], at_once[120:])
     assert np.linalg.norm(instant[120] - instant[119]) > 0.2 * length
+
+
+@pytest.mark.parametrize("rate", [30, 60, 240])
+def test_an_eased_change_of_bend_is_the_same_at_any_frame_rate(rate):
+    """The easing is a function of the time since the change: sampled at 30 or 240 Hz it
+    puts the elbow where 60 Hz does (to the smoothing's own frame-rate dependence), and a
+    change on a step of no time, or on the rig's second step, starts where the elbow was."""
+    pole = [1.0, 0.0, -1.0]
+
+    def run(hz):
+        rig = TwoBoneRig(REST, smooth_time=0.15)
+        mids = {}
+        for k in range(2 * hz):
+            t = k / hz
+            sol = rig.step(1 / hz, target_path(t), **({"pole": pole} if t < 1.0 else {}))
+            mids[round(t * 240)] = np.array(sol.positions[1])
+        return mids
+
+    here, reference = run(rate), run(60)
+    for tick in (240, 264, 288, 312, 336):  # 1 s (the change) and after
+        np.testing.assert_allclose(here[tick], reference[tick], atol=0.003)
+    rig = TwoBoneRig(REST, smooth_time=0.15)
+    before = np.array(rig.step(1 / 60, target_path(0.0), pole=pole).positions[1])
+    after = np.array(rig.step(1 / 60, target_path(0.0)).positions[1])  # second step
+    np.testing.assert_allclose(after, before, atol=1e-9)
+    now = np.array(rig.step(0.0, target_path(0.0), pole=pole).positions[1])  # no time
+    np.testing.assert_allclose(now, after, atol=1e-9)
+    for _ in range(60):
+        last = rig.step(1 / 60, target_path(0.0), pole=pole)
+    assert np.all(np.isfinite(last.positions))
 
 
 def test_tween_values_follow_quad_out_and_cancel():

@@ -7,6 +7,7 @@ hip–knee–ankle or shoulder–elbow–hand chain, solved by :func:`limbik.two
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -42,6 +43,52 @@ def _hinge_axis(pose: np.ndarray) -> np.ndarray | None:
     return np.array([oy * uz - oz * uy, oz * ux - ox * uz, ox * uy - oy * ux])
 
 
+@dataclass(frozen=True)
+class _LastStep:
+    """What a :class:`TwoBoneRig` keeps of its last step for easing a change of bend:
+    the root ``(3,)``, the smoothed goal ``(3,)``, the animated pose ``(3, 3)``, the mid
+    joint relative to the root ``(3,)`` and its velocity ``(3,)`` (units a second; None
+    before a second step)."""
+
+    base: np.ndarray
+    goal: np.ndarray
+    anim: np.ndarray
+    mid: np.ndarray
+    velocity: np.ndarray | None
+
+
+#: An eased change of bend lasts this many ``smooth_time``s: the quintic decay then has the
+#: peak speed of a critically damped spring with that ``smooth_time``.
+_EASE_LENGTH = 2.5
+
+
+class _OffsetDecay:
+    """An offset ``(3,)`` that decays to zero over ``duration`` seconds by a quintic in
+    time (inertialization): it starts at ``offset`` with ``velocity`` and no acceleration,
+    and ends at zero with no velocity and no acceleration, so a motion it is added to keeps
+    its position, velocity and acceleration at both ends."""
+
+    def __init__(self, offset: np.ndarray, velocity: np.ndarray, duration: float) -> None:
+        t1 = duration
+        x0, v0 = offset, velocity
+        self._coefficients = (-(6.0 * v0 * t1 + 12.0 * x0) / (2.0 * t1 ** 5),
+                              (16.0 * v0 * t1 + 30.0 * x0) / (2.0 * t1 ** 4),
+                              -(12.0 * v0 * t1 + 20.0 * x0) / (2.0 * t1 ** 3))
+        self._x0 = x0
+        self._v0 = v0
+        self.duration = t1
+        self.elapsed = 0.0
+
+    def step(self, dt: float) -> np.ndarray | None:
+        """The offset ``dt`` seconds on; None once the decay is over."""
+        self.elapsed += dt
+        t = self.elapsed
+        if t >= self.duration:
+            return None
+        a, b, c = self._coefficients
+        return ((a * t + b) * t + c) * t ** 3 + self._v0 * t + self._x0
+
+
 class TwoBoneRig:
     """A two-bone limb stepped per frame.
 
@@ -63,7 +110,8 @@ class TwoBoneRig:
     Each :meth:`step` returns a :class:`~limbik.Solution` for one limb (positions
     ``(3, 3)``); :attr:`solution` keeps the last one. A step that bends the limb another
     way than the last (a pole given or dropped, ``root_frame`` given or dropped) eases
-    the mid joint from where it was to where the new way puts it, over ``smooth_time``.
+    the mid joint from where it was to where the new way puts it, over 2.5 ×
+    ``smooth_time``, keeping its speed (no pop and no kink).
     """
 
     def __init__(self, rest: Any, *, smooth_time: float = 0.0, weight: float = 1.0,
@@ -86,7 +134,8 @@ class TwoBoneRig:
         self._goal: CriticallyDamped | None = None
         self._pole: CriticallyDamped | None = None
         self._mode: str | None = None
-        self._mid_offset: CriticallyDamped | None = None
+        self._mid_offset: _OffsetDecay | None = None
+        self._last: _LastStep | None = None
         self.solution: Solution | None = None
 
     def step(self, dt: float, target: Any, *, root: Any = None, pole: Any = None,
@@ -131,50 +180,75 @@ class TwoBoneRig:
             self._goal = CriticallyDamped(goal, self.smooth_time)
         self._goal.smooth_time = self.smooth_time
         smoothed = self._goal.step(goal, dt)
-        if root_frame is not None:
-            if pole is not None:
-                raise InvalidInputError("pass at most one of pole and root_frame",
-                                        argument="root_frame")
-            sol = two_bone(base, smoothed, self.upper, self.lower, root_frame=root_frame,
-                           unreachable=self.unreachable)
-        elif pole is not None:
+        if root_frame is not None and pole is not None:
+            raise InvalidInputError("pass at most one of pole and root_frame",
+                                    argument="root_frame")
+        if pole is not None:
             p = as_point(pole, "pole")
             if self._pole is None:
                 self._pole = CriticallyDamped(p, self.smooth_time)
             self._pole.smooth_time = self.smooth_time
-            sol = two_bone(base, smoothed, self.upper, self.lower,
-                           pole=self._pole.step(p, dt), unreachable=self.unreachable)
+            bend: Any = self._pole.step(p, dt)
         else:
             self._pole = None
-            sol = two_bone(base, smoothed, self.upper, self.lower, reference=anim[1],
-                           bend_axis=_hinge_axis(anim), unreachable=self.unreachable)
+            bend = root_frame
         mode = ("root_frame" if root_frame is not None else
                 "pole" if pole is not None else "animated")
-        sol = self._ease_mode_change(mode, base, smoothed, sol, dt)
+        sol = self._solve(mode, bend, base, smoothed, anim)
+        sol = self._ease_mode_change(mode, bend, base, smoothed, anim, sol, dt)
         self.solution = sol
         return sol
 
-    def _ease_mode_change(self, mode: str, base: np.ndarray, goal: np.ndarray, sol: Solution,
-                          dt: float) -> Solution:
+    def _solve(self, mode: str, bend: Any, base: np.ndarray, goal: np.ndarray,
+               anim: np.ndarray) -> Solution:
+        """The limb from ``base`` to ``goal`` bent the ``mode`` way (``bend``: the pole,
+        or the root frame)."""
+        if mode == "root_frame":
+            return two_bone(base, goal, self.upper, self.lower, root_frame=bend,
+                            unreachable=self.unreachable)
+        if mode == "pole":
+            return two_bone(base, goal, self.upper, self.lower, pole=bend,
+                            unreachable=self.unreachable)
+        return two_bone(base, goal, self.upper, self.lower, reference=anim[1],
+                        bend_axis=_hinge_axis(anim), unreachable=self.unreachable)
+
+    def _ease_mode_change(self, mode: str, bend: Any, base: np.ndarray, goal: np.ndarray,
+                          anim: np.ndarray, sol: Solution, dt: float) -> Solution:
         """``sol``, or, after a change of the bend ``mode``, the limb solved with its mid
-        joint at ``sol``'s plus an offset that starts at the jump the change made (the last
-        step's mid joint minus ``sol``'s, relative to the root) and decays to zero,
-        critically damped over ``smooth_time``, until it is within 1e-4 of the limb's
-        length (inertial blending: the new mode's own motion is kept all along)."""
+        joint at ``sol``'s plus an offset that decays to zero over ``_EASE_LENGTH ·
+        smooth_time`` (inertialization: the new mode's own motion is kept all along).
+
+        The decay starts at the last step, from the old mode's mid joint there minus the
+        new mode's (solved on the last step's root, goal and animation), relative to the
+        root, with the difference of their velocities: the mid joint keeps its position,
+        velocity and acceleration through the change."""
         wanted = np.asarray(sol.positions[1]) - base
-        if (mode != self._mode and self.solution is not None and self.smooth_time > 0.0):
-            last = np.asarray(self.solution.positions)
-            self._mid_offset = CriticallyDamped((last[1] - last[0]) - wanted, self.smooth_time)
+        last = self._last
+        if (mode != self._mode and last is not None and self.smooth_time > 0.0):
+            # from this step on: the old way's mid joint moved on by its velocity, against
+            # the new way's; their velocities from the last step (the new way solved there)
+            offset, velocity = last.mid - wanted, np.zeros(3)
+            if dt > 0.0 and last.velocity is not None:
+                before = np.asarray(self._solve(mode, bend, last.base, last.goal,
+                                                last.anim).positions[1]) - last.base
+                offset = offset + last.velocity * dt
+                velocity = last.velocity - (wanted - before) / dt
+            self._mid_offset = _OffsetDecay(offset, velocity, _EASE_LENGTH * self.smooth_time)
+            self._mid_offset.elapsed = -dt  # this step's dt brings it to its start
         self._mode = mode
-        if self._mid_offset is None:
-            return sol
-        self._mid_offset.smooth_time = self.smooth_time
-        offset = self._mid_offset.step(np.zeros(3), dt)
-        if float(np.linalg.norm(offset)) <= 1e-4 * (self.upper + self.lower):
-            self._mid_offset = None
-            return sol
-        return two_bone(base, goal, self.upper, self.lower, pole=base + wanted + offset,
-                        unreachable=self.unreachable)
+        if self._mid_offset is not None:
+            offset = self._mid_offset.step(dt)
+            if offset is None:
+                self._mid_offset = None
+            else:
+                sol = two_bone(base, goal, self.upper, self.lower, pole=base + wanted + offset,
+                               unreachable=self.unreachable)
+        mid = np.asarray(sol.positions[1]) - base
+        mid_velocity: np.ndarray | None = None
+        if last is not None:  # a step of no time keeps the last velocity
+            mid_velocity = (mid - last.mid) / dt if dt > 0.0 else last.velocity
+        self._last = _LastStep(base, goal, anim, mid, mid_velocity)
+        return sol
 
     def reset(self) -> None:
         """Forget the smoothing state: the next step starts at its goal."""
@@ -182,4 +256,5 @@ class TwoBoneRig:
         self._pole = None
         self._mode = None
         self._mid_offset = None
+        self._last = None
         self.solution = None
