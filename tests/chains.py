@@ -32,3 +32,17 @@ def spatial_arm():
         {"type": "revolute", "axis": (0, 1, 0), "lower": -2, "upper": 2},
         {"type": "fixed", "origin": {"xyz": (0.1, 0, 0.05)}},
     ])
+
+
+def seven_dof_arm():
+    """A 7-joint arm shaped like a KUKA iiwa: rolls about Z and pitches about Y in turn,
+    a shoulder 0.36 above the base, reach 0.9 from it; limits as a real arm has."""
+    roll, pitch = (-2.9, 2.9), (-2.0, 2.0)
+    offsets = (0.36, 0.0, 0.42, 0.0, 0.4, 0.0, 0.0)
+    joints = []
+    for i, z in enumerate(offsets):
+        lower, upper = roll if i % 2 == 0 else pitch
+        joints.append({"type": "revolute", "axis": (0, 0, 1) if i % 2 == 0 else (0, 1, 0),
+                       "origin": {"xyz": (0, 0, z)}, "lower": lower, "upper": upper})
+    joints.append({"type": "fixed", "origin": {"xyz": (0, 0, 0.08)}})
+    return JointChain.from_joints(joints)

@@ -40,6 +40,9 @@ def solves(rng):
     tree = limbik.FabrikTree([-1, 0, 1, 2, 3, 2, 5], random_chains(rng, 1, 7)[0])
     arm = limbik.JointChain.from_points(random_chains(rng, 1, 4)[0])
     arm_goals = arm.forward(arm.random_q(64, rng))
+    # warm starts, a third of the targets out of reach (restarts drawn around the start)
+    warm_q0 = arm.random_q(64, rng)
+    far_goals = arm_goals.position * np.where(np.arange(64) % 3 == 0, 1.6, 1.0)[:, None]
     parents = np.array([-1, 0, 1, 1, 3])
     rot = rng.normal(size=(7000, 5, 4))
     rot /= np.linalg.norm(rot, axis=-1, keepdims=True)
@@ -52,6 +55,11 @@ def solves(rng):
         "jacobian_ik lm": lambda: limbik.jacobian_ik(arm, arm_goals, restarts=2),
         "jacobian_ik dls": lambda: limbik.jacobian_ik(arm, arm_goals.position, method="dls",
                                                       restarts=1, max_iterations=50),
+        "jacobian_ik lm warm": lambda: limbik.jacobian_ik(arm, far_goals, q0=warm_q0,
+                                                          restarts=3),
+        "jacobian_ik dls warm": lambda: limbik.jacobian_ik(arm, far_goals, method="dls",
+                                                           q0=warm_q0, restarts=2,
+                                                           max_iterations=50),
         "forward kinematics": lambda: forward_kinematics(parents, rot, trans),
     }
 
@@ -64,7 +72,8 @@ def arrays(result):
 
 
 @pytest.mark.parametrize("name", ["two_bone", "fabrik", "FabrikTree", "ccd", "jacobian_ik lm",
-                                  "jacobian_ik dls", "forward kinematics"])
+                                  "jacobian_ik dls", "jacobian_ik lm warm",
+                                  "jacobian_ik dls warm", "forward kinematics"])
 def test_results_are_bit_identical_on_one_and_two_threads(name, threads, monkeypatch):
     """Each batch element is solved by one thread from its own inputs, so the thread count
     cannot change a single bit of any output."""

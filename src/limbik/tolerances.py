@@ -48,6 +48,13 @@ JACOBIAN_PATIENCE = 20
 #: Default random restarts of the joint-space solvers (tried only while unreached).
 JACOBIAN_RESTARTS = 10
 
+#: After a warm start (``q0``) that does not reach its target, a restart that does not
+#: reach it either is charged this much error (times the chain's reach) per radian, or
+#: length unit, of its largest joint move from the warm start: it replaces the warm
+#: start's best effort only when its error plus that charge is smaller, so tracking keeps
+#: to its branch beyond reach unless another branch is better by more than the jump costs.
+WARM_START_JUMP_COST = 0.05
+
 #: A joint translation read from a file counts as animated (kept beside the rest
 #: offset) when it leaves the offset by more than this, relative to the skeleton's
 #: largest offset: exporters' float32 round-off (1e-7 relative) stays below it.

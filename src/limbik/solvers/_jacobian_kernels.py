@@ -52,6 +52,42 @@ def splitmix64(state):  # pragma: no cover - compiled
 
 
 @_kernel_helper
+def draw_restart(state, q, s, sample_lo, sample_hi, centre, b, spread):  # pragma: no cover
+    """A restart ``q[s] (m,)`` uniform in ``[sample_lo, sample_hi]`` (m,); returns the
+    generator's new state.
+
+    ``spread < 1`` narrows the box to ``spread`` times its size on either side of
+    ``centre[b] (m,)`` (a warm start: the first restarts stay near it, later ones widen);
+    ``spread >= 1`` draws from the whole box.
+    """
+    for k in range(q.shape[1]):
+        state, u = splitmix64(state)
+        lo = sample_lo[k]
+        hi = sample_hi[k]
+        if spread < 1.0:
+            width = spread * (hi - lo)
+            c = min(max(centre[b, k], lo), hi)
+            lo = max(lo, c - width)
+            hi = min(hi, c + width)
+        q[s, k] = lo + (hi - lo) * u
+    return state
+
+
+@_kernel_helper
+def jump_size(q, s, centre, b, kind, lower, upper):  # pragma: no cover - compiled
+    """The largest change of one coordinate from ``centre[b] (m,)`` to ``q[s] (m,)``
+    (radians or length units; unlimited rotations the short way round)."""
+    big = 0.0
+    for k in range(q.shape[1]):
+        d = abs(q[s, k] - centre[b, k])
+        if kind[k] == 0 and lower[k] == -np.inf and upper[k] == np.inf:
+            d = d % (2.0 * np.pi)
+            d = min(d, 2.0 * np.pi - d)
+        big = max(big, d)
+    return big
+
+
+@_kernel_helper
 def chain_fk(pre_rot, pre_trans, axis, kind, q, s, wr, wp, wa):  # pragma: no cover - compiled
     """World frames of one chain at ``q[s]`` (m,), written to slot ``s`` of the buffers.
 
@@ -475,7 +511,8 @@ def joint_positions(wr, wp, frame, offset, out):  # pragma: no cover - compiled
 @njit(nogil=True, **_NO_ALLOCATION)
 def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                    target_p, target_r, use_rot, w_pos, w_rot, q_first, restarts, seeds,
-                   sample_lo, sample_hi, lam_floor, max_step, tolerance, angle_tolerance,
+                   sample_lo, sample_hi, jump_cost, lam_floor, max_step, tolerance,
+                   angle_tolerance,
                    max_iterations, patience, frame, offset, rot_buf, pos_buf, axis_buf, q_buf,
                    work, q_out, err_out, reached_out, iters_out,
                    pos_out):  # pragma: no cover - compiled
@@ -491,6 +528,15 @@ def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
     ``patience`` iterations; restarts are drawn as in ``joint_solve_range``. When none
     reaches the target, a last run from the best point found ends only when ``patience``
     steps in a row bring the tip closer by no more than ``tolerance``.
+
+    ``jump_cost > 0`` marks ``q_first`` as a warm start: when its attempt does not reach
+    the target, that last run continues from it at once (the best effort nearest the
+    warm start); restart ``r`` of ``R`` is drawn within ``r / R`` of the sampling box
+    around the warm start (see :func:`draw_restart`), and an unreached restart's end point
+    counts its error plus ``jump_cost`` times its :func:`jump_size` from the warm start,
+    so it replaces the continuation only when that sum is smaller (then the last run
+    continues from the restart, by the error alone). ``jump_cost = 0``: restarts from the
+    whole box and the best of all attempts, as for a cold start.
 
     Scratch space, from :func:`lm_scratch`: ``rot_buf (2, m + 1, 3, 3)``,
     ``pos_buf (2, m + 1, 3)``, ``axis_buf (2, m, 3)``, ``q_buf (2, m)`` (current and
@@ -508,17 +554,31 @@ def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
     y = work[3, 2]
     tmp = work[3, 3]
     rhs = work[4, 0]
+    warm = jump_cost > 0.0
+    # attempts: the first start, the restarts, then (none reached) one more from the best
+    # point found, which goes on while a step still brings the tip closer by more than the
+    # tolerance: toward a target out of reach the attempts' halving rule stops short of the
+    # stretched chain. A warm start runs that last one right after its own attempt (att 1),
+    # and again after the restarts only if one of them won.
+    attempts = 2 + restarts + (1 if warm else 0)
     for b in range(start, stop):
         best = np.inf
         total = 0
         done = False
+        from_restart = False
         state = seeds[b]
-        # the attempts, then (none reached) one more from the best point found, which goes
-        # on while a step still brings the tip closer by more than the tolerance: toward a
-        # target out of reach the attempts' halving rule stops short of the stretched chain
-        for att in range(2 + restarts):
+        for att in range(attempts):
             cur = np.intp(0)  # not a literal 0: the helpers compile once, for any slot
-            polish = att > restarts
+            # after a warm start, a restart's answer (its end point: LM keeps only steps that
+            # lower the error) is charged for its jump from the warm start, and compared
+            # with the best so far once it has ended
+            charged = warm and 1 < att < attempts - 1
+            if warm:
+                polish = att == 1 or att == attempts - 1
+                if att == attempts - 1 and not from_restart:
+                    break  # the warm start's continuation stands, already run to its end
+            else:
+                polish = att > restarts
             if att == 0:
                 for k in range(m):
                     q_buf[0, k] = q_first[b, k]
@@ -526,9 +586,9 @@ def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                 for k in range(m):
                     q_buf[0, k] = q_out[b, k]
             else:
-                for k in range(m):
-                    state, u = splitmix64(state)
-                    q_buf[0, k] = sample_lo[k] + (sample_hi[k] - sample_lo[k]) * u
+                # a warm start's restarts widen from it: restart r of R within r / R
+                state = draw_restart(state, q_buf, cur, sample_lo, sample_hi, q_first, b,
+                                     2.0 * (att - 1) / restarts if warm else 1.0)
             _clip_q(q_buf, cur, lower, upper, kind)
             chain_fk(pre_rot, pre_trans, axis, kind, q_buf, cur, rot_buf, pos_buf, axis_buf)
             perr, aerr = _pose_error(rot_buf, pos_buf, cur, m, target_p, target_r, b, w_pos,
@@ -542,8 +602,9 @@ def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
             for it in range(max_iterations + 1):
                 err = math.sqrt(err2)
                 ok = perr <= tolerance and (not use_rot or aerr <= angle_tolerance)
-                if ok or err < best:
+                if ok or (err < best and not charged):
                     best = err
+                    from_restart = charged
                     for k in range(m):
                         q_out[b, k] = q_buf[cur, k]
                     err_out[b] = err
@@ -611,6 +672,15 @@ def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                     stall += 1
                     if stall > patience:
                         break
+            if charged and not done:
+                err = math.sqrt(err2)
+                score = err + jump_cost * jump_size(q_buf, cur, q_first, b, kind, lower, upper)
+                if score < best:
+                    best = score
+                    from_restart = True
+                    for k in range(m):
+                        q_out[b, k] = q_buf[cur, k]
+                    err_out[b] = err
             if done:
                 break
         reached_out[b] = done

@@ -21,8 +21,9 @@ from limbik.solvers._jacobian_kernels import (
     _pose_error,
     _step,
     chain_fk,
+    draw_restart,
     joint_positions,
-    splitmix64,
+    jump_size,
 )
 
 #: Step rule code of a CCD sweep (the Jacobian rules are 0 to 3).
@@ -32,9 +33,10 @@ METHOD_CCD = 4
 @njit(cache=True, nogil=True)
 def joint_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                 target_p, target_r, use_rot, w_pos, w_rot,
-                q_first, restarts, seeds, sample_lo, sample_hi, method, lam, cutoff, max_step,
-                tolerance, angle_tolerance, max_iterations, patience, frame, offset,
-                q_out, err_out, reached_out, iters_out, pos_out):  # pragma: no cover - compiled
+                q_first, restarts, seeds, sample_lo, sample_hi, jump_cost, method, lam,
+                cutoff, max_step, tolerance, angle_tolerance, max_iterations, patience,
+                frame, offset, q_out, err_out, reached_out, iters_out,
+                pos_out):  # pragma: no cover - compiled
     """Joint-space IK of batch elements ``start .. stop - 1``.
 
     The chain comes as :attr:`JointChain.kernel_arrays`.
@@ -42,8 +44,16 @@ def joint_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
     ``target_p (B, 3)``, ``target_r (B, 3, 3)`` (ignored unless ``use_rot``),
     ``q_first (B, m)``: first starts; then up to ``restarts`` starts uniform in
     ``[sample_lo, sample_hi]`` (m,), drawn from a generator seeded with ``seeds[b]``, are
-    tried in turn until one reaches the target. Each iteration is one step of
-    ``method``; ``lam``, ``cutoff`` and ``max_step`` are used by the Jacobian rules only.
+    tried in turn until one reaches the target. With ``jump_cost > 0`` (a warm start),
+    an unreached first attempt runs on once more from its best point before the
+    restarts, restart ``r`` of ``R`` is drawn within ``r / R`` of the box around the
+    warm start (:func:`~limbik.solvers._jacobian_kernels.draw_restart`), and an
+    unreached restart counts its error plus ``jump_cost`` times its jump from the warm
+    start (:func:`~limbik.solvers._jacobian_kernels.jump_size`) against the first
+    attempt's best effort (``jump_cost = 0``: restarts from the whole box, the best of
+    all attempts). Each
+    iteration is one step of ``method``; ``lam``, ``cutoff`` and ``max_step`` are used by
+    the Jacobian rules only.
     An attempt ends when the target is reached, after ``max_iterations`` steps, or when
     the error has not dropped by 0.1 % for ``patience`` steps. Writes the best
     ``q_out (B, m)``, its ``err_out (B,)`` (weighted pose error norm), ``reached_out (B,)``,
@@ -51,7 +61,11 @@ def joint_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
     best ``q``, ``pos_out (B, n + 1, 3)``, placed by ``frame``, ``offset``
     (:attr:`JointChain.position_map`).
     """
-    attempts = 1 + restarts
+    # a warm start that does not reach the target runs on from its best point (att 1)
+    # before the restarts
+    warm = jump_cost > 0.0
+    first_restart = 2 if warm else 1
+    attempts = first_restart + restarts
     m = axis.shape[0]
     nrow = 6 if use_rot else 3
     lam2 = lam * lam
@@ -71,21 +85,29 @@ def joint_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
     dq = np.empty(m)
     work = np.zeros((4, 6, 6))
     tip_r = np.empty((3, 3))
+    alt = np.empty((1, m))  # a charged restart's best point
     state = np.uint64(0)
     for b in range(start, stop):
         best = np.inf
         total = 0
         done = False
         for att in range(attempts):
+            # after a warm start, a restart's best point is charged for its jump from the
+            # warm start and compared with the best so far once the restart has ended
+            charged = warm and att >= first_restart
+            alt_err = np.inf
             if att == 0:
                 for k in range(m):
                     q[k] = q_first[b, k]
-            else:
-                if att == 1:
-                    state = seeds[b]
+            elif att < first_restart:
                 for k in range(m):
-                    state, u = splitmix64(state)
-                    q[k] = sample_lo[k] + (sample_hi[k] - sample_lo[k]) * u
+                    q[k] = q_out[b, k]
+            else:
+                if att == first_restart:
+                    state = seeds[b]
+                # a warm start's restarts widen from it: restart r of R within r / R
+                state = draw_restart(state, q_buf, s, sample_lo, sample_hi, q_first, b,
+                                     2.0 * (att - 1) / restarts if warm else 1.0)
             _clip_q(q_buf, s, lower, upper, kind)
             attempt_best = np.inf
             stall = 0
@@ -98,11 +120,15 @@ def joint_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                     err += e[i] * e[i]
                 err = math.sqrt(err)
                 ok = perr <= tolerance and (not use_rot or aerr <= angle_tolerance)
-                if ok or err < best:
+                if ok or (err < best and not charged):
                     best = err
                     for k in range(m):
                         q_out[b, k] = q[k]
                     err_out[b] = err
+                elif charged and err < alt_err:
+                    alt_err = err
+                    for k in range(m):
+                        alt[0, k] = q[k]
                 if ok:
                     done = True
                     break
@@ -132,6 +158,14 @@ def joint_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                         q[k] += scale * dq[k]
                     _clip_q(q_buf, s, lower, upper, kind)
                 total += 1
+            if charged and not done and alt_err < np.inf:
+                jump = jump_size(alt, s, q_first, b, kind, lower, upper)
+                score = alt_err + jump_cost * jump
+                if score < best:
+                    best = score
+                    for k in range(m):
+                        q_out[b, k] = alt[0, k]
+                    err_out[b] = alt_err
             if done:
                 break
         reached_out[b] = done

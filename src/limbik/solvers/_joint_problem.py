@@ -27,7 +27,7 @@ from limbik.geometry.frame import Frame
 from limbik.solvers import _jacobian_kernels as _jk
 from limbik.solvers import _joint_kernels as _k
 from limbik.solvers.solution import Solution, out_arrays, written
-from limbik.tolerances import ITERATIVE_RTOL
+from limbik.tolerances import ITERATIVE_RTOL, WARM_START_JUMP_COST
 
 #: The largest ``position_weight`` and ``orientation_weight``: weighted errors of chains
 #: within the documented magnitudes (±1e100) then stay finite when squared.
@@ -131,6 +131,9 @@ class JointProblem:
 
     ``target_p (B, 3)``, ``target_r (B, 3, 3)`` (zeros unless ``use_rot``),
     ``first (B, dof)`` first starts, ``seeds (B,)`` restart seeds (uint64).
+    ``jump_cost``: 0 for a cold start; for a warm start (``q0`` given) what an unreached
+    restart's error is charged per radian (or length unit) of its largest joint move
+    from the warm start (:data:`~limbik.tolerances.WARM_START_JUMP_COST` · reach).
     """
 
     chain: JointChain
@@ -149,6 +152,7 @@ class JointProblem:
     max_step: float
     patience: int
     far_targets: FloatArray | None = None  # (B, 3) true targets where target_p was pulled in
+    jump_cost: float = 0.0
 
     def outputs(self) -> tuple[np.ndarray, ...]:
         """New output arrays of the drivers, zeroed, as :meth:`out_fields` lists them:
@@ -165,7 +169,8 @@ class JointProblem:
         target_r: Any = (None if method == _jk.METHOD_LM and not self.use_rot
                          else self.target_r)
         args = (*chain.kernel_arrays, self.target_p, target_r, self.use_rot, self.w_pos,
-                self.w_rot, self.first, self.restarts, self.seeds, *chain.sampling_bounds())
+                self.w_rot, self.first, self.restarts, self.seeds, *chain.sampling_bounds(),
+                self.jump_cost)
         limits = (self.tolerance, self.angle_tolerance, self.max_iterations, self.patience,
                   *chain.position_map)
         return args, limits
@@ -305,4 +310,5 @@ def joint_problem(chain: Any, target: Any, *, tolerance: float | None,
                         use_rot=use_rot, w_pos=w_pos, w_rot=w_rot, first=first, seeds=seeds,
                         restarts=restarts, tolerance=tol, angle_tolerance=angle_tol,
                         max_iterations=max_iterations, max_step=step, patience=patience,
-                        far_targets=far_targets)
+                        far_targets=far_targets,
+                        jump_cost=0.0 if q0 is None else WARM_START_JUMP_COST * chain.reach)

@@ -19,6 +19,15 @@ Every step is limited to ``max_step`` per joint and clipped to the joint limits.
 An attempt stops when the target is reached, after ``max_iterations`` steps, or when
 the error has not dropped by 0.1 % for ``patience`` steps; then the next start
 (random restarts within the limits) is tried.
+
+A given ``q0`` is a warm start (the last frame's answer when tracking): when it does not
+reach the target, it first runs on from where it stopped, which gives the best effort
+nearest to it (for a target out of reach, the chain stretched toward it). The restarts
+then start near ``q0`` and widen (restart ``r`` of ``R`` within ``r / R`` of the joint
+ranges around it), and replace that answer only when one reaches the target, or when
+one's error plus a charge for its jump (``limbik.tolerances.WARM_START_JUMP_COST`` ·
+reach per radian of its largest joint move from ``q0``) is smaller. So tracking keeps
+its branch beyond reach (see ``docs/jacobian.md``).
 """
 
 from __future__ import annotations
@@ -74,7 +83,8 @@ def jacobian_ik(chain: JointChain, target: Any, *, method: str = "lm",
         ``MAX_DAMPING`` = 1e6); LM's
         damping floor is ``(damping · reach / 10)²``.
     q0 : array_like (..., dof), optional
-        First start; default the middle of the joint ranges. Broadcasts with ``target``.
+        Warm start, e.g. the previous frame's ``q`` (see Notes); default a cold start from
+        the middle of the joint ranges. Broadcasts with ``target``.
     tolerance : float, optional
         Reach distance (length units); default ``ITERATIVE_RTOL · chain.reach``.
     angle_tolerance : float
@@ -95,7 +105,9 @@ def jacobian_ik(chain: JointChain, target: Any, *, method: str = "lm",
     restarts : int, optional
         Extra attempts from random configurations within the limits, used only while
         the target is not reached (default ``LM_RESTARTS`` for LM, ``JACOBIAN_RESTARTS``
-        for the others).
+        for the others). After a warm start they begin near ``q0``, and an unreached
+        restart's answer is taken only when it beats the warm start's best effort by
+        more than its jump costs (``WARM_START_JUMP_COST``).
     rng : None, int or numpy Generator
         Source of the restarts; None means seed 0, so results are reproducible. None
         and an int seed give every target of a batch the same restarts, so a batched
@@ -114,7 +126,9 @@ def jacobian_ik(chain: JointChain, target: Any, *, method: str = "lm",
         every joint frame, tip; see :meth:`JointChain.joint_frames`), ``reached``,
         ``error`` (tip distance; for pose targets the weighted pose error
         ``√(w_p²|Δp|² + w_o²θ²)``) and ``iterations`` (steps over all attempts). The
-        best attempt is returned when none reaches the target.
+        best attempt is returned when none reaches the target (after a warm start: the
+        warm start's own best effort unless a restart beats it by more than its jump
+        costs).
 
     Notes
     -----
@@ -129,9 +143,14 @@ def jacobian_ik(chain: JointChain, target: Any, *, method: str = "lm",
     - ``"transpose"`` and joint-chain ``ccd`` seldom meet pose targets within the
       default tolerances; use them for positions.
     - Tracking a moving target: pass the last frame's ``q`` as ``q0`` (and its Solution
-      as ``out``). A frame whose warm start fails goes on to random restarts, whose
-      answer may lie on another branch (a jump of the joints); ``restarts=0`` keeps every
-      frame continuous but may stay stuck where the chain was fully stretched.
+      as ``out``). A frame whose target is out of reach gets the warm start's best
+      effort, continued from it: the chain stretches toward the target and follows it
+      back without jumping to another branch (a restart takes over only if it reaches
+      the target, or lowers the error by more than ``WARM_START_JUMP_COST`` · reach per
+      radian it jumps). A reachable target that the warm start cannot reach (its branch
+      ends at joint limits) is still reached by a restart, the nearest one found first,
+      which may lie on another branch. ``restarts=0`` never leaves the warm start's
+      branch, and may leave such a target unreached. See ``docs/jacobian.md``.
     """
     chain = check_chain(chain)
     method = choice(method, "method", JACOBIAN_METHODS)
