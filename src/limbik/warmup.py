@@ -111,8 +111,11 @@ def _jacobian() -> None:
     from limbik import jacobian_ik
 
     arm, poses = _arm()
+    q0 = [0.0] * arm.dof
     for target in (poses.position[0], poses.position, poses[0], poses):
         jacobian_ik(arm, target)
+    for target in (poses.position, poses):  # warm starts (q0) compile their own variant
+        jacobian_ik(arm, target, q0=q0)
 
 
 def _joint_methods() -> None:
@@ -124,6 +127,8 @@ def _joint_methods() -> None:
         ccd(arm, target)
         for method in ("dls", "pinv", "transpose", "svd-dls"):
             jacobian_ik(arm, target, method=method)
+    for target in (poses.position, poses):  # warm starts: one variant for every method
+        jacobian_ik(arm, target, method="dls", q0=[0.0] * arm.dof)
 
 
 def _ccd_points() -> None:

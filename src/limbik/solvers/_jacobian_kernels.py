@@ -529,13 +529,13 @@ def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
     reaches the target, a last run from the best point found ends only when ``patience``
     steps in a row bring the tip closer by no more than ``tolerance``.
 
-    ``jump_cost > 0`` marks ``q_first`` as a warm start: when its attempt does not reach
+    A ``jump_cost`` (not None) marks ``q_first`` as a warm start: when its attempt does not reach
     the target, that last run continues from it at once (the best effort nearest the
     warm start); restart ``r`` of ``R`` is drawn within ``r / R`` of the sampling box
     around the warm start (see :func:`draw_restart`), and an unreached restart's end point
     counts its error plus ``jump_cost`` times its :func:`jump_size` from the warm start,
     so it replaces the continuation only when that sum is smaller (then the last run
-    continues from the restart, by the error alone). ``jump_cost = 0``: restarts from the
+    continues from the restart, by the error alone). ``jump_cost=None``: restarts from the
     whole box and the best of all attempts, as for a cold start.
 
     Scratch space, from :func:`lm_scratch`: ``rot_buf (2, m + 1, 3, 3)``,
@@ -554,13 +554,14 @@ def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
     y = work[3, 2]
     tmp = work[3, 3]
     rhs = work[4, 0]
-    warm = jump_cost > 0.0
-    # attempts: the first start, the restarts, then (none reached) one more from the best
+    # (``jump_cost`` None, a cold start, compiles without the warm start's code: every use
+    # of it sits under a ``jump_cost is (not) None`` test, which Numba prunes for None.)
+    # The attempts: the first start, the restarts, then (none reached) one more from the best
     # point found, which goes on while a step still brings the tip closer by more than the
     # tolerance: toward a target out of reach the attempts' halving rule stops short of the
     # stretched chain. A warm start runs that last one right after its own attempt (att 1),
     # and again after the restarts only if one of them won.
-    attempts = 2 + restarts + (1 if warm else 0)
+    attempts = 2 + restarts + (0 if jump_cost is None else 1)
     for b in range(start, stop):
         best = np.inf
         total = 0
@@ -572,8 +573,9 @@ def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
             # after a warm start, a restart's answer (its end point: LM keeps only steps that
             # lower the error) is charged for its jump from the warm start, and compared
             # with the best so far once it has ended
-            charged = warm and 1 < att < attempts - 1
-            if warm:
+            charged = False
+            if jump_cost is not None:
+                charged = 1 < att < attempts - 1
                 polish = att == 1 or att == attempts - 1
                 if att == attempts - 1 and not from_restart:
                     break  # the warm start's continuation stands, already run to its end
@@ -585,10 +587,14 @@ def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
             elif polish:
                 for k in range(m):
                     q_buf[0, k] = q_out[b, k]
-            else:
+            elif jump_cost is not None:
                 # a warm start's restarts widen from it: restart r of R within r / R
                 state = draw_restart(state, q_buf, cur, sample_lo, sample_hi, q_first, b,
-                                     2.0 * (att - 1) / restarts if warm else 1.0)
+                                     2.0 * (att - 1) / restarts)
+            else:
+                for k in range(m):
+                    state, u = splitmix64(state)
+                    q_buf[0, k] = sample_lo[k] + (sample_hi[k] - sample_lo[k]) * u
             _clip_q(q_buf, cur, lower, upper, kind)
             chain_fk(pre_rot, pre_trans, axis, kind, q_buf, cur, rot_buf, pos_buf, axis_buf)
             perr, aerr = _pose_error(rot_buf, pos_buf, cur, m, target_p, target_r, b, w_pos,
@@ -672,15 +678,17 @@ def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                     stall += 1
                     if stall > patience:
                         break
-            if charged and not done:
-                err = math.sqrt(err2)
-                score = err + jump_cost * jump_size(q_buf, cur, q_first, b, kind, lower, upper)
-                if score < best:
-                    best = score
-                    from_restart = True
-                    for k in range(m):
-                        q_out[b, k] = q_buf[cur, k]
-                    err_out[b] = err
+            if jump_cost is not None:
+                if charged and not done:
+                    err = math.sqrt(err2)
+                    score = err + jump_cost * jump_size(q_buf, cur, q_first, b, kind, lower,
+                                                        upper)
+                    if score < best:
+                        best = score
+                        from_restart = True
+                        for k in range(m):
+                            q_out[b, k] = q_buf[cur, k]
+                        err_out[b] = err
             if done:
                 break
         reached_out[b] = done

@@ -24,6 +24,7 @@ from limbik.solvers._jacobian_kernels import (
     draw_restart,
     joint_positions,
     jump_size,
+    splitmix64,
 )
 
 #: Step rule code of a CCD sweep (the Jacobian rules are 0 to 3).
@@ -44,13 +45,13 @@ def joint_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
     ``target_p (B, 3)``, ``target_r (B, 3, 3)`` (ignored unless ``use_rot``),
     ``q_first (B, m)``: first starts; then up to ``restarts`` starts uniform in
     ``[sample_lo, sample_hi]`` (m,), drawn from a generator seeded with ``seeds[b]``, are
-    tried in turn until one reaches the target. With ``jump_cost > 0`` (a warm start),
+    tried in turn until one reaches the target. With a ``jump_cost`` (a warm start),
     an unreached first attempt runs on once more from its best point before the
     restarts, restart ``r`` of ``R`` is drawn within ``r / R`` of the box around the
     warm start (:func:`~limbik.solvers._jacobian_kernels.draw_restart`), and an
     unreached restart counts its error plus ``jump_cost`` times its jump from the warm
     start (:func:`~limbik.solvers._jacobian_kernels.jump_size`) against the first
-    attempt's best effort (``jump_cost = 0``: restarts from the whole box, the best of
+    attempt's best effort (``jump_cost=None``: restarts from the whole box, the best of
     all attempts). Each
     iteration is one step of ``method``; ``lam``, ``cutoff`` and ``max_step`` are used by
     the Jacobian rules only.
@@ -62,9 +63,10 @@ def joint_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
     (:attr:`JointChain.position_map`).
     """
     # a warm start that does not reach the target runs on from its best point (att 1)
-    # before the restarts
-    warm = jump_cost > 0.0
-    first_restart = 2 if warm else 1
+    # before the restarts (``jump_cost`` None, a cold start, compiles without the warm
+    # start's code: every use of it sits under a ``jump_cost is (not) None`` test, which
+    # Numba prunes for None)
+    first_restart = 1 if jump_cost is None else 2
     attempts = first_restart + restarts
     m = axis.shape[0]
     nrow = 6 if use_rot else 3
@@ -94,7 +96,9 @@ def joint_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
         for att in range(attempts):
             # after a warm start, a restart's best point is charged for its jump from the
             # warm start and compared with the best so far once the restart has ended
-            charged = warm and att >= first_restart
+            charged = False
+            if jump_cost is not None:
+                charged = att >= first_restart
             alt_err = np.inf
             if att == 0:
                 for k in range(m):
@@ -105,9 +109,14 @@ def joint_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
             else:
                 if att == first_restart:
                     state = seeds[b]
-                # a warm start's restarts widen from it: restart r of R within r / R
-                state = draw_restart(state, q_buf, s, sample_lo, sample_hi, q_first, b,
-                                     2.0 * (att - 1) / restarts if warm else 1.0)
+                if jump_cost is not None:
+                    # a warm start's restarts widen from it: restart r of R within r / R
+                    state = draw_restart(state, q_buf, s, sample_lo, sample_hi, q_first, b,
+                                         2.0 * (att - 1) / restarts)
+                else:
+                    for k in range(m):
+                        state, u = splitmix64(state)
+                        q[k] = sample_lo[k] + (sample_hi[k] - sample_lo[k]) * u
             _clip_q(q_buf, s, lower, upper, kind)
             attempt_best = np.inf
             stall = 0
@@ -158,14 +167,15 @@ def joint_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                         q[k] += scale * dq[k]
                     _clip_q(q_buf, s, lower, upper, kind)
                 total += 1
-            if charged and not done and alt_err < np.inf:
-                jump = jump_size(alt, s, q_first, b, kind, lower, upper)
-                score = alt_err + jump_cost * jump
-                if score < best:
-                    best = score
-                    for k in range(m):
-                        q_out[b, k] = alt[0, k]
-                    err_out[b] = alt_err
+            if jump_cost is not None:
+                if charged and not done and alt_err < np.inf:
+                    jump = jump_size(alt, s, q_first, b, kind, lower, upper)
+                    score = alt_err + jump_cost * jump
+                    if score < best:
+                        best = score
+                        for k in range(m):
+                            q_out[b, k] = alt[0, k]
+                        err_out[b] = alt_err
             if done:
                 break
         reached_out[b] = done

@@ -131,7 +131,8 @@ class JointProblem:
 
     ``target_p (B, 3)``, ``target_r (B, 3, 3)`` (zeros unless ``use_rot``),
     ``first (B, dof)`` first starts, ``seeds (B,)`` restart seeds (uint64).
-    ``jump_cost``: 0 for a cold start; for a warm start (``q0`` given) what an unreached
+    ``jump_cost``: None for a cold start (its kernels compile without the warm start's
+    code); for a warm start (``q0`` given) what an unreached
     restart's error is charged per radian (or length unit) of its largest joint move
     from the warm start (:data:`~limbik.tolerances.WARM_START_JUMP_COST` · reach).
     """
@@ -152,7 +153,7 @@ class JointProblem:
     max_step: float
     patience: int
     far_targets: FloatArray | None = None  # (B, 3) true targets where target_p was pulled in
-    jump_cost: float = 0.0
+    jump_cost: float | None = None
 
     def outputs(self) -> tuple[np.ndarray, ...]:
         """New output arrays of the drivers, zeroed, as :meth:`out_fields` lists them:
@@ -311,4 +312,4 @@ def joint_problem(chain: Any, target: Any, *, tolerance: float | None,
                         restarts=restarts, tolerance=tol, angle_tolerance=angle_tol,
                         max_iterations=max_iterations, max_step=step, patience=patience,
                         far_targets=far_targets,
-                        jump_cost=0.0 if q0 is None else WARM_START_JUMP_COST * chain.reach)
+                        jump_cost=None if q0 is None else WARM_START_JUMP_COST * chain.reach)
