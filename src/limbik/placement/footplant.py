@@ -82,6 +82,9 @@ SWING_FOLLOW = (0.01, 0.04)
 #: Radians by which a foot is pitched down from its rest, rolled onto its toe, past which
 #: a contact that the foot leaves upward has ended (a toe-off: the foot is lifting off).
 LIFT_OFF_ROLL = np.radians(30.0)
+#: Seconds ahead within which a foot that still gets lower (by more than half of
+#: ``FLOAT_KEPT``) is still landing: a contact starts where it has come down.
+LANDING_AHEAD = 0.2
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -226,8 +229,9 @@ def _rest_heights(motion: Motion, full_world: np.ndarray, legs: Sequence[Leg], f
 
 
 def _foot_signals(world: np.ndarray, leg: Leg, floor: float, leg_length: float, dt: float
-                  ) -> tuple[np.ndarray, np.ndarray]:
-    """Contact height (leg lengths) and speed (leg lengths/s) of a foot ``(frames,)``.
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Contact height (leg lengths) and speed (leg lengths/s) of a foot ``(frames,)``, and
+    the frames ``(frames,)`` at which it is still coming down (:func:`_landing`).
 
     A planted foot pivots on its heel (ankle) or its toe, so per frame the foot's
     height is the lower of the two and its speed the slower. Each point's height is
@@ -245,7 +249,17 @@ def _foot_signals(world: np.ndarray, leg: Leg, floor: float, leg_length: float, 
         speeds.append(horizontal_speed(point, dt) / leg_length)
     height = np.min(heights, axis=0)
     local = height - local_minimum(height, max(1, round(0.4 / dt)))
-    return np.where(height <= 0.0, height, local), np.min(speeds, axis=0)
+    return (np.where(height <= 0.0, height, local), np.min(speeds, axis=0),
+            _landing(height, max(1, round(LANDING_AHEAD / dt))))
+
+
+def _landing(height: np.ndarray, ahead: int) -> np.ndarray:
+    """Frames ``(n,)`` at which a foot whose height above its rest is ``height`` ``(n,)``
+    (leg lengths) is still coming down: higher than ``FLOAT_KEPT`` (the float that stance
+    keeps), and lower by more than half of that within the next ``ahead`` frames."""
+    padded = np.concatenate([height, np.full(ahead, np.inf)])
+    lowest = np.lib.stride_tricks.sliding_window_view(padded, ahead + 1).min(axis=1)
+    return (height > FLOAT_KEPT) & (height - lowest > 0.5 * FLOAT_KEPT)
 
 
 def _rolled_onto_toe(world: np.ndarray, leg: Leg, rest: np.ndarray) -> np.ndarray | None:
@@ -927,19 +941,19 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
     signals = {leg.side: _foot_signals(world, leg, floor, leg_length, dt) for leg in legs}
     if contact_speed is None:
         contact_speed = contact_speed_threshold(
-            np.concatenate([speed for _, speed in signals.values()]))
+            np.concatenate([speed for _, speed, _ in signals.values()]))
     speed_gate = as_float(contact_speed, "contact_speed", minimum=0.0, exclusive=True)
     rests = _rest_heights(motion, full_world, legs, floor, leg_length)
     masks: dict[str, np.ndarray] = {}
     for leg in legs:
         given = None if contacts is None else contacts.get(leg.side)
         if given is None:
-            height, speed = signals[leg.side]
+            height, speed, landing = signals[leg.side]
             masks[leg.side] = detect_contacts(
                 height, speed, enter_height=contact_height, exit_height=3 * contact_height,
                 enter_speed=0.7 * speed_gate, exit_speed=1.4 * speed_gate,
                 grounded_speed=np.inf, min_frames=max(2, round(0.05 / dt)),
-                lifting=_rolled_onto_toe(world, leg, rests[leg.side]))
+                lifting=_rolled_onto_toe(world, leg, rests[leg.side]), landing=landing)
         elif np.asarray(given).dtype == bool:
             m = np.asarray(given)
             if m.shape != (frames,):
