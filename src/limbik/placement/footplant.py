@@ -338,16 +338,24 @@ def _stance_drop(relative: np.ndarray, contact: np.ndarray, keep: float, blend_f
     ``5·keep`` of each other) it is laid flat on the ground, every point at its rest:
     fully where it floated ``3·keep`` or more and its points are within ``3·keep`` of
     each other, smoothly less toward those bounds, spring-smoothed over ``smooth_time``
-    seconds so that a foot coming down is not flattened at once. The drops ease in
-    before each contact and out after it over ``blend_frames``, starting out at the rate
-    they changed at the end of the contact (a foot lifting off keeps its speed).
+    seconds within the contact; over its approach the contact's first value holds (a
+    foot in the air is no stance, and a flat one would read as floating). The drops ease
+    in before each contact and out after it over ``blend_frames``, starting out at the
+    rate they changed at the end of the contact (a foot lifting off keeps its speed).
     """
     spans = contact_spans(contact)
     hover = relative.min(axis=1)
     float_removed = np.maximum(hover - keep, 0.0)
     spread = relative.max(axis=1) - hover
-    flatten = smooth_zero_lag(_ramp((5 * keep - spread) / (2 * keep))
-                              * _ramp((hover - 2 * keep) / keep), dt, smooth_time)[:, None]
+    flat_float = _ramp((5 * keep - spread) / (2 * keep)) * _ramp((hover - 2 * keep) / keep)
+    # the approach to a contact (up to blend_frames, the later half of the gap after
+    # another) takes the value the foot lands with: the smoothing then carries no swing
+    # into the contact (a flat foot in the air reads as floating)
+    for k, (start, _stop) in enumerate(spans):
+        gap = start - spans[k - 1][1] if k > 0 else 2 * start
+        length = min(blend_frames, gap // 2)
+        flat_float[start - length:start] = flat_float[start]
+    flatten = smooth_zero_lag(flat_float, dt, smooth_time)[:, None]
     drop = float_removed[:, None] + flatten * np.maximum(relative - float_removed[:, None], 0.0)
     drop[~np.asarray(contact, dtype=bool)] = 0.0
     return np.maximum(_ease_around(drop, spans, blend_frames, keep_rate=True), 0.0)
