@@ -452,8 +452,9 @@ def _lock_offsets(ankle: np.ndarray, foot: np.ndarray, contact: np.ndarray,
 
 def _place_foot(ankle: np.ndarray, toe: np.ndarray | None, lock: np.ndarray,
                 heights: tuple[np.ndarray, np.ndarray | None], heel: np.ndarray,
-                terrain: Terrain, max_tilt: np.ndarray, foot: np.ndarray | None = None,
-                rounds: int = 12) -> tuple[np.ndarray, np.ndarray | None]:
+                terrain: Terrain, max_tilt: np.ndarray, full_tilt: float,
+                foot: np.ndarray | None = None, rounds: int = 12
+                ) -> tuple[np.ndarray, np.ndarray | None]:
     """Ankle (and toe) targets on the terrain at the given heights above it.
 
     ``lock`` moves the ankle; the toe starts at the ankle plus ``foot`` (default: the
@@ -461,8 +462,10 @@ def _place_foot(ankle: np.ndarray, toe: np.ndarray | None, lock: np.ndarray,
     of the ground.
 
     The foot keeps its length; its pitch follows the ground along the foot, changed by
-    at most ``max_tilt`` ``(n,)`` (radians) from the source's; it pivots on the heel
-    (weight ``heel``) or the toe.
+    at most ``max_tilt`` ``(n,)`` (radians) from the source's, a limit whose corner is
+    eased (``_footplant_kernels.eased_limit``; ``full_tilt`` is the largest limit, at
+    which the ground is followed exactly); it pivots on the heel (weight ``heel``) or
+    the toe.
     """
     a = ankle.copy()
     a[:, [0, 2]] += lock
@@ -490,7 +493,8 @@ def _place_foot(ankle: np.ndarray, toe: np.ndarray | None, lock: np.ndarray,
         np.ascontiguousarray(pivot), np.ascontiguousarray(heading),
         np.ascontiguousarray(heel, dtype=np.float64), length, along_size,
         np.ascontiguousarray(ha, dtype=np.float64), np.ascontiguousarray(ht, dtype=np.float64),
-        source_pitch - max_tilt, source_pitch + max_tilt, rounds)
+        np.ascontiguousarray(source_pitch), np.ascontiguousarray(max_tilt, dtype=np.float64),
+        full_tilt, rounds)
     reach = (length * np.cos(pitch))[:, None] * heading
     rise = length * np.sin(pitch)
     base_y = heel * ay + (1 - heel) * (ty - rise)
@@ -1010,7 +1014,7 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
             lock, turn = _lock_offsets(ankle, foot, masks[leg.side], heel, flat,
                                        release_frames)
             foot[:, [0, 2]] += turn
-        a, t = _place_foot(ankle, toe, lock, (ha, ht), heel, ground, tilt,
+        a, t = _place_foot(ankle, toe, lock, (ha, ht), heel, ground, tilt, max_tilt,
                            foot if toe is not None else None)
         if t is not None and lock_feet:
             # lock again with the placed foot (its pitch follows the ground) until the
@@ -1022,8 +1026,8 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
                 # (the placed foot already holds its heading where it stood flat)
                 lock, _ = _lock_offsets(ankle, placed, masks[leg.side], heel, no_freeze,
                                         release_frames)
-                a, t = _place_foot(ankle, toe, lock, (ha, ht), heel, ground, tilt, placed,
-                                   rounds=2)
+                a, t = _place_foot(ankle, toe, lock, (ha, ht), heel, ground, tilt, max_tilt,
+                                   placed, rounds=2)
                 if np.max(np.abs(t - a - placed)[held], initial=0.0) <= 1e-10 * leg_length:
                     break
         # spring-smooth the correction beyond the lock (the lock itself is already eased),
