@@ -229,9 +229,8 @@ def _rest_heights(motion: Motion, full_world: np.ndarray, legs: Sequence[Leg], f
 
 
 def _foot_signals(world: np.ndarray, leg: Leg, floor: float, leg_length: float, dt: float
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Contact height (leg lengths) and speed (leg lengths/s) of a foot ``(frames,)``, and
-    the frames ``(frames,)`` at which it is still coming down (:func:`_landing`).
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Contact height (leg lengths) and speed (leg lengths/s) of a foot ``(frames,)``.
 
     A planted foot pivots on its heel (ankle) or its toe, so per frame the foot's
     height is the lower of the two and its speed the slower. Each point's height is
@@ -249,17 +248,32 @@ def _foot_signals(world: np.ndarray, leg: Leg, floor: float, leg_length: float, 
         speeds.append(horizontal_speed(point, dt) / leg_length)
     height = np.min(heights, axis=0)
     local = height - local_minimum(height, max(1, round(0.4 / dt)))
-    return (np.where(height <= 0.0, height, local), np.min(speeds, axis=0),
-            _landing(height, max(1, round(LANDING_AHEAD / dt))))
+    return np.where(height <= 0.0, height, local), np.min(speeds, axis=0)
 
 
-def _landing(height: np.ndarray, ahead: int) -> np.ndarray:
-    """Frames ``(n,)`` at which a foot whose height above its rest is ``height`` ``(n,)``
-    (leg lengths) is still coming down: higher than ``FLOAT_KEPT`` (the float that stance
-    keeps), and lower by more than half of that within the next ``ahead`` frames."""
+def _sole_heights(full_world: np.ndarray, motion: Motion, leg: Leg, floor: float,
+                  rest: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A foot's points (see :func:`_foot_joints`) above the floor ``(frames, k)``, and the
+    heights above their resting heights ``rest`` ``(k,)`` of its heel and of its lowest
+    toe point ``(frames, 2)`` (``(frames, 1)`` without a toe): what stance float is
+    measured on."""
+    above = full_world[:, _foot_joints(motion, leg), 1] - floor
+    relative = above - rest
+    if leg.toe is None:
+        return above, relative[:, :1]
+    return above, np.stack([relative[:, 0], relative[:, 1:].min(axis=1)], axis=1)
+
+
+def _landing(sole: np.ndarray, leg_length: float, ahead: int) -> np.ndarray:
+    """Frames ``(n,)`` at which a foot whose heel and toe are ``sole`` ``(n, k)`` above
+    their rests (:func:`_sole_heights`) is still coming down: its lowest point is higher
+    than ``FLOAT_KEPT`` of a leg (the float that stance keeps), and lower by more than
+    half of that within the next ``ahead`` frames."""
+    height = sole.min(axis=1)
     padded = np.concatenate([height, np.full(ahead, np.inf)])
     lowest = np.lib.stride_tricks.sliding_window_view(padded, ahead + 1).min(axis=1)
-    return (height > FLOAT_KEPT) & (height - lowest > 0.5 * FLOAT_KEPT)
+    keep = FLOAT_KEPT * leg_length
+    return (height > keep) & (height - lowest > 0.5 * keep)
 
 
 def _rolled_onto_toe(world: np.ndarray, leg: Leg, rest: np.ndarray) -> np.ndarray | None:
@@ -905,9 +919,9 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
     max_tilt : largest change of foot pitch and roll from the source to follow the
         ground (or ankle tilt without a toe), radians.
     contact_height : a contact starts with the foot at most this high above its local
-        minimum (leg lengths, ±0.4 s) and ends above three times this, or at the last
-        frame at most this high where the foot then lifts off rolled onto its toe
-        (``LIFT_OFF_ROLL``).
+        minimum (leg lengths, ±0.4 s), once it has come down (``LANDING_AHEAD``), and
+        ends above three times this, or at the last frame at most this high where the
+        foot then lifts off rolled onto its toe (``LIFT_OFF_ROLL``).
     contact_speed : the planted/swing speed threshold (leg lengths per second); a contact
         starts below 0.7x and ends above 1.4x it. Default: from the clip
         (:func:`contact_speed_threshold`). A foot at or below its rest is in contact
@@ -953,14 +967,20 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
     signals = {leg.side: _foot_signals(world, leg, floor, leg_length, dt) for leg in legs}
     if contact_speed is None:
         contact_speed = contact_speed_threshold(
-            np.concatenate([speed for _, speed, _ in signals.values()]))
+            np.concatenate([speed for _, speed in signals.values()]))
     speed_gate = as_float(contact_speed, "contact_speed", minimum=0.0, exclusive=True)
     rests = _rest_heights(motion, full_world, legs, floor, leg_length)
+    soles = {leg.side: _sole_heights(full_world, motion, leg, floor, rests[leg.side])
+             for leg in legs}
     masks: dict[str, np.ndarray] = {}
     for leg in legs:
         given = None if contacts is None else contacts.get(leg.side)
         if given is None:
-            height, speed, landing = signals[leg.side]
+            height, speed = signals[leg.side]
+            # (coming down as the float removal sees it, so that it never pins a foot
+            # that is still in the air)
+            landing = _landing(soles[leg.side][1], leg_length,
+                               max(1, round(LANDING_AHEAD / dt)))
             masks[leg.side] = detect_contacts(
                 height, speed, enter_height=contact_height, exit_height=3 * contact_height,
                 enter_speed=0.7 * speed_gate, exit_speed=1.4 * speed_gate,
@@ -982,17 +1002,13 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
     for leg in legs:
         ankle = world[:, leg.ankle]
         toe = world[:, leg.toe] if leg.toe is not None else None
-        joints = _foot_joints(motion, leg)
-        above = full_world[:, joints, 1] - floor
-        relative = above - rests[leg.side]
+        above, points = soles[leg.side]
         pin = _pin_weight(masks[leg.side], max(1, round(smooth_time / dt)))
         pins[leg.side] = pin
         heel, flat = (_heel_weight(ankle, toe, dt, leg_length, speed_gate)
                       if toe is not None else (np.ones(frames), np.ones(frames)))
         # stance float: the weight-carrying point rests on the ground (eased in and out
         # over release_time); up to FLOAT_KEPT of a leg is capture noise and is kept
-        points = (np.stack([relative[:, 0], relative[:, 1:].min(axis=1)], axis=1)
-                  if toe is not None else relative[:, :1])
         drop = _stance_drop(points, masks[leg.side], FLOAT_KEPT * leg_length, release_frames,
                             dt, smooth_time)
         ha = np.maximum(above[:, 0] - drop[:, 0], 0.0)
