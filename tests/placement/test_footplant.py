@@ -37,8 +37,10 @@ def _leg_length(motion, leg):
 
 def check_planted(source, result, report, terrain, *, pop_slack):
     """The properties every planted clip must have."""
-    w_src = source.world_positions()
-    w_out = result.world_positions()
+    w_src_tips = source.world_positions(include_end_sites=True)
+    w_out_tips = result.world_positions(include_end_sites=True)
+    w_src = w_src_tips[:, :source.num_joints]
+    w_out = w_out_tips[:, :result.num_joints]
     for leg in find_legs(source.skeleton):
         length = _leg_length(source, leg)
         contact = _mask(report.contacts[leg.side], source.num_frames)
@@ -53,8 +55,14 @@ def check_planted(source, result, report, terrain, *, pop_slack):
                               <= 0.01 * length)
         error = np.abs(got - np.maximum(above_src, 0.0))[standing]
         assert np.percentile(error, 99) <= 0.01 * length, np.percentile(error, 99) / length
-        rest = np.percentile(np.maximum(above_src, 0.0), 5, axis=0)
-        hover = (got - rest).min(axis=1)[contact]
+        # (the float is the height of the foot's lowest point, toe tips included: in a
+        # toe-off the toe joint rises over tips that stay on the ground)
+        sole = clip_checks.foot_points(source, leg)
+        above_sole = w_src_tips[:, sole, 1] - report.floor
+        got_sole = w_out_tips[:, sole, 1] - terrain.height(w_out_tips[:, sole, 0],
+                                                           w_out_tips[:, sole, 2])
+        rest = np.percentile(np.maximum(above_sole, 0.0), 5, axis=0)
+        hover = (got_sole - rest).min(axis=1)[contact]
         assert np.percentile(hover, 99) <= 0.015 * length, np.percentile(hover, 99) / length
         # no penetration of ankles or toes
         depth = metrics.penetration(w_out[:, [leg.ankle, foot]], terrain)

@@ -235,3 +235,41 @@ def test_a_contact_ends_where_the_foot_lifts_off():
     with pytest.raises(InvalidInputError, match="lifting must have shape"):
         detect_contacts(np.zeros(5), np.zeros(5), enter_height=0.03, exit_height=0.09,
                         enter_speed=0.5, exit_speed=1.0, lifting=np.zeros(4, dtype=bool))
+
+
+def test_a_contact_starts_where_the_foot_lands():
+    """A foot that comes down slowly through the hysteresis band (slower than the enter
+    speed) before it stands: where that descent is marked ``landing``, the contact starts
+    at the first unmarked frame, and keeps every frame from there; without the marks, or
+    for a contact from the clip's first frame, the band starts it as before."""
+    rng = np.random.default_rng(11)
+    for _ in range(200):
+        swing, fall, stand = rng.integers(5, 20), rng.integers(3, 30), rng.integers(8, 40)
+        top = rng.uniform(0.1, 0.3)
+        height = np.r_[np.full(swing, top), np.linspace(top, 0.0, fall + 1)[1:],
+                       rng.uniform(-0.01, 0.02, stand)]
+        height += rng.normal(0.0, 0.002, height.size)
+        speed = np.full(height.size, 0.1)
+        landing = np.zeros(height.size, dtype=bool)
+        landed = swing + fall - rng.integers(0, fall)
+        landing[:landed] = True
+        options = dict(enter_height=0.03, exit_height=0.09, enter_speed=0.5, exit_speed=1.0,
+                       min_frames=3)
+        early = detect_contacts(height, speed, **options)
+        cut = detect_contacts(height, speed, landing=landing, **options)
+        (start, stop), = contact_spans(early)
+        # the contact starts at the first frame no longer marked, or where the band did
+        assert contact_spans(cut) == [(max(start, landed), stop)]
+        assert np.array_equal(cut & early, cut)
+        # a contact from the first frame is kept whatever the marks say
+        head = detect_contacts(height[start:], speed[start:],
+                               landing=np.ones(height.size - start, dtype=bool), **options)
+        assert np.array_equal(head, early[start:])
+    # a contact that is all landing is no contact
+    height = np.linspace(0.02, 0.0, 10)
+    assert not detect_contacts(np.r_[0.2, height], np.zeros(11), landing=np.ones(11, bool),
+                               enter_height=0.03, exit_height=0.09, enter_speed=0.5,
+                               exit_speed=1.0).any()
+    with pytest.raises(InvalidInputError, match="landing must have shape"):
+        detect_contacts(np.zeros(5), np.zeros(5), enter_height=0.03, exit_height=0.09,
+                        enter_speed=0.5, exit_speed=1.0, landing=np.zeros(4, dtype=bool))

@@ -60,10 +60,35 @@ def limit_rate(values: np.ndarray, rate: np.ndarray, free: np.ndarray) -> np.nda
 
 
 @njit(cache=True)
+def eased_limit(change: float, limit: float, full: float) -> float:
+    """``change`` limited to ``±limit`` (radians), with the corner eased: exactly
+    ``change`` where ``limit >= |change| + w`` and exactly ``±limit`` where
+    ``limit <= |change| - w``, for ``w = min(|change|, full - |change|) / 2``, and between
+    a quadratic that joins the two with a continuous slope in ``limit`` and in
+    ``change``. A limit that grows smoothly through ``|change|`` (a foot turning to a
+    slope as its follow weight eases in) then gives a pitch without a corner in time; at
+    ``limit = full`` nothing below ``full`` is changed, and from ``|change| >= full`` on
+    it is the plain clamp.
+    """
+    size = abs(change)
+    width = 0.5 * min(size, full - size)
+    if width <= 0.0:
+        out = min(size, limit)
+    elif limit >= size + width:
+        out = size
+    elif limit <= size - width:
+        out = limit
+    else:
+        over = limit - size + width
+        out = limit - over * over / (4.0 * width)
+    return out if change >= 0.0 else -out
+
+
+@njit(cache=True)
 def settle_pitch(heights: np.ndarray, cell: float, x0: float, z0: float, pivot: np.ndarray,
                  heading: np.ndarray, heel: np.ndarray, length: np.ndarray,
                  start: np.ndarray, heel_height: np.ndarray, toe_height: np.ndarray,
-                 lowest: np.ndarray, highest: np.ndarray, rounds: int
+                 source: np.ndarray, tilt: np.ndarray, full: float, rounds: int
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per frame, the pitch ``(n,)`` of a foot that follows the ground, and the ground-
     following heights of its heel and toe ``(n,)`` there.
@@ -71,7 +96,8 @@ def settle_pitch(heights: np.ndarray, cell: float, x0: float, z0: float, pivot: 
     The foot (length ``length``, horizontal direction ``heading`` ``(n, 2)``) turns about
     the point ``pivot`` ``(n, 2)`` that is ``heel`` of the way from the toe to the heel;
     the heel wants to be ``heel_height`` above the ground under it and the toe
-    ``toe_height``, which asks for a pitch (within ``lowest``..``highest``), which moves
+    ``toe_height``, which asks for a pitch (within ``tilt`` of the ``source`` pitch,
+    :func:`eased_limit` with ``full`` the largest tilt), which moves
     the heel and the toe, and so on: starting from the horizontal extent ``start``, at
     most ``rounds`` rounds of that. Where the rounds do not shrink the change (a steep
     foot over a steep flank, whose ground moves faster than its pitch), the pitch that
@@ -100,7 +126,7 @@ def settle_pitch(heights: np.ndarray, cell: float, x0: float, z0: float, pivot: 
             ty = height_at(heights, cell, x0, z0, px + w * reach * hx,
                            pz + w * reach * hz) + toe_height[f]
             p = np.arcsin(min(max((ty - ay) / scale, -1.0), 1.0))
-            p = min(max(p, lowest[f]), highest[f])
+            p = source[f] + eased_limit(p - source[f], tilt[f], full)
             new = size * np.cos(p)
             change = abs(new - reach)
             shrinking = change <= 0.5 * step
@@ -109,7 +135,7 @@ def settle_pitch(heights: np.ndarray, cell: float, x0: float, z0: float, pivot: 
             if change <= 1e-10 * size:
                 break
         if step > 1e-10 * size and not shrinking:
-            lo, hi = lowest[f], highest[f]
+            lo, hi = source[f] - tilt[f], source[f] + tilt[f]
             for _ in range(48):
                 mid = 0.5 * (lo + hi)
                 r = size * np.cos(mid)
@@ -117,8 +143,8 @@ def settle_pitch(heights: np.ndarray, cell: float, x0: float, z0: float, pivot: 
                         + toe_height[f]
                         - height_at(heights, cell, x0, z0, px - (1 - w) * r * hx,
                                     pz - (1 - w) * r * hz) - heel_height[f])
-                wanted = min(max(np.arcsin(min(max(rise / scale, -1.0), 1.0)), lowest[f]),
-                             highest[f])
+                wanted = source[f] + eased_limit(
+                    np.arcsin(min(max(rise / scale, -1.0), 1.0)) - source[f], tilt[f], full)
                 if mid > wanted:
                     hi = mid
                 else:

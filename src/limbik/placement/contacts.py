@@ -61,7 +61,8 @@ def _hysteresis(height: np.ndarray, speed: np.ndarray, enter_h: float, exit_h: f
 
 def detect_contacts(height: Any, speed: Any, *, enter_height: float, exit_height: float,
                     enter_speed: float, exit_speed: float, grounded_speed: float | None = None,
-                    min_frames: int = 3, lifting: Any | None = None) -> np.ndarray:
+                    min_frames: int = 3, lifting: Any | None = None,
+                    landing: Any | None = None) -> np.ndarray:
     """Contact mask ``(frames,)`` from a foot's height above its floor and its speed.
 
     A contact starts when the foot is at most ``enter_height`` high and at most
@@ -76,8 +77,13 @@ def detect_contacts(height: Any, speed: Any, *, enter_height: float, exit_height
     before them: the hysteresis band keeps a contact through noise in its middle, but
     a foot that rises out of the band from a toe-off is lifting off, not standing (a
     contact that lasts to the last frame is kept).
+    ``landing`` ``(frames,)`` (bool) marks frames at which the foot is still coming down
+    (:func:`limbik.placement.footplant.footplant` passes: above its rest and lower
+    within the next moments). A contact whose first frames are ``landing`` starts after
+    them: the band takes a foot in a few frames before it lands, and pinning it there
+    puts it down early (a contact from the first frame is kept).
     Contacts and gaps shorter than ``min_frames`` are removed (gaps first, contacts
-    after their lift-off is cut).
+    after their lift-off and touch-down are cut).
     """
     h = as_float_array(height, "height")
     v = as_float_array(speed, "speed")
@@ -92,6 +98,10 @@ def detect_contacts(height: Any, speed: Any, *, enter_height: float, exit_height
     if lift is not None and lift.shape != h.shape:
         raise InvalidInputError(f"lifting must have shape {h.shape}, got {lift.shape}",
                                 argument="lifting")
+    land = None if landing is None else np.asarray(landing, dtype=bool)
+    if land is not None and land.shape != h.shape:
+        raise InvalidInputError(f"landing must have shape {h.shape}, got {land.shape}",
+                                argument="landing")
     mask = _hysteresis(np.ascontiguousarray(h), np.ascontiguousarray(v), float(enter_height),
                        float(exit_height), float(enter_speed), float(exit_speed),
                        float(exit_speed if grounded_speed is None else grounded_speed))
@@ -107,6 +117,11 @@ def detect_contacts(height: Any, speed: Any, *, enter_height: float, exit_height
             lift_off = start + (int(standing[-1]) + 1 if standing.size else 0)
             mask[lift_off:stop] = False
             stop = lift_off
+        if land is not None and start > 0:
+            down = np.flatnonzero(~land[start:stop])
+            touch_down = start + (int(down[0]) if down.size else stop - start)
+            mask[start:touch_down] = False
+            start = touch_down
         if stop - start < m:
             mask[start:stop] = False
     return mask

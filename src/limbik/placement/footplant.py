@@ -82,6 +82,9 @@ SWING_FOLLOW = (0.01, 0.04)
 #: Radians by which a foot is pitched down from its rest, rolled onto its toe, past which
 #: a contact that the foot leaves upward has ended (a toe-off: the foot is lifting off).
 LIFT_OFF_ROLL = np.radians(30.0)
+#: Seconds ahead within which a foot that still gets lower (by more than half of
+#: ``FLOAT_KEPT``) is still landing: a contact starts where it has come down.
+LANDING_AHEAD = 0.2
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -248,6 +251,31 @@ def _foot_signals(world: np.ndarray, leg: Leg, floor: float, leg_length: float, 
     return np.where(height <= 0.0, height, local), np.min(speeds, axis=0)
 
 
+def _sole_heights(full_world: np.ndarray, motion: Motion, leg: Leg, floor: float,
+                  rest: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A foot's points (see :func:`_foot_joints`) above the floor ``(frames, k)``, and the
+    heights above their resting heights ``rest`` ``(k,)`` of its heel and of its lowest
+    toe point ``(frames, 2)`` (``(frames, 1)`` without a toe): what stance float is
+    measured on."""
+    above = full_world[:, _foot_joints(motion, leg), 1] - floor
+    relative = above - rest
+    if leg.toe is None:
+        return above, relative[:, :1]
+    return above, np.stack([relative[:, 0], relative[:, 1:].min(axis=1)], axis=1)
+
+
+def _landing(sole: np.ndarray, leg_length: float, ahead: int) -> np.ndarray:
+    """Frames ``(n,)`` at which a foot whose heel and toe are ``sole`` ``(n, k)`` above
+    their rests (:func:`_sole_heights`) is still coming down: its lowest point is higher
+    than ``FLOAT_KEPT`` of a leg (the float that stance keeps), and lower by more than
+    half of that within the next ``ahead`` frames."""
+    height = sole.min(axis=1)
+    padded = np.concatenate([height, np.full(ahead, np.inf)])
+    lowest = np.lib.stride_tricks.sliding_window_view(padded, ahead + 1).min(axis=1)
+    keep = FLOAT_KEPT * leg_length
+    return (height > keep) & (height - lowest > 0.5 * keep)
+
+
 def _rolled_onto_toe(world: np.ndarray, leg: Leg, rest: np.ndarray) -> np.ndarray | None:
     """Frames ``(n,)`` at which a foot is rolled onto its toe: pitched down by more than
     ``LIFT_OFF_ROLL`` radians from its pitch at rest (heel and toe at their resting
@@ -324,16 +352,24 @@ def _stance_drop(relative: np.ndarray, contact: np.ndarray, keep: float, blend_f
     ``5·keep`` of each other) it is laid flat on the ground, every point at its rest:
     fully where it floated ``3·keep`` or more and its points are within ``3·keep`` of
     each other, smoothly less toward those bounds, spring-smoothed over ``smooth_time``
-    seconds so that a foot coming down is not flattened at once. The drops ease in
-    before each contact and out after it over ``blend_frames``, starting out at the rate
-    they changed at the end of the contact (a foot lifting off keeps its speed).
+    seconds within the contact; over its approach the contact's first value holds (a
+    foot in the air is no stance, and a flat one would read as floating). The drops ease
+    in before each contact and out after it over ``blend_frames``, starting out at the
+    rate they changed at the end of the contact (a foot lifting off keeps its speed).
     """
     spans = contact_spans(contact)
     hover = relative.min(axis=1)
     float_removed = np.maximum(hover - keep, 0.0)
     spread = relative.max(axis=1) - hover
-    flatten = smooth_zero_lag(_ramp((5 * keep - spread) / (2 * keep))
-                              * _ramp((hover - 2 * keep) / keep), dt, smooth_time)[:, None]
+    flat_float = _ramp((5 * keep - spread) / (2 * keep)) * _ramp((hover - 2 * keep) / keep)
+    # the approach to a contact (up to blend_frames, the later half of the gap after
+    # another) takes the value the foot lands with: the smoothing then carries no swing
+    # into the contact (a flat foot in the air reads as floating)
+    for k, (start, _stop) in enumerate(spans):
+        gap = start - spans[k - 1][1] if k > 0 else 2 * start
+        length = min(blend_frames, gap // 2)
+        flat_float[start - length:start] = flat_float[start]
+    flatten = smooth_zero_lag(flat_float, dt, smooth_time)[:, None]
     drop = float_removed[:, None] + flatten * np.maximum(relative - float_removed[:, None], 0.0)
     drop[~np.asarray(contact, dtype=bool)] = 0.0
     return np.maximum(_ease_around(drop, spans, blend_frames, keep_rate=True), 0.0)
@@ -430,8 +466,9 @@ def _lock_offsets(ankle: np.ndarray, foot: np.ndarray, contact: np.ndarray,
 
 def _place_foot(ankle: np.ndarray, toe: np.ndarray | None, lock: np.ndarray,
                 heights: tuple[np.ndarray, np.ndarray | None], heel: np.ndarray,
-                terrain: Terrain, max_tilt: np.ndarray, foot: np.ndarray | None = None,
-                rounds: int = 12) -> tuple[np.ndarray, np.ndarray | None]:
+                terrain: Terrain, max_tilt: np.ndarray, full_tilt: float,
+                foot: np.ndarray | None = None, rounds: int = 12
+                ) -> tuple[np.ndarray, np.ndarray | None]:
     """Ankle (and toe) targets on the terrain at the given heights above it.
 
     ``lock`` moves the ankle; the toe starts at the ankle plus ``foot`` (default: the
@@ -439,8 +476,10 @@ def _place_foot(ankle: np.ndarray, toe: np.ndarray | None, lock: np.ndarray,
     of the ground.
 
     The foot keeps its length; its pitch follows the ground along the foot, changed by
-    at most ``max_tilt`` ``(n,)`` (radians) from the source's; it pivots on the heel
-    (weight ``heel``) or the toe.
+    at most ``max_tilt`` ``(n,)`` (radians) from the source's, a limit whose corner is
+    eased (``_footplant_kernels.eased_limit``; ``full_tilt`` is the largest limit, at
+    which the ground is followed exactly); it pivots on the heel (weight ``heel``) or
+    the toe.
     """
     a = ankle.copy()
     a[:, [0, 2]] += lock
@@ -468,7 +507,8 @@ def _place_foot(ankle: np.ndarray, toe: np.ndarray | None, lock: np.ndarray,
         np.ascontiguousarray(pivot), np.ascontiguousarray(heading),
         np.ascontiguousarray(heel, dtype=np.float64), length, along_size,
         np.ascontiguousarray(ha, dtype=np.float64), np.ascontiguousarray(ht, dtype=np.float64),
-        source_pitch - max_tilt, source_pitch + max_tilt, rounds)
+        np.ascontiguousarray(source_pitch), np.ascontiguousarray(max_tilt, dtype=np.float64),
+        full_tilt, rounds)
     reach = (length * np.cos(pitch))[:, None] * heading
     rise = length * np.sin(pitch)
     base_y = heel * ay + (1 - heel) * (ty - rise)
@@ -879,9 +919,9 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
     max_tilt : largest change of foot pitch and roll from the source to follow the
         ground (or ankle tilt without a toe), radians.
     contact_height : a contact starts with the foot at most this high above its local
-        minimum (leg lengths, ±0.4 s) and ends above three times this, or at the last
-        frame at most this high where the foot then lifts off rolled onto its toe
-        (``LIFT_OFF_ROLL``).
+        minimum (leg lengths, ±0.4 s), once it has come down (``LANDING_AHEAD``), and
+        ends above three times this, or at the last frame at most this high where the
+        foot then lifts off rolled onto its toe (``LIFT_OFF_ROLL``).
     contact_speed : the planted/swing speed threshold (leg lengths per second); a contact
         starts below 0.7x and ends above 1.4x it. Default: from the clip
         (:func:`contact_speed_threshold`). A foot at or below its rest is in contact
@@ -930,16 +970,22 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
             np.concatenate([speed for _, speed in signals.values()]))
     speed_gate = as_float(contact_speed, "contact_speed", minimum=0.0, exclusive=True)
     rests = _rest_heights(motion, full_world, legs, floor, leg_length)
+    soles = {leg.side: _sole_heights(full_world, motion, leg, floor, rests[leg.side])
+             for leg in legs}
     masks: dict[str, np.ndarray] = {}
     for leg in legs:
         given = None if contacts is None else contacts.get(leg.side)
         if given is None:
             height, speed = signals[leg.side]
+            # (coming down as the float removal sees it, so that it never pins a foot
+            # that is still in the air)
+            landing = _landing(soles[leg.side][1], leg_length,
+                               max(1, round(LANDING_AHEAD / dt)))
             masks[leg.side] = detect_contacts(
                 height, speed, enter_height=contact_height, exit_height=3 * contact_height,
                 enter_speed=0.7 * speed_gate, exit_speed=1.4 * speed_gate,
                 grounded_speed=np.inf, min_frames=max(2, round(0.05 / dt)),
-                lifting=_rolled_onto_toe(world, leg, rests[leg.side]))
+                lifting=_rolled_onto_toe(world, leg, rests[leg.side]), landing=landing)
         elif np.asarray(given).dtype == bool:
             m = np.asarray(given)
             if m.shape != (frames,):
@@ -956,17 +1002,13 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
     for leg in legs:
         ankle = world[:, leg.ankle]
         toe = world[:, leg.toe] if leg.toe is not None else None
-        joints = _foot_joints(motion, leg)
-        above = full_world[:, joints, 1] - floor
-        relative = above - rests[leg.side]
+        above, points = soles[leg.side]
         pin = _pin_weight(masks[leg.side], max(1, round(smooth_time / dt)))
         pins[leg.side] = pin
         heel, flat = (_heel_weight(ankle, toe, dt, leg_length, speed_gate)
                       if toe is not None else (np.ones(frames), np.ones(frames)))
         # stance float: the weight-carrying point rests on the ground (eased in and out
         # over release_time); up to FLOAT_KEPT of a leg is capture noise and is kept
-        points = (np.stack([relative[:, 0], relative[:, 1:].min(axis=1)], axis=1)
-                  if toe is not None else relative[:, :1])
         drop = _stance_drop(points, masks[leg.side], FLOAT_KEPT * leg_length, release_frames,
                             dt, smooth_time)
         ha = np.maximum(above[:, 0] - drop[:, 0], 0.0)
@@ -988,7 +1030,7 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
             lock, turn = _lock_offsets(ankle, foot, masks[leg.side], heel, flat,
                                        release_frames)
             foot[:, [0, 2]] += turn
-        a, t = _place_foot(ankle, toe, lock, (ha, ht), heel, ground, tilt,
+        a, t = _place_foot(ankle, toe, lock, (ha, ht), heel, ground, tilt, max_tilt,
                            foot if toe is not None else None)
         if t is not None and lock_feet:
             # lock again with the placed foot (its pitch follows the ground) until the
@@ -1000,8 +1042,8 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
                 # (the placed foot already holds its heading where it stood flat)
                 lock, _ = _lock_offsets(ankle, placed, masks[leg.side], heel, no_freeze,
                                         release_frames)
-                a, t = _place_foot(ankle, toe, lock, (ha, ht), heel, ground, tilt, placed,
-                                   rounds=2)
+                a, t = _place_foot(ankle, toe, lock, (ha, ht), heel, ground, tilt, max_tilt,
+                                   placed, rounds=2)
                 if np.max(np.abs(t - a - placed)[held], initial=0.0) <= 1e-10 * leg_length:
                     break
         # spring-smooth the correction beyond the lock (the lock itself is already eased),
