@@ -1063,20 +1063,19 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
     if adjust_pelvis:
         lifts = np.stack([targets[leg.side][0][:, 1] - world[:, leg.ankle, 1] for leg in legs])
         offset = smooth_zero_lag(lifts.min(axis=0), dt, pelvis_smooth_time)
-        # a planted leg ends up no straighter than in the source (and within the soft
-        # reach, so its foot lands exactly), any leg no further than full reach
+        # a planted leg ends up no straighter than in the source (whose reach is within
+        # the soft reach, so its foot lands exactly), any leg no further than full reach
         bound = np.full(frames, np.inf)
         for leg in legs:
             hip = world[:, leg.hip]
             a = targets[leg.side][0]
             full = 0.999 * sum(lengths[leg.side])
-            planted_reach = min(full, (1.0 - softness) * sum(lengths[leg.side]))
             # held through the release too, so a leg leaving the ground is no straighter
             # than the source's and needs no quick bend to follow it
             held = smooth_zero_lag(_dilate(masks[leg.side], release_frames).astype(np.float64),
                                    dt, smooth_time)
             source_reach = np.clip(np.linalg.norm(hip - world[:, leg.ankle], axis=1),
-                                   0.5 * full, planted_reach)
+                                   0.5 * full, full)
             reach = full + held * (source_reach - full)
             dh = np.hypot(hip[:, 0] - a[:, 0], hip[:, 2] - a[:, 2])
             can = dh < reach
@@ -1137,8 +1136,13 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
         reference = hip + rotate_vectors(swing, world[:, leg.knee] - world[:, leg.hip])
         axis = rotate_vectors(quaternion_multiply(swing, source_rotations[:, leg.hip]),
                               axes[leg.side])
+        # the soft reach starts no nearer than the source leg's own reach: a leg the
+        # source holds straighter than that stays as straight (the pelvis bound above
+        # keeps a planted foot within it, so the foot lands exactly)
+        source_reach = np.linalg.norm(world[:, leg.hip] - world[:, leg.ankle], axis=1)
+        soft = np.clip(1.0 - source_reach / (thigh + shin), 0.0, softness)
         solved = two_bone(hip, a, thigh, shin, bend_axis=axis, reference=reference,
-                          softness=softness)
+                          softness=soft)
         positions[leg.knee] = solved.positions[:, 1]
         positions[leg.ankle] = solved.positions[:, 2]
         source_ankle = source_rotations[:, leg.ankle]
