@@ -185,10 +185,12 @@ class JointProblem:
         if method == _jk.METHOD_LM:
             m = self.chain.dof
             head = (*args, float(lam), self.max_step, *limits)
-            # the kernel's argument types differ only by a position or pose target
-            return _LM_RANGE, self.use_rot, lambda: (*head, *_jk.lm_scratch(m), *outs)
+            # the kernel's argument types differ only by a position or pose target, and
+            # by a warm start's jump cost or None
+            return (_LM_RANGE, (self.use_rot, self.jump_cost is None),
+                    lambda: (*head, *_jk.lm_scratch(m), *outs))
         every = (*args, method, float(lam), float(cutoff), self.max_step, *limits, *outs)
-        return _JOINT_RANGE, None, lambda: every
+        return _JOINT_RANGE, self.jump_cost is None, lambda: every
 
     def out_fields(self) -> tuple[tuple[str, tuple[int, ...], Any], ...]:
         """The :func:`~limbik.solvers.solution.out_arrays` fields of :meth:`outputs`."""
