@@ -45,6 +45,15 @@ JACOBIAN_MAX_STEP = 0.5
 #: Steps without a 0.1 % error drop before a Jacobian or CCD attempt is abandoned.
 JACOBIAN_PATIENCE = 20
 
+#: CCD's motion cost, relative to the reach (``chain.reach``, or a point chain's length):
+#: each CCD update minimises the squared error plus the squared move of a point this far
+#: (times the reach) from the joint's axis or pivot. A joint whose lever on the end is
+#: well above it takes its best angle as in classic CCD; one with a far shorter lever
+#: (a wrist roll next to the wrist's singular pose, its axis nearly through the tip;
+#: an end folded back onto its pivot) turns only a little instead of to the far side of
+#: its circle for a small gain, so a smooth target path gets smooth joints.
+CCD_DAMPING = 0.02
+
 #: Default random restarts of the joint-space solvers (tried only while unreached).
 JACOBIAN_RESTARTS = 10
 

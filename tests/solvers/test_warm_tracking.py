@@ -1,7 +1,7 @@
 """Warm-started joint-space IK along smooth target paths: each sample solved alone from
 the previous answer (``q0=`` the last ``q``), as a per-frame loop does. The joints move
-continuously, also where the path leaves the reach and comes back, and reachable
-targets are reached."""
+continuously, also where the path leaves the reach and comes back, and next to the wrist's
+singular pose (CCD), and reachable targets are reached."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 import limbik
 from chains import planar_arm, seven_dof_arm
-from limbik import Frame, jacobian_ik
+from limbik import Frame, ccd, jacobian_ik
 
 from conftest import SHARED_DATA
 
@@ -210,3 +210,69 @@ def test_warm_started_batches_match_single_solves():
         for i in range(12):
             one = jacobian_ik(chain, targets[i], method=method, q0=q0[i])
             assert one.q.tobytes() == batch.q[i].tobytes() and one.error == batch.error[i]
+
+
+#: The wrist pitch (joint 5) of each test arm next to its singular pose, where the wrist
+#: roll before it (joint 4) has its axis nearly through the tip: its objective is almost
+#: flat, and its exact best angle can lie anywhere on its circle.
+NEAR_SINGULAR_WRIST = {"synthetic": 0.1, "panda": 2.7, "kuka": 0.1}
+
+
+def circle_through(start, rng, radius, n=60):
+    """``n`` samples of a circle of ``radius`` through ``start`` in a random plane."""
+    normal = rng.normal(size=3)
+    u = np.cross(normal, rng.normal(size=3))
+    u /= np.linalg.norm(u)
+    v = np.cross(normal / np.linalg.norm(normal), u)
+    t = np.linspace(0.0, 2 * np.pi, n)
+    return start + radius * (np.outer(np.cos(t) - 1.0, u) + np.outer(np.sin(t), v))
+
+
+def track_ccd(chain, path, q_start, **options):
+    """CCD warm-started along ``path``; yields (sample, q before, Solution)."""
+    q = q_start
+    for i, target in enumerate(path):
+        sol = ccd(chain, target, q0=q, **options)
+        yield i, q, sol
+        q = sol.q
+
+
+@pytest.mark.parametrize("name", ["synthetic", "panda", "kuka"])
+def test_ccd_tracking_next_to_the_wrist_singularity_keeps_the_wrist_from_spinning(name):
+    """Circles inside reach through a pose next to the wrist's singular pose, position
+    targets, CCD warm-started from the last answer: every sample is reached, and every
+    joint step stays within STEP_RATIO target steps, except where the warm start's own
+    branch cannot reach the target (a restart's jump, as documented). Classic CCD, each
+    joint at its exact best angle, turned the wrist roll by up to 5.9 rad between samples
+    on these circles, with no restart involved."""
+    chain, shoulder, reach, q_start = arm(name)
+    q_start = q_start.copy()
+    q_start[5] = NEAR_SINGULAR_WRIST[name]
+    start = chain.forward(q_start).position
+    for seed in range(4):
+        path = circle_through(start, np.random.default_rng(seed), 0.15 * reach)
+        assert np.all(np.linalg.norm(path - shoulder, axis=-1) < reach)
+        ds = target_steps(path, reach)
+        for i, q, sol in track_ccd(chain, path, q_start):
+            assert sol.reached, (seed, i)
+            dq = joint_steps(chain, q, sol.q[None])[0]
+            if i and dq > STEP_RATIO * ds[i]:
+                alone = ccd(chain, path[i], q0=q, restarts=0)
+                assert not alone.reached, (seed, i, dq, ds[i])
+
+
+def test_classic_ccd_spins_the_wrist_where_the_motion_cost_keeps_it():
+    """The same circle with ``damping=0`` (classic CCD) and no restarts turns a joint by
+    more than 1 rad between samples; the default motion cost keeps every step small."""
+    chain, _, reach, q_start = arm("synthetic")
+    q_start = q_start.copy()
+    q_start[5] = NEAR_SINGULAR_WRIST["synthetic"]
+    path = circle_through(chain.forward(q_start).position, np.random.default_rng(0),
+                          0.15 * reach)
+    for damping, bound in ((0.0, None), (limbik.tolerances.CCD_DAMPING, 0.5)):
+        steps = [joint_steps(chain, q, sol.q[None])[0]
+                 for _, q, sol in track_ccd(chain, path, q_start, restarts=0, damping=damping)]
+        if bound is None:
+            assert max(steps) > 1.0
+        else:
+            assert max(steps) < bound

@@ -34,17 +34,22 @@ def _rotate_about(ax, ay, az, c, s, vx, vy, vz):  # pragma: no cover - compiled
 
 @njit(cache=True)
 def _best_angle(q, lo, hi, big_a, big_b):  # pragma: no cover - compiled
-    """New joint angle maximising ``A cos φ + B sin φ`` (φ = new − q) within [lo, hi]."""
+    """New joint angle maximising ``A cos φ + B sin φ`` (φ = new − q) within [lo, hi].
+
+    A joint with limits turns by at most a half turn (``|φ| <= π``): it never goes the
+    long way round its range to an angle on the other side of its gap.
+    """
     phi = np.arctan2(big_b, big_a)
     if lo == -np.inf and hi == np.inf:
         new = q + phi
         if new > np.pi or new <= -np.pi:
             new = new - 2.0 * np.pi * np.floor((new + np.pi) / (2.0 * np.pi))
         return new
-    for turn in (0.0, 2.0 * np.pi, -2.0 * np.pi):
-        new = q + phi + turn
-        if lo <= new <= hi:
-            return new
+    lo = max(lo, q - np.pi)
+    hi = min(hi, q + np.pi)
+    new = q + phi
+    if lo <= new <= hi:
+        return new
     # the optimum lies outside the range: the better end (the objective is a sinusoid)
     flo = big_a * np.cos(lo - q) + big_b * np.sin(lo - q)
     fhi = big_a * np.cos(hi - q) + big_b * np.sin(hi - q)
@@ -54,18 +59,26 @@ def _best_angle(q, lo, hi, big_a, big_b):  # pragma: no cover - compiled
 # inlined into the driver: a call per sweep, with its array arguments, costs ~5 %
 @njit(cache=True, inline="always")
 def ccd_sweep(q, wr, wp, wa, kind, lower, upper, target_p, target_r, use_rot, w_pos, w_rot,
-              tip_r):  # pragma: no cover - compiled
+              radius2, tip_r):  # pragma: no cover - compiled
     """One CCD sweep on a joint chain, from the tip joint to the base joint, ``q (m,)`` in place.
 
     ``wr``, ``wp``, ``wa`` are the frames of ``chain_fk`` at ``q``; ``target_p (3,)``,
     ``target_r (3, 3)`` (ignored unless ``use_rot``); ``tip_r (3, 3)`` is scratch space.
     Each joint takes the coordinate within its limits that minimises
-    ``w_p² |target − tip|² + w_o² Σᵢ |target_axisᵢ − tip_axisᵢ|²`` with the others held;
-    the tip is moved along analytically, without new forward kinematics.
+    ``w_p² |target − tip|² + w_o² Σᵢ |target_axisᵢ − tip_axisᵢ|²`` plus the motion cost
+    ``w_p² |Δu|²`` of a point ``u`` at ``sqrt(radius2)`` from its axis (a revolute joint
+    turned by φ moves it ``2 sqrt(radius2) |sin(φ / 2)|``), with the others held; the tip
+    is moved along analytically, without new forward kinematics. The motion cost damps a
+    joint whose lever on the tip is far below that radius (a wrist roll next to the
+    wrist's singular pose) instead of turning it to the far side of its circle for a
+    small gain; ``radius2 = 0`` is the classic CCD step.
     """
     m = q.shape[0]
     wp2 = w_pos * w_pos
     wo2 = w_rot * w_rot
+    # the cost w_p² |Δu|² = 2 w_p² radius2 (1 − cos φ) against the objective below,
+    # A cos φ + B sin φ (half the squared error drop): A grows by w_p² radius2
+    motion = wp2 * radius2
     tpx = target_p[0]
     tpy = target_p[1]
     tpz = target_p[2]
@@ -124,7 +137,7 @@ def ccd_sweep(q, wr, wp, wa, kind, lower, upper, target_p, target_r, use_rot, w_
             flat += 3.0 * wo2
         if big_a * big_a + big_b * big_b <= (FLAT_OBJECTIVE * flat) ** 2:
             continue
-        new = _best_angle(q[k], lower[k], upper[k], big_a, big_b)
+        new = _best_angle(q[k], lower[k], upper[k], big_a + motion, big_b)
         phi = new - q[k]
         q[k] = new
         c = np.cos(phi)
@@ -180,17 +193,45 @@ def _perpendicular(hx, hy, hz):  # pragma: no cover - compiled
     return -hy, hx, 0.0
 
 
+@njit(cache=True, inline="always")
+def _damped_turn(hx, hy, hz, dx, dy, dz, nh, nd, radius2):  # pragma: no cover - compiled
+    """The turn of one point-chain CCD step: unit axis and cosine, sine of the angle.
+
+    Turns ``h`` (pivot to end, length ``nh``) toward ``d`` (pivot to goal, ``nd``) about
+    ``h × d`` by the angle that minimises ``|d − h'|²`` plus the motion cost ``|Δu|²``
+    of a point at ``sqrt(radius2)`` from the pivot (``radius2 = 0``: all the way, the
+    classic step). Where ``h`` and ``d`` are parallel the chain stays, and where they
+    point apart it makes a half turn about a stable perpendicular of ``h`` unless that
+    costs more than it gains. ``(1, 0)`` is no turn.
+    """
+    cx = hy * dz - hz * dy
+    cy = hz * dx - hx * dz
+    cz = hx * dy - hy * dx
+    cross = np.sqrt(cx * cx + cy * cy + cz * cz)  # nh nd sin α
+    along = hx * dx + hy * dy + hz * dz + radius2  # nh nd cos α, plus the cost
+    if cross < 1e-12 * nh * nd:
+        if along >= 0.0:
+            return 1.0, 0.0, 0.0, 1.0, 0.0
+        cx, cy, cz = _perpendicular(hx, hy, hz)
+        nc = np.sqrt(cx * cx + cy * cy + cz * cz)
+        return cx / nc, cy / nc, cz / nc, -1.0, 0.0
+    nr = np.sqrt(along * along + cross * cross)
+    return cx / cross, cy / cross, cz / cross, along / nr, cross / nr
+
+
 @njit(cache=True, nogil=True)
 def ccd_points_solve_range(start, stop, positions, target, tolerance, max_iterations,
-                           min_improvement, out, err_out, reached_out,
+                           min_improvement, radius2, out, err_out, reached_out,
                            iters_out):  # pragma: no cover - compiled
     """Batched CCD on point chains ``positions (B, n, 3)`` toward ``target (B, 3)``.
 
     One iteration is one sweep from the joint next to the end effector to the root;
-    each joint turns the rest of the chain by the smallest rotation that points the
-    end effector at the target. Stops when the end effector is within ``tolerance``
-    (``(B,)``), after ``max_iterations`` sweeps, or when a sweep reduces the distance
-    by less than ``min_improvement`` (``(B,)``). Writes the solved points to ``out``.
+    each joint turns the rest of the chain toward the target about the axis of the
+    smallest rotation that points the end effector at it, by the angle of
+    :func:`_damped_turn` with the motion-cost radius ``sqrt(radius2)`` (``(B,)``). Stops
+    when the end effector is within ``tolerance`` (``(B,)``), after ``max_iterations``
+    sweeps, or when a sweep reduces the distance by less than ``min_improvement``
+    (``(B,)``). Writes the solved points to ``out``.
     Solves chains ``start .. stop - 1``.
     """
     n = positions.shape[1]
@@ -217,22 +258,9 @@ def ccd_points_solve_range(start, stop, positions, target, tolerance, max_iterat
                 px, py, pz, hx, hy, hz, dx, dy, dz, nh, nd = _pivot(out, b, i, n, gx, gy, gz)
                 if nh < 1e-300 or nd < 1e-300:
                     continue
-                cx = hy * dz - hz * dy
-                cy = hz * dx - hx * dz
-                cz = hx * dy - hy * dx
-                sn = np.sqrt(cx * cx + cy * cy + cz * cz) / (nh * nd)
-                cs = (hx * dx + hy * dy + hz * dz) / (nh * nd)
-                if sn < 1e-12:
-                    if cs > 0.0:
-                        continue
-                    # pointing away: half turn about a stable perpendicular of h
-                    cx, cy, cz = _perpendicular(hx, hy, hz)
-                    sn = 0.0
-                    cs = -1.0
-                nc = np.sqrt(cx * cx + cy * cy + cz * cz)
-                ax = cx / nc
-                ay = cy / nc
-                az = cz / nc
+                ax, ay, az, cs, sn = _damped_turn(hx, hy, hz, dx, dy, dz, nh, nd, radius2[b])
+                if sn == 0.0 and cs == 1.0:
+                    continue
                 for j in range(i + 1, n):
                     vx, vy, vz = _rotate_about(ax, ay, az, cs, sn, out[b, j, 0] - px,
                                                out[b, j, 1] - py, out[b, j, 2] - pz)
@@ -331,7 +359,7 @@ def _carry(out, rot, b, i, n, c, px, py, pz):  # pragma: no cover - compiled
 
 @njit(cache=True)
 def ccd_points_limited_solve(positions, rotations, target, tolerance, max_iterations,
-                             min_improvement, limits, out, rot,
+                             min_improvement, radius2, limits, out, rot,
                              err_out, reached_out, iters_out):  # pragma: no cover - compiled
     """CCD on point chains that carries joint rotations and applies swing-twist limits.
 
@@ -340,9 +368,9 @@ def ccd_points_limited_solve(positions, rotations, target, tolerance, max_iterat
     active). Bone ``i``'s limit applies to ``ref_i⁻¹ · local_i``, its local rotation
     (relative to joint ``i − 1``, bone 0: to the world) measured from its input local
     rotation ``ref_i``, with the twist about the bone's own direction. Each CCD step
-    turns joints ``i..`` by the smallest rotation that points the end at the target,
-    then projects joint ``i`` onto its limit and carries the joints below it along.
-    Writes positions to ``out`` and rotations to ``rot``.
+    turns joints ``i..`` toward the target as :func:`ccd_points_solve_range` does (motion
+    cost ``radius2 (B,)``), then projects joint ``i`` onto its limit and carries the
+    joints below it along. Writes positions to ``out`` and rotations to ``rot``.
     """
     batch = positions.shape[0]
     n = positions.shape[1]
@@ -389,16 +417,17 @@ def ccd_points_limited_solve(positions, rotations, target, tolerance, max_iterat
             for i in range(n - 2, -1, -1):
                 px, py, pz, hx, hy, hz, dx, dy, dz, nh, nd = _pivot(out, b, i, n, gx, gy, gz)
                 if nh > 1e-300 and nd > 1e-300:
-                    # minimal rotation h → d as a quaternion (w = 1 + cos, xyz = h × d)
-                    cx = (hy * dz - hz * dy) / (nh * nd)
-                    cy = (hz * dx - hx * dz) / (nh * nd)
-                    cz = (hx * dy - hy * dx) / (nh * nd)
-                    cw = 1.0 + (hx * dx + hy * dy + hz * dz) / (nh * nd)
-                    if cw < 1e-12:
-                        cx, cy, cz = _perpendicular(hx, hy, hz)
-                        cw = 0.0
-                    cn = np.sqrt(cx * cx + cy * cy + cz * cz + cw * cw)
-                    _carry(out, rot, b, i, n, (cx / cn, cy / cn, cz / cn, cw / cn), px, py, pz)
+                    ax, ay, az, cs, sn = _damped_turn(hx, hy, hz, dx, dy, dz, nh, nd,
+                                                      radius2[b])
+                    if not (sn == 0.0 and cs == 1.0):
+                        # the turn as a quaternion: (axis sin θ, 1 + cos θ), normalised
+                        cw = 1.0 + cs
+                        if cw < 1e-12:  # a half turn
+                            sn = 1.0
+                            cw = 0.0
+                        cn = np.sqrt(sn * sn + cw * cw)
+                        _carry(out, rot, b, i, n, (ax * sn / cn, ay * sn / cn, az * sn / cn,
+                                                   cw / cn), px, py, pz)
                 if limits[i, 3] == 0.0:
                     continue
                 ri = (rot[b, i, 0], rot[b, i, 1], rot[b, i, 2], rot[b, i, 3])

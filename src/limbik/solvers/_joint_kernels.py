@@ -53,8 +53,9 @@ def joint_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
     start (:func:`~limbik.solvers._jacobian_kernels.jump_size`) against the first
     attempt's best effort (``jump_cost=None``: restarts from the whole box, the best of
     all attempts). Each
-    iteration is one step of ``method``; ``lam``, ``cutoff`` and ``max_step`` are used by
-    the Jacobian rules only.
+    iteration is one step of ``method``; ``lam`` is the Jacobian rules' damping and CCD's
+    motion-cost radius (:func:`~limbik.solvers._ccd_kernels.ccd_sweep`); ``cutoff`` and
+    ``max_step`` are used by the Jacobian rules only.
     An attempt ends when the target is reached, after ``max_iterations`` steps, or when
     the error has not dropped by 0.1 % for ``patience`` steps. Writes the best
     ``q_out (B, m)``, its ``err_out (B,)`` (weighted pose error norm), ``reached_out (B,)``,
@@ -152,7 +153,7 @@ def joint_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                         break
                 if method == METHOD_CCD:
                     ccd_sweep(q, wr, wp, wa, kind, lower, upper, target_p[b], target_r[b],
-                              use_rot, w_pos, w_rot, tip_r)
+                              use_rot, w_pos, w_rot, lam2, tip_r)
                 else:
                     # the Jacobian step is written out here: as a call it costs ~10 %
                     _fill_jacobian(wp_buf, wa_buf, s, kind, m, nrow, w_pos, w_rot, jac)

@@ -8,9 +8,14 @@
   restarts as in :func:`~limbik.solvers.jacobian.jacobian_ik`.
 - joint positions ``(..., n, 3)`` (the ``fabrik`` input form): each sweep turns the
   rest of the chain about each joint, from the one next to the end effector to the
-  root, by the smallest rotation that points the end effector at the target. Bone
-  lengths are kept; there is no ``q``. Swing-twist limits (``constraints``) act on
-  the joint rotations carried along.
+  root, toward the target about the axis of the smallest rotation that points the end
+  effector at it. Bone lengths are kept; there is no ``q``. Swing-twist limits
+  (``constraints``) act on the joint rotations carried along.
+
+Each update is charged for its motion (``damping``): a joint whose lever on the end is
+short (a wrist roll next to the wrist's singular pose, an end folded back onto its
+joint) turns a little instead of to the far side of its circle for a small gain, so a
+smooth target path gets smooth joints. ``damping=0`` is classic CCD.
 """
 
 from __future__ import annotations
@@ -37,9 +42,11 @@ from limbik.solvers._joint_kernels import METHOD_CCD
 from limbik.solvers._joint_problem import joint_problem
 from limbik.solvers._scale import length_scale
 from limbik.solvers.constraints import SwingTwistLimit, encode_limits
+from limbik.solvers.jacobian import MAX_DAMPING
 from limbik.solvers.rotations import joint_rotations
 from limbik.solvers.solution import Solution, chain_out_fields, out_arrays, written
 from limbik.tolerances import (
+    CCD_DAMPING,
     ITERATIVE_ANGLE_TOL,
     ITERATIVE_RTOL,
     JACOBIAN_PATIENCE,
@@ -55,7 +62,7 @@ def ccd(chain: JointChain | Any, target: Any, *, tolerance: float | None = None,
         angle_tolerance: float = ITERATIVE_ANGLE_TOL, patience: int = JACOBIAN_PATIENCE,
         position_weight: float = 1.0, orientation_weight: float = 1.0,
         restarts: int | None = None, rng: Any = None,
-        min_improvement: float | None = None,
+        min_improvement: float | None = None, damping: float = CCD_DAMPING,
         constraints: Sequence[SwingTwistLimit | None] | None = None,
         rotations: Any = None, return_rotations: bool = False,
         out: Solution | None = None) -> Solution:
@@ -77,6 +84,14 @@ def ccd(chain: JointChain | Any, target: Any, *, tolerance: float | None = None,
     min_improvement : float, optional
         Point chains only: stop when a sweep brings the end effector less than this
         much closer (default ``tolerance / 1000``), e.g. for unreachable targets.
+    damping : float
+        Motion cost of each CCD update, relative to ``chain.reach`` (point chains: their
+        length; at most ``MAX_DAMPING`` = 1e6): a joint's new angle minimises the
+        (weighted) squared error plus the squared move of a point ``damping · reach``
+        from its axis (point chains: from the joint). Joints with a long lever on the
+        end take their best angle as in classic CCD; a joint that barely moves the end
+        (a wrist roll near the wrist's singular pose) turns only a little instead of
+        spinning round for a small gain. 0 is classic CCD. See ``docs/jacobian.md``.
     constraints : sequence of SwingTwistLimit, TwistLimit or None, optional
         Point chains only: one entry per bone (n − 1). Each CCD step turns the rest of
         the chain about a joint, then moves that joint's rotation to the nearest one its
@@ -104,6 +119,7 @@ def ccd(chain: JointChain | Any, target: Any, *, tolerance: float | None = None,
         distance) and ``iterations`` (sweeps); ``q`` is None and ``rotations`` as above.
     """
     max_iterations = as_int(max_iterations, "max_iterations", minimum=0)
+    damping = as_float(damping, "damping", minimum=0.0, maximum=MAX_DAMPING)
     if isinstance(chain, JointChain):
         for name, value in (("constraints", constraints), ("rotations", rotations),
                             ("return_rotations", return_rotations or None)):
@@ -119,7 +135,7 @@ def ccd(chain: JointChain | Any, target: Any, *, tolerance: float | None = None,
             restarts=JACOBIAN_RESTARTS if restarts is None else restarts,
             position_weight=position_weight, orientation_weight=orientation_weight, q0=q0,
             rng=rng)
-        return problem.solve(METHOD_CCD, out=out)
+        return problem.solve(METHOD_CCD, damping * chain.reach, out=out)
     for name, value in (("q0", q0), ("restarts", restarts), ("rng", rng)):
         if value is not None:
             raise InvalidInputError(f"{name} applies to JointChain only, got a point chain",
@@ -130,12 +146,12 @@ def ccd(chain: JointChain | Any, target: Any, *, tolerance: float | None = None,
     as_float(position_weight, "position_weight", minimum=0.0)
     as_float(orientation_weight, "orientation_weight", minimum=0.0)
     wanted = as_flag(return_rotations, "return_rotations") or rotations is not None
-    return _ccd_points(chain, target, tolerance, max_iterations, min_improvement, constraints,
-                       rotations, wanted, out)
+    return _ccd_points(chain, target, tolerance, max_iterations, min_improvement, damping,
+                       constraints, rotations, wanted, out)
 
 
 def _ccd_points(positions: Any, target: Any, tolerance: float | None, max_iterations: int,
-                min_improvement: float | None,
+                min_improvement: float | None, damping: float,
                 constraints: Sequence[SwingTwistLimit | None] | None = None,
                 rotations: Any = None, return_rotations: bool = False,
                 out: Solution | None = None) -> Solution:
@@ -167,6 +183,7 @@ def _ccd_points(positions: Any, target: Any, tolerance: float | None, max_iterat
     else:
         improve = np.full(count, as_float(min_improvement, "min_improvement",
                                           minimum=0.0) / unit)
+    radius2 = (damping * length) ** 2  # the motion cost's radius, squared (B,)
     fields = chain_out_fields(n, return_rotations or constraints is not None)
     if out is None:
         solved, err, reached, iters = empty_arrays(
@@ -183,11 +200,12 @@ def _ccd_points(positions: Any, target: Any, tolerance: float | None, max_iterat
         limits = encode_limits(constraints, n - 1)
         assert start is not None
         turned = np.empty_like(start) if out is None else views[4]
-        _k.ccd_points_limited_solve(flat, start, goal, tol, max_iterations, improve, limits,
-                                    solved, turned, err, reached, iters)
+        _k.ccd_points_limited_solve(flat, start, goal, tol, max_iterations, improve, radius2,
+                                    limits, solved, turned, err, reached, iters)
         turned = turned.reshape(shape + (n, 4))
     else:
-        arguments = (flat, goal, tol, max_iterations, improve, solved, err, reached, iters)
+        arguments = (flat, goal, tol, max_iterations, improve, radius2, solved, err, reached,
+                     iters)
         run_range(_k.ccd_points_solve_range, count, lambda: arguments, smallest=_k.CHUNK)
         if start is not None:
             turned = joint_rotations(solved, flat, input_rotations=start).reshape(
