@@ -207,7 +207,8 @@ def _damped_turn(hx, hy, hz, dx, dy, dz, nh, nd, radius2):  # pragma: no cover -
     cx = hy * dz - hz * dy
     cy = hz * dx - hx * dz
     cz = hx * dy - hy * dx
-    cross = np.sqrt(cx * cx + cy * cy + cz * cz)  # nh nd sin α
+    cross2 = cx * cx + cy * cy + cz * cz
+    cross = np.sqrt(cross2)  # nh nd sin α
     along = hx * dx + hy * dy + hz * dz + radius2  # nh nd cos α, plus the cost
     if cross < 1e-12 * nh * nd:
         if along >= 0.0:
@@ -215,8 +216,9 @@ def _damped_turn(hx, hy, hz, dx, dy, dz, nh, nd, radius2):  # pragma: no cover -
         cx, cy, cz = _perpendicular(hx, hy, hz)
         nc = np.sqrt(cx * cx + cy * cy + cz * cz)
         return cx / nc, cy / nc, cz / nc, -1.0, 0.0
-    nr = np.sqrt(along * along + cross * cross)
-    return cx / cross, cy / cross, cz / cross, along / nr, cross / nr
+    unit = 1.0 / cross
+    norm = 1.0 / np.sqrt(along * along + cross2)
+    return cx * unit, cy * unit, cz * unit, along * norm, cross * norm
 
 
 @njit(cache=True, nogil=True)
@@ -242,6 +244,7 @@ def ccd_points_solve_range(start, stop, positions, target, tolerance, max_iterat
         gx = target[b, 0]
         gy = target[b, 1]
         gz = target[b, 2]
+        r2 = radius2[b]
         previous = np.inf
         total = 0
         err = 0.0
@@ -258,8 +261,8 @@ def ccd_points_solve_range(start, stop, positions, target, tolerance, max_iterat
                 px, py, pz, hx, hy, hz, dx, dy, dz, nh, nd = _pivot(out, b, i, n, gx, gy, gz)
                 if nh < 1e-300 or nd < 1e-300:
                     continue
-                ax, ay, az, cs, sn = _damped_turn(hx, hy, hz, dx, dy, dz, nh, nd, radius2[b])
-                if sn == 0.0 and cs == 1.0:
+                ax, ay, az, cs, sn = _damped_turn(hx, hy, hz, dx, dy, dz, nh, nd, r2)
+                if sn == 0.0 and cs > 0.0:
                     continue
                 for j in range(i + 1, n):
                     vx, vy, vz = _rotate_about(ax, ay, az, cs, sn, out[b, j, 0] - px,
