@@ -210,7 +210,7 @@ def _damped_turn(hx, hy, hz, dx, dy, dz, nh, nd, radius2):  # pragma: no cover -
     cross2 = cx * cx + cy * cy + cz * cz
     cross = np.sqrt(cross2)  # nh nd sin α
     along = hx * dx + hy * dy + hz * dz + radius2  # nh nd cos α, plus the cost
-    if cross < 1e-12 * nh * nd:
+    if cross <= 1e-12 * nh * nd:  # (also where nh nd underflows to 0)
         if along >= 0.0:
             return 1.0, 0.0, 0.0, 1.0, 0.0
         cx, cy, cz = _perpendicular(hx, hy, hz)
@@ -422,7 +422,7 @@ def ccd_points_limited_solve(positions, rotations, target, tolerance, max_iterat
                 if nh > 1e-300 and nd > 1e-300:
                     ax, ay, az, cs, sn = _damped_turn(hx, hy, hz, dx, dy, dz, nh, nd,
                                                       radius2[b])
-                    if not (sn == 0.0 and cs == 1.0):
+                    if not (sn == 0.0 and cs > 0.0):
                         # the turn as a quaternion: (axis sin θ, 1 + cos θ), normalised
                         cw = 1.0 + cs
                         if cw < 1e-12:  # a half turn
