@@ -34,6 +34,15 @@ def facing(world, legs):
     return forward / np.maximum(np.linalg.norm(forward, axis=1, keepdims=True), 1e-12)
 
 
+def knee_flexion(world, leg):
+    """Degrees ``(frames,)`` between thigh and shin (0: straight)."""
+    thigh = world[:, leg.knee] - world[:, leg.hip]
+    shin = world[:, leg.ankle] - world[:, leg.knee]
+    cos = np.sum(thigh * shin, axis=1) / np.linalg.norm(thigh, axis=1) / np.linalg.norm(
+        shin, axis=1)
+    return np.degrees(np.arccos(np.clip(cos, -1.0, 1.0)))
+
+
 def signed_flexion(world, leg, forward):
     h, k, a = world[:, leg.hip], world[:, leg.knee], world[:, leg.ankle]
     u = (a - h) / np.linalg.norm(a - h, axis=1, keepdims=True)

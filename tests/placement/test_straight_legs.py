@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from clip_checks import knee_flexion
 
 from limbik import apply_ik, find_legs, two_bone
 from limbik.placement.footplant import footplant
@@ -45,15 +46,6 @@ def standing_clip(rng):
         targets[f"{side}Ankle"] = solved.positions[:, 2]
         targets[f"{side}Toe"] = solved.positions[:, 2] + FOOT
     return apply_ik(Motion(skeleton, root, rotations, 1.0 / RATE), positions=targets)
-
-
-def knee_flexion(world, leg):
-    """Degrees ``(frames,)`` between thigh and shin (0: straight)."""
-    thigh = world[:, leg.knee] - world[:, leg.hip]
-    shin = world[:, leg.ankle] - world[:, leg.knee]
-    cos = np.sum(thigh * shin, axis=1) / np.linalg.norm(thigh, axis=1) / np.linalg.norm(
-        shin, axis=1)
-    return np.degrees(np.arccos(np.clip(cos, -1.0, 1.0)))
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -18,8 +18,10 @@ The method, per frame and per leg (all of it vectorised over frames):
    swinging higher keeps the source's pitch); the foot's length is kept, and the foot
    rolls with the ground across it.
 4. The foot offsets are smoothed with a zero-lag critically damped spring.
-5. The pelvis follows the lower foot and is lowered further where a leg could not
-   reach (Final IK's Grounder), never pushed through the ground, and smoothed.
+5. The pelvis follows the lower foot's ground and is lowered further where a leg could
+   not reach (Final IK's Grounder), never pushed through the ground, and smoothed; the
+   drop that holds a foot leaving the ground down (at the end of its contact and eased
+   out after it) is taken up by that foot's own leg, not by the pelvis.
 6. Each leg is solved with :func:`limbik.two_bone` about the knee's own hinge axis
    (estimated from the clip in the thigh's frame), following the animated knee where
    the source leg is clearly bent, with soft reach near full extension; the result is
@@ -85,6 +87,11 @@ LIFT_OFF_ROLL = np.radians(30.0)
 #: Seconds ahead within which a foot that still gets lower (by more than half of
 #: ``FLOAT_KEPT``) is still landing: a contact starts where it has come down.
 LANDING_AHEAD = 0.2
+#: Share of the way from the source leg's reach to where the soft reach starts by which a
+#: leg whose foot is leaving the ground may end up straighter than the source's to take
+#: up the stance drop that holds the rising foot down at the end of its contact and eases
+#: out after it, rather than the pelvis going down with it onto the other leg.
+LEAVING_REACH = 0.5
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -333,6 +340,30 @@ def _ease_around(values: np.ndarray, spans: list[tuple[int, int]], blend_frames:
     after = values.copy()
     _ease_after(after, spans, blend_frames, keep_rate=keep_rate)
     return after + before
+
+
+def _leaving(drop: np.ndarray, contact: np.ndarray, release_frames: int) -> np.ndarray:
+    """Where a foot leaves the ground ``(n,)``: 1 there, else 0.
+
+    That is, in each contact that ends before the clip does, from where the foot's stance
+    drop ``drop`` ``(n,)`` (:func:`_stance_drop`, units) last starts to grow to the
+    contact's end (the foot rises out of the float that stance keeps and is held down),
+    and over the ``release_frames`` after it outside contacts (the drop easing out).
+    """
+    n = len(drop)
+    c = np.asarray(contact, dtype=bool)
+    out = np.zeros(n)
+    release = np.zeros(n, dtype=bool)
+    for start, stop in contact_spans(c):
+        if stop == n:
+            continue
+        steady = np.flatnonzero(np.diff(drop[start:stop]) <= 0.0)
+        rise = start + (int(steady[-1]) + 1 if steady.size else 0)
+        if drop[stop - 1] > drop[rise]:
+            out[rise:stop] = 1.0
+        release[stop:stop + release_frames] = True
+    out[release & ~c] = 1.0
+    return out
 
 
 def _ramp(x: np.ndarray) -> np.ndarray:
@@ -999,6 +1030,9 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
     targets: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
     pins: dict[str, np.ndarray] = {}
     heels: dict[str, np.ndarray] = {}
+    drops: dict[str, np.ndarray] = {}
+    leaving_drops: dict[str, np.ndarray] = {}
+    leaving: dict[str, np.ndarray] = {}
     for leg in legs:
         ankle = world[:, leg.ankle]
         toe = world[:, leg.toe] if leg.toe is not None else None
@@ -1051,6 +1085,12 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
         base = ankle.copy()
         base[:, [0, 2]] += lock
         a_smooth = base + _pinned_smooth(a - base, pin, dt, smooth_time)
+        # (how far the stance drop lowers that target, and the part of it that holds a
+        # foot leaving the ground down, for the pelvis)
+        window = _leaving(drop[:, 0], masks[leg.side], release_frames)
+        drops[leg.side] = _pinned_smooth(drop[:, 0], pin, dt, smooth_time)
+        leaving_drops[leg.side] = _pinned_smooth(window * drop[:, 0], pin, dt, smooth_time)
+        leaving[leg.side] = np.clip(smooth_zero_lag(window, dt, smooth_time), 0.0, 1.0)
         if t is not None and toe is not None:
             t = t + (a_smooth - a)
             t[:, 1] = np.maximum(t[:, 1], ground.height(t[:, 0], t[:, 2]))
@@ -1061,7 +1101,10 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
 
     offset = np.zeros(frames)
     if adjust_pelvis:
-        lifts = np.stack([targets[leg.side][0][:, 1] - world[:, leg.ankle, 1] for leg in legs])
+        # the pelvis follows the lower foot's change of ground, not the stance drop of
+        # step 4: where a planted leg needs that, the bound below lowers the pelvis
+        lifts = np.stack([targets[leg.side][0][:, 1] + drops[leg.side]
+                          - world[:, leg.ankle, 1] for leg in legs])
         offset = smooth_zero_lag(lifts.min(axis=0), dt, pelvis_smooth_time)
         # a planted leg ends up no straighter than in the source (whose reach is within
         # the soft reach, so its foot lands exactly), any leg no further than full reach
@@ -1074,13 +1117,18 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
             # than the source's and needs no quick bend to follow it
             held = smooth_zero_lag(_dilate(masks[leg.side], release_frames).astype(np.float64),
                                    dt, smooth_time)
-            source_reach = np.clip(np.linalg.norm(hip - world[:, leg.ankle], axis=1),
-                                   0.5 * full, full)
-            reach = full + held * (source_reach - full)
+            source_reach = np.linalg.norm(hip - world[:, leg.ankle], axis=1)
+            soft_start = min(full, (1.0 - softness) * sum(lengths[leg.side]))
+            room = LEAVING_REACH * leaving[leg.side] * np.maximum(soft_start - source_reach, 0.0)
             dh = np.hypot(hip[:, 0] - a[:, 0], hip[:, 2] - a[:, 2])
-            can = dh < reach
-            highest = a[:, 1] + np.sqrt(np.maximum(reach**2 - dh**2, 0.0)) - hip[:, 1]
-            bound = np.where(can, np.minimum(bound, highest), bound)
+            # ...but for the drop that holds its foot down as it leaves: that is left out,
+            # as far as the leg stays within LEAVING_REACH of its room to the soft reach
+            highest = np.full(frames, np.inf)
+            for extra, raised in ((0.0, leaving_drops[leg.side]), (room, 0.0)):
+                reach = full + held * (np.clip(source_reach + extra, 0.5 * full, full) - full)
+                top = a[:, 1] + raised + np.sqrt(np.maximum(reach**2 - dh**2, 0.0)) - hip[:, 1]
+                highest = np.minimum(highest, np.where(dh < reach, top, np.inf))
+            bound = np.minimum(bound, highest)
         offset = np.minimum(offset, _smooth_below(bound, max(1, round(pelvis_smooth_time / dt))))
         root = world[:, 0]
         lowest = ground.height(root[:, 0], root[:, 2]) + 0.25 * leg_length - root[:, 1]
