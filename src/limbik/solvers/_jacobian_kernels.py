@@ -52,6 +52,16 @@ def splitmix64(state):  # pragma: no cover - compiled
 
 
 @_kernel_helper
+def uniform_restart(state, q, s, sample_lo, sample_hi):  # pragma: no cover - compiled
+    """A restart ``q[s] (m,)`` uniform in ``[sample_lo, sample_hi]`` (m,), drawn with
+    :func:`splitmix64` from ``state``; returns the generator's new state."""
+    for k in range(q.shape[1]):
+        state, u = splitmix64(state)
+        q[s, k] = sample_lo[k] + (sample_hi[k] - sample_lo[k]) * u
+    return state
+
+
+@_kernel_helper
 def draw_restart(state, q, s, sample_lo, sample_hi, centre, b, spread):  # pragma: no cover
     """A restart ``q[s] (m,)`` uniform in ``[sample_lo, sample_hi]`` (m,); returns the
     generator's new state.
@@ -592,9 +602,7 @@ def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                 state = draw_restart(state, q_buf, cur, sample_lo, sample_hi, q_first, b,
                                      2.0 * (att - 1) / restarts)
             else:
-                for k in range(m):
-                    state, u = splitmix64(state)
-                    q_buf[0, k] = sample_lo[k] + (sample_hi[k] - sample_lo[k]) * u
+                state = uniform_restart(state, q_buf, cur, sample_lo, sample_hi)
             _clip_q(q_buf, cur, lower, upper, kind)
             chain_fk(pre_rot, pre_trans, axis, kind, q_buf, cur, rot_buf, pos_buf, axis_buf)
             perr, aerr = _pose_error(rot_buf, pos_buf, cur, m, target_p, target_r, b, w_pos,

@@ -24,7 +24,7 @@ from limbik.solvers._jacobian_kernels import (
     draw_restart,
     joint_positions,
     jump_size,
-    splitmix64,
+    uniform_restart,
 )
 
 #: Step rule code of a CCD sweep (the Jacobian rules are 0 to 3).
@@ -115,9 +115,7 @@ def joint_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                     state = draw_restart(state, q_buf, s, sample_lo, sample_hi, q_first, b,
                                          2.0 * (att - 1) / restarts)
                 else:
-                    for k in range(m):
-                        state, u = splitmix64(state)
-                        q[k] = sample_lo[k] + (sample_hi[k] - sample_lo[k]) * u
+                    state = uniform_restart(state, q_buf, s, sample_lo, sample_hi)
             _clip_q(q_buf, s, lower, upper, kind)
             attempt_best = np.inf
             stall = 0
