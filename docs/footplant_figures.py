@@ -13,10 +13,10 @@ import matplotlib
 matplotlib.use("Agg")
 
 import limbik
+from limbik.placement import Terrain
 from limbik.placement.footplant import footplant, terrain_for_clip
 from limbik.placement.walk import walk_cycle
 from limbik.viz import save_figure
-from limbik.placement import Terrain
 from limbik.viz.footplant_plot import plot_footplant, plot_legs_side
 from limbik.viz.plots import animate_motion
 
