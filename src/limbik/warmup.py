@@ -127,8 +127,9 @@ def _joint_methods() -> None:
         ccd(arm, target)
         for method in ("dls", "pinv", "transpose", "svd-dls"):
             jacobian_ik(arm, target, method=method)
+    q0 = [0.0] * arm.dof
     for target in (poses.position, poses):  # warm starts: one variant for every method
-        jacobian_ik(arm, target, method="dls", q0=[0.0] * arm.dof)
+        jacobian_ik(arm, target, method="dls", q0=q0)
 
 
 def _ccd_points() -> None:

@@ -59,6 +59,17 @@ def _hysteresis(height: np.ndarray, speed: np.ndarray, enter_h: float, exit_h: f
     return out
 
 
+def _frame_flags(value: Any, name: str, shape: tuple[int, ...]) -> np.ndarray | None:
+    """``value`` as a bool array of ``shape`` (frames,), or None for None."""
+    if value is None:
+        return None
+    flags = np.asarray(value, dtype=bool)
+    if flags.shape != shape:
+        raise InvalidInputError(f"{name} must have shape {shape}, got {flags.shape}",
+                                argument=name)
+    return flags
+
+
 def detect_contacts(height: Any, speed: Any, *, enter_height: float, exit_height: float,
                     enter_speed: float, exit_speed: float, grounded_speed: float | None = None,
                     min_frames: int = 3, lifting: Any | None = None,
@@ -94,14 +105,8 @@ def detect_contacts(height: Any, speed: Any, *, enter_height: float, exit_height
         raise InvalidInputError("enter thresholds must not exceed exit thresholds, got "
                                 f"height {enter_height} > {exit_height} or speed "
                                 f"{enter_speed} > {exit_speed}", argument="enter_height")
-    lift = None if lifting is None else np.asarray(lifting, dtype=bool)
-    if lift is not None and lift.shape != h.shape:
-        raise InvalidInputError(f"lifting must have shape {h.shape}, got {lift.shape}",
-                                argument="lifting")
-    land = None if landing is None else np.asarray(landing, dtype=bool)
-    if land is not None and land.shape != h.shape:
-        raise InvalidInputError(f"landing must have shape {h.shape}, got {land.shape}",
-                                argument="landing")
+    lift = _frame_flags(lifting, "lifting", h.shape)
+    land = _frame_flags(landing, "landing", h.shape)
     mask = _hysteresis(np.ascontiguousarray(h), np.ascontiguousarray(v), float(enter_height),
                        float(exit_height), float(enter_speed), float(exit_speed),
                        float(exit_speed if grounded_speed is None else grounded_speed))

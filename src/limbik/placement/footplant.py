@@ -989,6 +989,10 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
     world = full_world[:, :motion.skeleton.num_joints]
     frames = motion.num_frames
     lengths = {leg.side: _leg_lengths(motion, leg) for leg in legs}
+    # each source leg's hip-to-ankle distance (frames,), which the pelvis bound, the
+    # swing's lift and the soft reach all measure against
+    source_reaches = {leg.side: np.linalg.norm(world[:, leg.hip] - world[:, leg.ankle], axis=1)
+                      for leg in legs}
     leg_length = float(np.mean([sum(v) for v in lengths.values()]))
     floor = (estimate_floor(motion, legs, leg_length, positions=full_world) if floor is None
              else as_float(floor, "floor"))
@@ -1117,7 +1121,7 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
             # than the source's and needs no quick bend to follow it
             held = smooth_zero_lag(_dilate(masks[leg.side], release_frames).astype(np.float64),
                                    dt, smooth_time)
-            source_reach = np.linalg.norm(hip - world[:, leg.ankle], axis=1)
+            source_reach = source_reaches[leg.side]
             soft_start = min(full, (1.0 - softness) * sum(lengths[leg.side]))
             room = LEAVING_REACH * leaving[leg.side] * np.maximum(soft_start - source_reach, 0.0)
             dh = np.hypot(hip[:, 0] - a[:, 0], hip[:, 2] - a[:, 2])
@@ -1141,8 +1145,7 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
         hip = world[:, leg.hip] + lift
         full = 0.999 * sum(lengths[leg.side])
         held = smooth_zero_lag(masks[leg.side].astype(np.float64), dt, pelvis_smooth_time)
-        source_reach = np.clip(np.linalg.norm(world[:, leg.hip] - world[:, leg.ankle], axis=1),
-                               0.5 * full, full)
+        source_reach = np.clip(source_reaches[leg.side], 0.5 * full, full)
         reach = source_reach + held * (full - source_reach)
         dh = np.hypot(hip[:, 0] - a[:, 0], hip[:, 2] - a[:, 2])
         lowest = hip[:, 1] - np.sqrt(np.maximum(reach**2 - dh**2, 0.0))
@@ -1187,8 +1190,7 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
         # the soft reach starts no nearer than the source leg's own reach: a leg the
         # source holds straighter than that stays as straight (the pelvis bound above
         # keeps a planted foot within it, so the foot lands exactly)
-        source_reach = np.linalg.norm(world[:, leg.hip] - world[:, leg.ankle], axis=1)
-        soft = np.clip(1.0 - source_reach / (thigh + shin), 0.0, softness)
+        soft = np.clip(1.0 - source_reaches[leg.side] / (thigh + shin), 0.0, softness)
         solved = two_bone(hip, a, thigh, shin, bend_axis=axis, reference=reference,
                           softness=soft)
         positions[leg.knee] = solved.positions[:, 1]

@@ -68,7 +68,8 @@ class _OffsetDecay:
     and ends at zero with no velocity and no acceleration, so a motion it is added to keeps
     its position, velocity and acceleration at both ends."""
 
-    def __init__(self, offset: np.ndarray, velocity: np.ndarray, duration: float) -> None:
+    def __init__(self, offset: np.ndarray, velocity: np.ndarray, duration: float, *,
+                 elapsed: float = 0.0) -> None:
         t1 = duration
         x0, v0 = offset, velocity
         self._coefficients = (-(6.0 * v0 * t1 + 12.0 * x0) / (2.0 * t1 ** 5),
@@ -77,7 +78,8 @@ class _OffsetDecay:
         self._x0 = x0
         self._v0 = v0
         self.duration = t1
-        self.elapsed = 0.0
+        #: seconds since the decay's start (negative: before it)
+        self.elapsed = elapsed
 
     def step(self, dt: float) -> np.ndarray | None:
         """The offset ``dt`` seconds on; None once the decay is over."""
@@ -233,8 +235,9 @@ class TwoBoneRig:
                                                 last.anim).positions[1]) - last.base
                 offset = offset + last.velocity * dt
                 velocity = last.velocity - (wanted - before) / dt
-            self._mid_offset = _OffsetDecay(offset, velocity, _EASE_LENGTH * self.smooth_time)
-            self._mid_offset.elapsed = -dt  # this step's dt brings it to its start
+            # (this step's dt brings it to its start)
+            self._mid_offset = _OffsetDecay(offset, velocity, _EASE_LENGTH * self.smooth_time,
+                                            elapsed=-dt)
         self._mode = mode
         if self._mid_offset is not None:
             offset = self._mid_offset.step(dt)
