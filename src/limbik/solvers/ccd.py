@@ -43,7 +43,7 @@ from limbik.solvers._joint_problem import joint_problem
 from limbik.solvers._scale import length_scale
 from limbik.solvers.constraints import SwingTwistLimit, encode_limits
 from limbik.solvers.jacobian import MAX_DAMPING
-from limbik.solvers.rotations import joint_rotations
+from limbik.solvers.rotations import _joint_rotations
 from limbik.solvers.solution import Solution, chain_out_fields, out_arrays, written
 from limbik.tolerances import (
     CCD_DAMPING,
@@ -208,8 +208,8 @@ def _ccd_points(positions: Any, target: Any, tolerance: float | None, max_iterat
                      iters)
         run_range(_k.ccd_points_solve_range, count, lambda: arguments, smallest=_k.CHUNK)
         if start is not None:
-            turned = joint_rotations(solved, flat, input_rotations=start).reshape(
-                shape + (n, 4))
+            # start holds checked unit quaternions: no second normalisation
+            turned = _joint_rotations(solved, flat, start, (count,)).reshape(shape + (n, 4))
             if out is not None:
                 np.copyto(views[4].reshape(turned.shape), turned)
     solved *= unit

@@ -212,11 +212,12 @@ class FabrikTree:
         solved = p.reshape(shape + (n, 3))
         turned = None
         if want_rotations:
-            from limbik.solvers.rotations import joint_rotations
+            from limbik.solvers.rotations import _tree_joint_rotations
 
-            begin = self.positions if start is None else start
-            turned = joint_rotations(solved, np.broadcast_to(begin, shape + (n, 3)),
-                                     input_rotations=rotations, parents=self.parents)
+            # the start pose and rotations were checked (and the rotations normalised) above
+            begin = self.positions if start is None else as_float_array(start, "start", ())
+            rest = np.array([0.0, 0.0, 0.0, 1.0]) if rotations is None else rotations
+            turned = _tree_joint_rotations(solved, begin, rest, self.parents, shape)
         if out is not None:
             np.copyto(views[0].reshape(solved.shape), solved)
             if turned is not None:
