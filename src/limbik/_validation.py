@@ -209,6 +209,36 @@ def as_unit_quaternions(value: Any, name: str) -> FloatArray:
     return np.where(np.abs(norms - 1.0) < 1e-12, array, unit)
 
 
+def as_parents(value: Any, name: str = "parents", *, min_joints: int = 2,
+               forest: bool = False) -> np.ndarray:
+    """A joint tree's parent indices ``(J,)`` as int64: ``parents[0] == -1`` (the root) and
+    ``parents[j]`` in ``[0, j)`` for ``j >= 1`` (parents listed before their children);
+    with ``forest``, any joint may be a root (-1)."""
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError) as exc:  # pragma: no cover - numpy accepts most things
+        raise InvalidInputError(f"{name} must be a 1-D int array, got {value!r:.60}",
+                                argument=name) from exc
+    if arr.ndim != 1 or arr.size < min_joints or not np.issubdtype(arr.dtype, np.integer):
+        raise InvalidInputError(
+            f"{name} must be a 1-D int array of length >= {min_joints}, got dtype {arr.dtype} "
+            f"shape {arr.shape}", argument=name)
+    arr = arr.astype(np.int64)
+    if not forest and arr[0] != -1:
+        raise InvalidInputError(f"{name}[0] must be -1 (joint 0 is the root), got {arr[0]}",
+                                argument=name)
+    idx = np.arange(arr.size)
+    bad = (arr >= idx) | (arr < (-1 if forest else 0))
+    bad[0] = arr[0] != -1
+    if np.any(bad):
+        j = int(np.argmax(bad))
+        allowed = "-1 or in [0, j)" if forest else "in [0, j) for j >= 1"
+        raise InvalidInputError(
+            f"{name}[j] must be {allowed} (parents listed before children), "
+            f"got {name}[{j}] = {arr[j]}", argument=name)
+    return arr
+
+
 def as_weight(value: Any, name: str) -> FloatArray:
     """A finite weight array ``(...)`` in [0, 1]."""
     array = as_float_array(value, name)

@@ -196,3 +196,45 @@ def test_forward_kinematics_reads_its_inputs_without_copying_or_changing_them():
         qf, pf = forward_kinematics(parents, rot[f], trans[0])
         np.testing.assert_array_equal(qf, q[f])
         np.testing.assert_array_equal(pf, p3[f])
+
+
+@pytest.mark.parametrize(("parents", "rotations", "translations", "argument", "match"), [
+    ([-1, 0, 1, 10**9], None, None, "parents", r"parents\[3\] = 1000000000"),
+    ([-1, 0, 1, 7], None, None, "parents", r"parents\[3\] = 7"),
+    ([-1, 2, 0, 1], None, None, "parents", r"parents\[1\] = 2"),
+    ([-1.0, 0, 1, 2], None, None, "parents", "1-D int array"),
+    ([[-1, 0, 1, 2]], None, None, "parents", "1-D int array"),
+    ([-1, 0], None, None, "local_rotations", r"shape \(\.\.\., 2, 4\)"),
+    ([-1, 0, 1, 2], np.zeros((4, 4)), None, "local_rotations", "non-zero quaternion"),
+    ([-1, 0, 1, 2], np.ones((3, 4)), None, "local_rotations", r"shape \(\.\.\., 4, 4\)"),
+    ([-1, 0, 1, 2], None, np.full((4, 3), np.nan), "local_translations", "finite"),
+    ([-1, 0, 1, 2], None, np.ones((4, 2)), "local_translations", r"\(\.\.\., 3\)"),
+])
+def test_forward_kinematics_refuses_bad_trees_and_transforms(parents, rotations, translations,
+                                                             argument, match):
+    """Parents out of order or out of range (once read outside the arrays), zero
+    quaternions, non-finite offsets and mismatched joint counts raise errors naming the
+    argument."""
+    from limbik.skeleton import forward_kinematics
+
+    rot = np.tile([0.0, 0, 0, 1], (4, 1)) if rotations is None else rotations
+    trans = np.tile([0.0, 1, 0], (4, 1)) if translations is None else translations
+    with pytest.raises(InvalidInputError, match=match) as caught:
+        forward_kinematics(np.array(parents), rot, trans)
+    assert caught.value.argument == argument
+
+
+def test_forward_kinematics_takes_a_forest_and_normalises_rotations():
+    """Any joint may be a root (-1); quaternions are normalised, unit rows kept bit for bit."""
+    from limbik.skeleton import forward_kinematics
+
+    trans = np.array([[0.0, 0, 0], [0, 1, 0], [0, 1, 0], [5, 0, 0]])
+    half = np.array([0.0, 0, np.sin(np.pi / 4), np.cos(np.pi / 4)])
+    rot = np.array([2 * half, [0, 0, 0, 1.0], [0, 0, 0, 1.0], [0, 0, 0, 3.0]])
+    q, p = forward_kinematics([-1, 0, 1, -1], rot, trans)
+    np.testing.assert_allclose(p, [[0, 0, 0], [-1, 0, 0], [-2, 0, 0], [5, 0, 0]], atol=1e-15)
+    np.testing.assert_allclose(np.linalg.norm(q, axis=-1), 1.0, rtol=1e-15)
+    np.testing.assert_array_equal(q[3], [0, 0, 0, 1.0])
+    with pytest.raises(InvalidInputError, match="batch shapes"):
+        forward_kinematics([-1, 0, 1, -1], np.broadcast_to(rot, (2, 4, 4)),
+                           np.broadcast_to(trans, (3, 4, 3)))

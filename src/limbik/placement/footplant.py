@@ -63,7 +63,7 @@ from limbik.placement.terrain import Terrain
 from limbik.skeleton._fk_kernels import forward_kinematics_frames
 from limbik.skeleton.apply import apply_ik
 from limbik.skeleton.limbs import Leg, find_legs
-from limbik.skeleton.motion import Motion, check_motion, forward_kinematics
+from limbik.skeleton.motion import Motion, _forward_kinematics, check_motion
 from limbik.skeleton.units import import_height_field
 from limbik.solvers.two_bone import two_bone
 
@@ -181,7 +181,7 @@ def _world_pose(motion: Motion) -> tuple[np.ndarray, np.ndarray]:
     """World rotations ``(F, J, 4)`` and positions with End Sites ``(F, J + E, 3)``, from
     one forward-kinematics pass."""
     sk = motion.skeleton
-    q, p = forward_kinematics(sk.parents, motion.rotations, motion.local_translations())
+    q, p = _forward_kinematics(sk.parents, motion.rotations, motion.local_translations())
     ends = p[:, sk.end_site_parents] + rotate_vectors(q[:, sk.end_site_parents],
                                                       sk.end_site_offsets)
     return q, np.concatenate([p, ends], axis=1)

@@ -40,7 +40,7 @@ from limbik.geometry.quaternion import (
 )
 from limbik.geometry.vectors import cross, dot, norm, normalize, project_off
 from limbik.skeleton._fk_kernels import forward_kinematics_frames
-from limbik.skeleton.motion import Motion, check_motion, forward_kinematics
+from limbik.skeleton.motion import Motion, _forward_kinematics, check_motion
 
 __all__ = ["JointMap", "apply_chain", "apply_ik"]
 
@@ -114,12 +114,12 @@ def apply_ik(motion: Motion, positions: JointMap | None = None,
 
     translations = motion.local_translations()
     if drivers:
-        q_anim, p_anim = forward_kinematics(sk.parents, motion.rotations, translations)
+        q_anim, p_anim = _forward_kinematics(sk.parents, motion.rotations, translations)
     q_local = np.array(motion.rotations, order="C")
     root = targets.get(0, motion.root_positions)
     translations[:, 0] = root
     changed = sorted(set(drivers) | set(world_rot))
-    q_world, p_world = forward_kinematics(sk.parents, q_local, translations)
+    q_world, p_world = _forward_kinematics(sk.parents, q_local, translations)
     parents64 = read_only(np.ascontiguousarray(sk.parents, dtype=np.int64))
     done: list[int] = []
     for j in changed:

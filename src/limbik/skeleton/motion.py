@@ -10,7 +10,16 @@ import numpy as np
 
 from limbik._kernel_options import read_only
 from limbik._output_pool import empty_arrays
-from limbik._validation import FloatArray, as_float, as_int, as_points, as_quaternions
+from limbik._validation import (
+    FloatArray,
+    as_float,
+    as_int,
+    as_parents,
+    as_points,
+    as_quaternions,
+    as_unit_quaternions,
+    broadcast_shapes,
+)
 from limbik.errors import InvalidInputError
 from limbik.geometry.frame import Frame
 from limbik.geometry.quaternion import rotate_vectors
@@ -26,20 +35,40 @@ def _readonly(array: np.ndarray) -> np.ndarray:
     return out
 
 
-def forward_kinematics(parents: np.ndarray, local_rotations: FloatArray,
-                       local_translations: FloatArray,
+def forward_kinematics(parents: Any, local_rotations: Any, local_translations: Any,
                        out: tuple[FloatArray, FloatArray] | None = None
                        ) -> tuple[FloatArray, FloatArray]:
     """World rotations ``(..., J, 4)`` and positions ``(..., J, 3)`` of a joint tree.
 
     ``parents`` ``(J,)`` lists each joint's parent (-1 for roots), parents first.
-    ``local_rotations`` ``(..., J, 4)`` and ``local_translations`` ``(..., J, 3)``
-    place each joint in its parent: ``world_j = world_parent · (R_j, t_j)``.
-    The loop runs over joints; every step is vectorised over the leading dimensions.
+    ``local_rotations`` ``(..., J, 4)`` (x, y, z, w; normalised, rows already of unit norm
+    kept bit for bit) and ``local_translations`` ``(..., J, 3)`` place each joint in its
+    parent: ``world_j = world_parent · (R_j, t_j)``; their batch shapes broadcast.
+    Frames are spread over every thread.
     ``out``: two writable C-contiguous float64 arrays ``(..., J, 4)`` and ``(..., J, 3)``
     of the broadcast shape (e.g. an earlier call's result), written in place and
     returned.
     """
+    par = as_parents(parents, min_joints=1, forest=True)
+    joints = par.size
+    q_local = as_unit_quaternions(local_rotations, "local_rotations")
+    t_local = as_points(local_translations, "local_translations")
+    for array, name in ((q_local, "local_rotations"), (t_local, "local_translations")):
+        if array.ndim < 2 or array.shape[-2] != joints:
+            raise InvalidInputError(
+                f"{name} must have shape (..., {joints}, {array.shape[-1]}) for the "
+                f"{joints} joints of parents, got {array.shape}", argument=name)
+    broadcast_shapes(("local_rotations", q_local.shape[:-2]),
+                     ("local_translations", t_local.shape[:-2]))
+    return _forward_kinematics(par, q_local, t_local, out)
+
+
+def _forward_kinematics(parents: np.ndarray, local_rotations: FloatArray,
+                        local_translations: FloatArray,
+                        out: tuple[FloatArray, FloatArray] | None = None
+                        ) -> tuple[FloatArray, FloatArray]:
+    """:func:`forward_kinematics` on trusted input: ``parents`` listed before their
+    children, unit quaternions, finite translations, ``J`` joints in both."""
     q_local = np.asarray(local_rotations, dtype=np.float64)
     t_local = np.asarray(local_translations, dtype=np.float64)
     shape = np.broadcast_shapes(q_local.shape[:-1], t_local.shape[:-1])
@@ -208,7 +237,7 @@ class Motion:
 
     def world_frames(self) -> Frame:
         """World transform of every joint per frame: a :class:`Frame` of shape ``(F, J)``."""
-        q, p = forward_kinematics(self.skeleton.parents, self.rotations,
+        q, p = _forward_kinematics(self.skeleton.parents, self.rotations,
                                   self.local_translations())
         return Frame._make(q, p)
 
@@ -218,7 +247,7 @@ class Motion:
         With ``include_end_sites`` the End Sites follow the joints: ``(F, J + E, 3)``,
         in the order of ``skeleton.end_site_parents``.
         """
-        q, p = forward_kinematics(self.skeleton.parents, self.rotations,
+        q, p = _forward_kinematics(self.skeleton.parents, self.rotations,
                                   self.local_translations())
         if not include_end_sites:
             return p
@@ -229,7 +258,7 @@ class Motion:
 
     def world_rotations(self) -> FloatArray:
         """World joint rotations ``(F, J, 4)`` (x, y, z, w)."""
-        q, _ = forward_kinematics(self.skeleton.parents, self.rotations,
+        q, _ = _forward_kinematics(self.skeleton.parents, self.rotations,
                                   self.local_translations())
         return q
 

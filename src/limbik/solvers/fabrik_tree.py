@@ -22,6 +22,7 @@ from limbik._validation import (
     as_float_array,
     as_int,
     as_joint_rotations,
+    as_parents,
     as_points,
     broadcast_shapes,
 )
@@ -44,27 +45,7 @@ __all__ = ["FabrikTree"]
 
 
 def _check_parents(parents: Any) -> np.ndarray:
-    try:
-        arr = np.asarray(parents)
-    except (TypeError, ValueError) as exc:  # pragma: no cover - numpy accepts most things
-        raise InvalidInputError(f"parents must be a 1-D int array, got {parents!r}",
-                                argument="parents") from exc
-    if arr.ndim != 1 or arr.size < 2 or not np.issubdtype(arr.dtype, np.integer):
-        raise InvalidInputError(
-            f"parents must be a 1-D int array of length >= 2, got dtype {arr.dtype} shape "
-            f"{arr.shape}", argument="parents")
-    arr = arr.astype(np.int64)
-    if arr[0] != -1:
-        raise InvalidInputError(f"parents[0] must be -1 (joint 0 is the root), got {arr[0]}",
-                                argument="parents")
-    idx = np.arange(arr.size)
-    bad = (arr[1:] < 0) | (arr[1:] >= idx[1:])
-    if np.any(bad):
-        j = int(np.argmax(bad)) + 1
-        raise InvalidInputError(
-            f"parents[j] must be in [0, j) for j >= 1 (parents listed before children), "
-            f"got parents[{j}] = {arr[j]}", argument="parents")
-    return arr
+    return as_parents(parents)
 
 #: The serial tree driver: until it is compiled in this process, a call of up to 8 trees
 #: runs its Python source while it compiles (see :mod:`limbik._tiered`); it updates the
