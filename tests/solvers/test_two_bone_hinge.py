@@ -124,6 +124,30 @@ def test_degenerate_hinge_inputs_are_finite():
                                        1.2 if stretched else 1.0, rtol=1e-9)
 
 
+def test_push_root_with_a_bend_axis_reports_what_the_other_bend_modes_report(rng):
+    """Under push_root the root moves so the end is on the target: every limb is reached,
+    its error is rounding only and root_offset says how far the root moved, with a
+    bend_axis as with a pole (also written into out)."""
+    targets = rng.normal(scale=1.5, size=(64, 3)) + [0.0, -1.0, 0.0]
+    hinge = two_bone(np.zeros(3), targets, 1.0, 1.0, bend_axis=LEFT, unreachable="push_root")
+    poled = two_bone(np.zeros(3), targets, 1.0, 1.0, pole=[0, 0, 5], unreachable="push_root")
+    assert hinge.reached.all()
+    assert np.max(hinge.error) < 1e-12
+    np.testing.assert_allclose(hinge.positions[:, 2], targets, atol=1e-12)
+    np.testing.assert_allclose(hinge.root_offset, poled.root_offset, atol=1e-12)
+    assert np.any(np.linalg.norm(hinge.root_offset, axis=-1) > 0.1)  # some were out of reach
+    one = two_bone(np.zeros(3), [3.0, 0, 0], 1.0, 1.0, bend_axis=[0, 0, 1],
+                   unreachable="push_root")
+    assert bool(one.reached) and float(one.error) == 0.0
+    np.testing.assert_allclose(one.root_offset, [1.0, 0, 0], atol=1e-15)
+    out = two_bone(np.zeros(3), targets, 1.0, 1.0, bend_axis=LEFT, unreachable="push_root")
+    out.error[:] = 7.0
+    again = two_bone(np.zeros(3), targets, 1.0, 1.0, bend_axis=LEFT, unreachable="push_root",
+                     out=out)
+    np.testing.assert_array_equal(again.error, hinge.error)
+    np.testing.assert_array_equal(again.root_offset, hinge.root_offset)
+
+
 def test_hinge_errors_name_the_argument():
     with pytest.raises(InvalidInputError, match="bend_axis"):
         two_bone(np.zeros(3), [0, -1, 0], 1.0, 1.0, bend_axis=[0, 0, 0])

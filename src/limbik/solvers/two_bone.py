@@ -310,18 +310,7 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
         positions *= unit
         error *= unit
         root_a, target_a = root_a * unit, target_a * unit
-    if policy == _k.POLICY_PUSH_ROOT:
-        pushed = _pushed(positions.reshape(shape + (3, 3)), root_a, target_a)
-        if out is None:
-            return pushed
-        error[:] = np.ravel(pushed.error)
-        reached[:] = True
-        return _written(out, shape, [positions, error, reached], pushed.root_offset)
-    if out is not None:  # no allocation: the caller's arrays, iterations a zero view
-        return _written(out, shape, [positions, error, reached])
-    # a single limb gets NumPy scalars, as on the fast path
-    return Solution._trusted(positions.reshape(shape + (3, 3)), reached.reshape(shape)[()],
-                             error.reshape(shape)[()], np.zeros(shape, dtype=np.int64))
+    return _solved(positions, error, reached, shape, policy, root_a, target_a, out)
 
 
 def _outputs(out: Solution | None, shape: tuple[int, ...], inputs: list[Any]
@@ -624,10 +613,27 @@ def _two_bone_hinge(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any
         check_finite(axis_a, "bend_axis")
         raise InvalidInputError("bend_axis must be non-zero vectors, got a zero vector",
                                 argument="bend_axis")
-    if out is not None:
+    return _solved(positions, error, reached, shape, _POLICY[unreachable], root_a, target_a,
+                   out)
+
+
+def _solved(positions: FloatArray, error: FloatArray, reached: np.ndarray,
+            shape: tuple[int, ...], policy: int, root: FloatArray, target: FloatArray,
+            out: Solution | None) -> Solution:
+    """The Solution of a batched solve's kernel outputs (rows), or ``out`` filled with
+    them; under ``push_root`` every element is reached, with its ``root_offset``."""
+    if policy == _k.POLICY_PUSH_ROOT:
+        pushed = _pushed(positions.reshape(shape + (3, 3)), root, target)
+        if out is None:
+            return pushed
+        error[:] = np.ravel(pushed.error)
+        reached[:] = True
+        return _written(out, shape, [positions, error, reached], pushed.root_offset)
+    if out is not None:  # no allocation: the caller's arrays, iterations a zero view
         return _written(out, shape, [positions, error, reached])
-    return Solution._trusted(positions.reshape(shape + (3, 3)), reached.reshape(shape),
-                             error.reshape(shape), np.zeros(shape, dtype=np.int64))
+    # a single limb gets NumPy scalars, as on the fast path
+    return Solution._trusted(positions.reshape(shape + (3, 3)), reached.reshape(shape)[()],
+                             error.reshape(shape)[()], np.zeros(shape, dtype=np.int64))
 
 
 def _remeasure(solved: Solution, root: FloatArray, target: FloatArray, reach: Any
