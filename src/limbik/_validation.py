@@ -122,10 +122,30 @@ def as_points(value: Any, name: str) -> FloatArray:
     return as_float_array(value, name, (3,))
 
 
+#: Vectors with a component above this are scaled down for a norm (their squares would
+#: overflow).
+_HUGE_COMPONENT = 1e150
+
+
+def finite_squares(vectors: FloatArray) -> FloatArray:
+    """Vectors ``(..., 3)``, those with a component above 1e150 divided by a power of two
+    (exact, so each keeps its direction bit for bit) to a largest component below 1: their
+    squared norms do not overflow. Others are returned as they are (the same array when
+    none is that long)."""
+    big = np.max(np.abs(vectors), axis=-1, initial=0.0)
+    huge = big > _HUGE_COMPONENT
+    if not np.any(huge):
+        return vectors
+    exponent = np.where(huge, np.frexp(big)[1], 0)
+    return np.ldexp(vectors, -exponent[..., None])
+
+
 def as_directions(value: Any, name: str) -> tuple[FloatArray, FloatArray]:
     """Direction vectors ``(..., 3)`` and their norms ``(...)``, refusing any vector
-    shorter than ``EPS_DIRECTION`` (1e-12): it has no direction to take."""
-    vectors = as_points(value, name)
+    shorter than ``EPS_DIRECTION`` (1e-12): it has no direction to take. Vectors longer
+    than about 1e150 come back scaled down by a power of two (:func:`finite_squares`), so
+    ``vectors / norms`` are their unit directions at any length."""
+    vectors = finite_squares(as_points(value, name))
     norms = np.sqrt(np.einsum("...i,...i->...", vectors, vectors))
     short = norms < EPS_DIRECTION
     if np.any(short):

@@ -15,6 +15,7 @@ from limbik._validation import (
     as_quaternions,
     as_scalars,
     broadcast_shapes,
+    finite_squares,
 )
 from limbik.errors import InvalidInputError
 from limbik.geometry.quaternion import (
@@ -155,7 +156,7 @@ class Frame:
         The axis is normalised. A zero axis with angle 0 is the identity; a zero axis
         with a non-zero angle raises :class:`~limbik.errors.InvalidInputError`.
         """
-        axis = as_points(axis, "axis")
+        axis = finite_squares(as_points(axis, "axis"))
         angle = as_scalars(angle, "angle")
         p = as_points(position, "position")
         broadcast_shapes(("axis", axis.shape[:-1]), ("angle", angle.shape),

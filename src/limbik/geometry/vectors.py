@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from limbik._validation import FloatArray
+from limbik._validation import FloatArray, finite_squares
 from limbik.tolerances import EPS_DIRECTION
 
 __all__ = ["any_perpendicular", "cross", "dot", "norm", "normalize", "project_off"]
@@ -41,6 +41,9 @@ def normalize(v: FloatArray, fallback: FloatArray | None = None) -> FloatArray:
     """
     v = np.asarray(v, dtype=np.float64)
     n = norm(v)[..., None]
+    if not np.all(np.isfinite(n)):  # squares beyond the float range: scale down first
+        v = finite_squares(v)
+        n = norm(v)[..., None]
     small = n < EPS_DIRECTION
     out = v / np.where(small, 1.0, n)
     if fallback is None:

@@ -28,7 +28,14 @@ from typing import Any
 import numpy as np
 
 from limbik._kernel_options import read_only
-from limbik._validation import FloatArray, as_directions, as_float, as_points, as_quaternions
+from limbik._validation import (
+    FloatArray,
+    as_directions,
+    as_float,
+    as_points,
+    as_quaternions,
+    finite_squares,
+)
 from limbik.errors import InvalidInputError
 from limbik.geometry.vectors import cross
 from limbik.solvers import _ccd_kernels as _ccd
@@ -181,7 +188,7 @@ class Hinge(Constraint):
     max_angle: float
 
     def __init__(self, axis: Any, min_angle: float, max_angle: float) -> None:
-        a = as_points(axis, "axis")
+        a = finite_squares(as_points(axis, "axis"))
         if a.shape != (3,):
             raise InvalidInputError(f"axis must have shape (3,), got {a.shape}", argument="axis")
         n = float(np.linalg.norm(a))

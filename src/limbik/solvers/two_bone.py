@@ -26,9 +26,11 @@ from limbik._validation import (
     broadcast_shapes,
     check_finite,
     choice,
+    finite_squares,
 )
 from limbik.errors import InvalidInputError
 from limbik.geometry.frame import Frame
+from limbik.geometry.vectors import normalize
 from limbik.solvers import _two_bone_kernels as _k
 from limbik.solvers import _two_bone_pose as _pose
 from limbik.solvers._scale import COMFORT_HIGH as _COMFORT_HIGH
@@ -590,7 +592,8 @@ def _two_bone_hinge(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any
     target_a = _array(target, "target", 1)
     upper_a = _array(upper, "upper", 0)
     lower_a = _array(lower, "lower", 0)
-    axis_a = _array(bend_axis, "bend_axis", 1)
+    # unit axes (at any length from 1e-12 up; a shorter one is refused below as zero)
+    axis_a = normalize(finite_squares(_array(bend_axis, "bend_axis", 1)))
     pairs = [("root", root_a.shape[:-1]), ("target", target_a.shape[:-1]),
              ("upper", upper_a.shape), ("lower", lower_a.shape),
              ("bend_axis", axis_a.shape[:-1]), ("softness", soft.shape)]
@@ -611,8 +614,8 @@ def _two_bone_hinge(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any
         _raise_for_bad_input(root_a, target_a, upper_a, lower_a, ref_a,
                              "reference" if reference is not None else "")
         check_finite(axis_a, "bend_axis")
-        raise InvalidInputError("bend_axis must be non-zero vectors, got a zero vector",
-                                argument="bend_axis")
+        raise InvalidInputError("bend_axis must be non-zero vectors (norm >= 1e-12), got a "
+                                "shorter one", argument="bend_axis")
     return _solved(positions, error, reached, shape, _POLICY[unreachable], root_a, target_a,
                    out)
 
