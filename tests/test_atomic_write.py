@@ -17,6 +17,7 @@ import pytest
 
 import limbik
 from limbik._io import atomic_save, atomic_write
+from limbik.errors import UnwritableFileError
 
 IO_MODULE = Path(limbik.__file__).with_name("_io.py")
 posix_only = pytest.mark.skipif(os.name != "posix", reason="POSIX modes and signals")
@@ -123,6 +124,12 @@ def test_errors_name_the_callers_path(tmp_path):
     assert info2.value.filename == str(tmp_path / "adir")
     assert ".tmp" not in str(info2.value)
     assert leftovers(tmp_path) == []
+    # both are LimbikErrors naming the argument, as unreadable files are
+    for caught, kind in ((info, FileNotFoundError), (info2, IsADirectoryError)):
+        assert isinstance(caught.value, UnwritableFileError)
+        assert isinstance(caught.value, kind)
+        assert caught.value.argument == "path"
+        assert str(caught.value).startswith("path: cannot write ")
 
 
 @posix_only

@@ -26,6 +26,13 @@ from pathlib import Path
 from types import FrameType
 from typing import IO, Any
 
+from limbik.errors import (
+    UnwritableFileError,
+    _FolderNotFileWriteError,
+    _NoFolderError,
+    _NoWritePermissionError,
+)
+
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
 _Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
 
@@ -122,12 +129,21 @@ def _create_temporary(path: str | Path, target: Path, suffix: str) -> tuple[int,
 
 
 def _renamed(exc: OSError, tmp: str | None, path: str | Path) -> OSError:
-    """``exc`` naming the caller's ``path`` where it named the temporary file (or none)."""
-    if exc.filename not in (None, tmp) and exc.filename2 is None:
+    """``exc`` as an :class:`~limbik.errors.UnwritableFileError` naming the caller's
+    ``path`` where it named the temporary file (or none); an error about another file
+    (one the writer reads) is kept as it is."""
+    if isinstance(exc, UnwritableFileError) or (exc.filename not in (None, tmp)
+                                                and exc.filename2 is None):
         return exc
-    if exc.errno is None:
-        return OSError(f"{exc} (writing {path})")
-    return type(exc)(exc.errno, exc.strerror, str(path))
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    kind: type[UnwritableFileError] = (
+        _NoFolderError if isinstance(exc, FileNotFoundError)
+        else _FolderNotFileWriteError if isinstance(exc, IsADirectoryError)
+        else _NoWritePermissionError if isinstance(exc, PermissionError)
+        else UnwritableFileError)
+    error = kind(f"path: cannot write {str(path)!r}: {reason}", argument="path")
+    error.errno, error.strerror, error.filename = exc.errno, exc.strerror, str(path)
+    return error
 
 
 @contextlib.contextmanager

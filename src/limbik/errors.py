@@ -24,6 +24,7 @@ __all__ = [
     "TerrainError",
     "URDFError",
     "UnreadableFileError",
+    "UnwritableFileError",
 ]
 
 
@@ -131,4 +132,27 @@ class _FolderNotFileError(UnreadableFileError, IsADirectoryError):
 
 
 class _NoPermissionError(UnreadableFileError, PermissionError):
+    pass
+
+
+class UnwritableFileError(InvalidInputError, OSError):
+    """A file to write cannot be written: its folder is missing, the path is a folder, or
+    the folder is not writable (the file then is as it was: writes are atomic). Also an
+    :class:`OSError` with the ``errno`` and ``filename`` of the failed write, and the
+    matching :class:`FileNotFoundError`, :class:`IsADirectoryError` or
+    :class:`PermissionError`."""
+
+    def __str__(self) -> str:  # the message, not OSError's "[Errno 2] ..."
+        return str(self.args[0]) if self.args else ""
+
+
+class _NoFolderError(UnwritableFileError, FileNotFoundError):
+    pass
+
+
+class _FolderNotFileWriteError(UnwritableFileError, IsADirectoryError):
+    pass
+
+
+class _NoWritePermissionError(UnwritableFileError, PermissionError):
     pass

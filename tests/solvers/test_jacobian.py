@@ -180,6 +180,10 @@ def test_invalid_input_raises():
         jacobian_ik(chain, [1, 0, 0], restarts=-1)
     with pytest.raises(InvalidInputError, match="rng must be None, an int seed or a numpy Generator"):
         jacobian_ik(chain, [1, 0, 0], rng="seed")
+    for solve in (jacobian_ik, ccd):
+        with pytest.raises(InvalidInputError, match="rng must be a seed >= 0, got -1") as caught:
+            solve(chain, [1, 0, 0], rng=-1)
+        assert caught.value.argument == "rng"
     with pytest.raises(InvalidInputError, match="batch shapes must broadcast"):
         jacobian_ik(chain, np.zeros((2, 3)), q0=np.zeros((3, 3)))
     fixed_only = JointChain.from_joints([{"type": "fixed"}])

@@ -83,6 +83,8 @@ def rng_from(rng: Any) -> np.random.Generator:
     if isinstance(rng, np.random.Generator):
         return rng
     if isinstance(rng, int | np.integer) and not isinstance(rng, bool):
+        if rng < 0:
+            raise InvalidInputError(f"rng must be a seed >= 0, got {int(rng)}", argument="rng")
         return np.random.default_rng(int(rng))
     raise InvalidInputError(
         f"rng must be None, an int seed or a numpy Generator, got {type(rng).__name__}",
