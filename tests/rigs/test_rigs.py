@@ -411,3 +411,19 @@ def test_a_batched_tweened_frame_tweens_each_element_on_its_own():
         Tween(rest, up, TweenInfo(1.0))
     with pytest.raises(InvalidInputError, match="goal must be a Frame"):
         prop.play(None, TweenInfo(1.0))
+
+
+@pytest.mark.parametrize("smooth_time", [0.0, 0.1])
+def test_two_bone_rig_stays_finite_after_a_target_beyond_float_squares(smooth_time):
+    """A target 1e200 away (its squared distance overflows) stretches the limb toward it;
+    the smoothing state stays finite and later steps come back (a spring from 1e200
+    away takes tens of seconds of smooth_time 0.1 to return)."""
+    rest = np.array([[0, 1, 0], [0, 0.5, 0.05], [0, 0, 0.0]])
+    rig = TwoBoneRig(rest, smooth_time=smooth_time)
+    far = rig.step(1 / 60, [1e200, 0, 0])
+    reach = np.linalg.norm(np.diff(rest, axis=0), axis=-1).sum()
+    np.testing.assert_allclose(far.positions[2], [reach, 1.0, 0.0], atol=1e-9)
+    for _ in range(3000):
+        sol = rig.step(1 / 60, [0.2, 0.2, 0.1])
+        assert np.all(np.isfinite(sol.positions))
+    np.testing.assert_allclose(sol.positions[2], [0.2, 0.2, 0.1], atol=1e-6)

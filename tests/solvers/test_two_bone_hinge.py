@@ -159,3 +159,36 @@ def test_hinge_errors_name_the_argument():
         two_bone(np.zeros(3), [0, -1, 0], 1.0, 1.0, bend_axis=LEFT, reference_offsets=(0.2, 0.1))
     with pytest.raises(InvalidInputError, match="reference_offsets"):
         two_bone(np.zeros(3), [0, -1, 0], 1.0, 1.0, reference_offsets=(0.0, 0.1))
+
+
+@pytest.mark.parametrize("k", [-520, -40, 40, 520])
+def test_hinge_and_soft_reach_are_scale_equivariant(rng, k):
+    """With bend_axis (and a reference) the limb scaled by 2^k is the same limb scaled,
+    bit for bit, as without one; soft reach stays finite and close."""
+    s = 2.0 ** k
+    root = rng.normal(size=(32, 3))
+    target = root + rng.normal(scale=1.2, size=(32, 3))
+    ref = root + rng.normal(size=(32, 3))
+    plain = two_bone(root, target, 0.7, 0.6, bend_axis=LEFT, reference=ref)
+    scaled = two_bone(root * s, target * s, 0.7 * s, 0.6 * s, bend_axis=LEFT, reference=ref * s)
+    np.testing.assert_array_equal(scaled.positions / s, plain.positions)
+    np.testing.assert_array_equal(scaled.error / s, plain.error)
+    soft = two_bone(root, target, 0.7, 0.6, bend_axis=LEFT, softness=0.05)
+    soft_scaled = two_bone(root * s, target * s, 0.7 * s, 0.6 * s, bend_axis=LEFT,
+                           softness=0.05)
+    np.testing.assert_allclose(soft_scaled.positions / s, soft.positions, rtol=1e-12,
+                               atol=1e-12)
+
+
+@pytest.mark.parametrize("softness", [0.0, 0.02])
+def test_a_target_far_beyond_float_squares_is_a_stretched_limb(softness):
+    """A target 1e160 to 1e300 away (its squared distance overflows) gives the limb
+    stretched toward it and the distance as the error, with or without an axis."""
+    for far in (1e160, 1e300):
+        for axis in (None, LEFT):
+            sol = two_bone([0.0, 1, 0], [far, 0, 0], 0.5, 0.5, bend_axis=axis,
+                           reference=[0, 0.5, 0.05] if axis is not None else None,
+                           softness=softness)
+            np.testing.assert_allclose(sol.positions[2], [1.0, 1.0, 0.0], atol=1e-12)
+            assert float(sol.error) == pytest.approx(far, rel=1e-12)
+            assert not sol.reached

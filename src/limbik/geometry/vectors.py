@@ -29,8 +29,16 @@ def cross(a: FloatArray, b: FloatArray) -> FloatArray:
 
 
 def norm(v: FloatArray) -> FloatArray:
-    """Euclidean norm over the last axis: ``(..., 3) -> (...)``."""
-    return np.sqrt(dot(v, v))
+    """Euclidean norm over the last axis: ``(..., 3) -> (...)``, finite for any finite
+    vectors (those whose squares overflow are measured scaled down by a power of two)."""
+    n = np.sqrt(dot(v, v))
+    if np.all(np.isfinite(n)):
+        return n
+    v = np.asarray(v, dtype=np.float64)
+    big = np.max(np.abs(v), axis=-1)
+    scale = np.where(np.isfinite(n) | ~np.isfinite(big), 1.0,
+                     np.ldexp(1.0, np.frexp(np.where(np.isfinite(big), big, 1.0))[1]))
+    return np.sqrt(dot(v / scale[..., None], v / scale[..., None])) * scale
 
 
 def normalize(v: FloatArray, fallback: FloatArray | None = None) -> FloatArray:
@@ -40,10 +48,10 @@ def normalize(v: FloatArray, fallback: FloatArray | None = None) -> FloatArray:
     (broadcast), or zero when no fallback is given. Never NaN.
     """
     v = np.asarray(v, dtype=np.float64)
-    n = norm(v)[..., None]
+    n = np.sqrt(dot(v, v))[..., None]
     if not np.all(np.isfinite(n)):  # squares beyond the float range: scale down first
         v = finite_squares(v)
-        n = norm(v)[..., None]
+        n = np.sqrt(dot(v, v))[..., None]
     small = n < EPS_DIRECTION
     out = v / np.where(small, 1.0, n)
     if fallback is None:

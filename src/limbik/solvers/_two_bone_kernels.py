@@ -371,7 +371,7 @@ def hinge_bend(ux: float, uy: float, uz: float, ax: float, ay: float, az: float,
     rx = px - t * ux
     ry = py - t * uy
     rz = pz - t * uz
-    rn = math.sqrt(rx * rx + ry * ry + rz * rz)
+    rn = _norm3(rx, ry, rz)
     if hn <= 1e-12:
         if rn > 1e-12 * reach:
             return rx / rn, ry / rn, rz / rn
@@ -456,7 +456,7 @@ def solve_batch_hinge(root: np.ndarray, target: np.ndarray, axis: np.ndarray,
         dx = tx - rx
         dy = ty - ry
         dz = tz - rz
-        dist = math.sqrt(dx * dx + dy * dy + dz * dz)
+        dist = _norm3(dx, dy, dz)
         reach = l1 + l2
         if dist > AT_ROOT_RTOL * reach:
             ux = dx / dist
@@ -489,7 +489,7 @@ def solve_batch_hinge(root: np.ndarray, target: np.ndarray, axis: np.ndarray,
         ex -= ox - rx
         ey -= oy - ry
         ez -= oz - rz
-        miss = math.sqrt((ex - tx) ** 2 + (ey - ty) ** 2 + (ez - tz) ** 2)
+        miss = _norm3(ex - tx, ey - ty, ez - tz)
         error[i] = max(miss, err)
         reached[i] = error[i] <= reach_rtol * reach0
     return check

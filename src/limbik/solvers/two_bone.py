@@ -30,7 +30,7 @@ from limbik._validation import (
 )
 from limbik.errors import InvalidInputError
 from limbik.geometry.frame import Frame
-from limbik.geometry.vectors import normalize
+from limbik.geometry.vectors import norm, normalize
 from limbik.solvers import _two_bone_kernels as _k
 from limbik.solvers import _two_bone_pose as _pose
 from limbik.solvers._scale import COMFORT_HIGH as _COMFORT_HIGH
@@ -418,9 +418,7 @@ def _pushed(positions: FloatArray, root: FloatArray, target: FloatArray) -> Solu
     """The ``push_root`` result: the end is placed on the target, so every element is
     reached; ``error`` is the end's distance from the target (rounding only) and
     ``root_offset`` how far the root moved."""
-    miss = positions[..., 2, :] - target
-    big = np.max(np.abs(miss), axis=-1)  # overflow-safe norm at any finite scale
-    error = big * np.linalg.norm(miss / np.where(big > 0, big, 1.0)[..., None], axis=-1)
+    error = norm(positions[..., 2, :] - target)  # finite at any finite scale
     shape = error.shape
     return Solution._trusted(positions, np.ones(shape, dtype=np.bool_)[()], error[()],
                              np.zeros(shape, dtype=np.int64),
@@ -561,7 +559,7 @@ def _two_bone_hinge(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any
             root_a, target_a = detached([root_a, target_a], mine)
         reach = as_positive(upper, "upper") + as_positive(lower, "lower")
         delta = target_a - root_a
-        dist = np.linalg.norm(delta, axis=-1)
+        dist = norm(delta)  # finite at any finite distance
         s = soft * reach
         start = reach - s
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -604,6 +602,12 @@ def _two_bone_hinge(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any
     shape = broadcast_shapes(*pairs)
     (positions, error, reached), (root_a, target_a, axis_a, ref_a, upper_a, lower_a) = _outputs(
         out, shape, [root_a, target_a, axis_a, ref_a, upper_a, lower_a])
+    # bones far from unit size: solve in units of the reach (exact, 2^k), as without an axis
+    unit = length_scale(upper_a + lower_a) if upper_a.size and lower_a.size else 1.0
+    if unit != 1.0:
+        root_a, target_a, upper_a, lower_a = (root_a / unit, target_a / unit,
+                                              upper_a / unit, lower_a / unit)
+        ref_a = ref_a / unit if reference is not None else ref_a
     check = _k.solve_batch_hinge(
         _rows(root_a, shape, 3), _rows(target_a, shape, 3), _rows(axis_a, shape, 3),
         _rows(ref_a, shape, 3), _rows(upper_a, shape, 0), _rows(lower_a, shape, 0),
@@ -616,6 +620,10 @@ def _two_bone_hinge(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any
         check_finite(axis_a, "bend_axis")
         raise InvalidInputError("bend_axis must be non-zero vectors (norm >= 1e-12), got a "
                                 "shorter one", argument="bend_axis")
+    if unit != 1.0:
+        positions *= unit
+        error *= unit
+        root_a, target_a = root_a * unit, target_a * unit
     return _solved(positions, error, reached, shape, _POLICY[unreachable], root_a, target_a,
                    out)
 
@@ -644,7 +652,7 @@ def _remeasure(solved: Solution, root: FloatArray, target: FloatArray, reach: An
     """``solved`` with ``error``/``reached`` measured from the real ``target`` (written into
     ``solved``'s own arrays where it has them: an ``out``)."""
     end = solved.positions[..., 2, :] - (solved.positions[..., 0, :] - root)
-    error = np.linalg.norm(end - target, axis=-1)
+    error = norm(end - target)
     reached = error <= ANALYTIC_REACH_RTOL * np.asarray(reach)
     if (isinstance(solved.error, np.ndarray) and solved.error.shape == error.shape
             and solved.error.flags.writeable):
