@@ -60,3 +60,27 @@ def test_output_rotations_are_joint_rotations_bit_for_bit(shape):
         solved = tree.solve({3: target, 4: target - [1.0, 0, 0]}, rotations=rotations)
         assert np.array_equal(solved.rotations, joint_rotations(
             solved.positions, pts, input_rotations=rotations, parents=PARENTS))
+
+
+@pytest.mark.parametrize("k", [-520, -40, 40, 520])
+def test_output_rotations_do_not_depend_on_the_scale(k):
+    """A chain or tree scaled by 2^k turns its joints the same way, bit for bit (bones
+    of 1e-12 were taken for zero-length ones, and bones beyond 1e154 overflowed)."""
+    s = 2.0**k
+    rng = np.random.default_rng(7)
+    pts = np.cumsum(rng.normal(scale=0.4, size=(6, 5, 3)), axis=-2)
+    target = pts[:, -1, :] + rng.normal(scale=0.5, size=(6, 3))
+    rotations = rng.normal(size=(6, 5, 4))
+    for solve in (fabrik, ccd):
+        plain = solve(pts, target, rotations=rotations)
+        scaled = solve(pts * s, target * s, rotations=rotations)
+        np.testing.assert_array_equal(scaled.rotations, plain.rotations)
+    plain = FabrikTree(PARENTS, POSE).solve({3: [1.2, 2.0, 0.3], 4: [-0.8, 2.0, 0.3]},
+                                            return_rotations=True)
+    scaled = FabrikTree(PARENTS, POSE * s).solve(
+        {3: np.array([1.2, 2.0, 0.3]) * s, 4: np.array([-0.8, 2.0, 0.3]) * s},
+        return_rotations=True)
+    np.testing.assert_array_equal(scaled.rotations, plain.rotations)
+    np.testing.assert_array_equal(
+        joint_rotations(pts * s, (pts + 0.1) * s, input_rotations=rotations),
+        joint_rotations(pts, pts + 0.1, input_rotations=rotations))

@@ -196,3 +196,22 @@ def test_bad_pose_arguments_raise():
         two_bone(z, z, 1.0, 1.0, unreachable="stretch", max_stretch=1.2, stretch_start=1.5)
     with pytest.raises(InvalidInputError, match="target_offset must be a limbik Frame"):
         two_bone(z, z, 1.0, 1.0, pose=pose, target_offset=np.zeros(3))
+
+
+@pytest.mark.parametrize("s", [1e-13, 2.0**-520, 1e160])
+def test_weights_and_pole_blend_do_not_depend_on_the_scale(s):
+    """weight, pole_weight and the carried rotations of a limb scaled by s are those of
+    the unit limb, scaled (a 1e-13 limb ignored its weight, a 1e160 one gave NaN)."""
+    pose = np.array([[0.0, 0, 0], [1, 1, 0], [2, 0, 0]])
+    target = np.array([1.5, 0.3, 0.2])
+    length = 2**0.5
+    for kwargs in ({"weight": 0.5}, {"pole": np.array([0, 0, 1.0]), "pole_weight": 0.5},
+                   {"weight": 0.3, "rotation_weight": 0.5,
+                    "target_rotation": [0, 0, np.sin(0.3), np.cos(0.3)]}):
+        plain = two_bone(pose[0], target, length, length, pose=pose, **kwargs)
+        scaled_kwargs = {k: (v * s if k == "pole" else v) for k, v in kwargs.items()}
+        scaled = two_bone(pose[0] * s, target * s, length * s, length * s, pose=pose * s,
+                          **scaled_kwargs)
+        np.testing.assert_allclose(scaled.positions / s, plain.positions, atol=1e-14)
+        np.testing.assert_allclose(scaled.rotations, plain.rotations, atol=1e-14)
+        assert bool(scaled.reached) == bool(plain.reached)

@@ -19,12 +19,20 @@ def joint_rotations_kernel(positions, start, rotations, out):  # pragma: no cove
     of ``start (B, n, 3)`` onto bone ``j`` of ``positions (B, n, 3)``. ``rotations`` is
     ``(B, n, 4)`` or ``(1, n, 4)`` (shared). A zero-length bone does not turn; opposite
     directions turn half way about the perpendicular nearest the least-aligned world axis.
+    A bone is of zero length when it is at most 1e-12 of the row's longest bone component
+    (in either pose), so the answer does not depend on the chain's scale.
     """
     batch = positions.shape[0]
     n = positions.shape[1]
     shared = rotations.shape[0] == 1
     for b in range(batch):
         r = 0 if shared else b
+        longest = 0.0
+        for j in range(n - 1):
+            for c in range(3):
+                longest = max(longest, abs(start[b, j + 1, c] - start[b, j, c]),
+                              abs(positions[b, j + 1, c] - positions[b, j, c]))
+        tiny = 1e-12 * longest
         dx = dy = dz = 0.0
         dw = 1.0
         for j in range(n):
@@ -37,7 +45,7 @@ def joint_rotations_kernel(positions, start, rotations, out):  # pragma: no cove
                 bz = positions[b, j + 1, 2] - positions[b, j, 2]
                 na = np.sqrt(ax * ax + ay * ay + az * az)
                 nb = np.sqrt(bx * bx + by * by + bz * bz)
-                if na < 1e-12 or nb < 1e-12:
+                if na <= tiny or nb <= tiny:
                     dx = dy = dz = 0.0
                     dw = 1.0
                 else:

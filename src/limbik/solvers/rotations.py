@@ -34,6 +34,7 @@ from limbik.geometry.quaternion import (
     rotate_vectors,
 )
 from limbik.solvers import _rotation_kernels as _rk
+from limbik.solvers._scale import length_scale
 from limbik.solvers.fabrik_tree import _check_parents
 
 __all__ = ["joint_rotations", "rotations_from_positions"]
@@ -189,8 +190,9 @@ def _tree_joint_rotations(pos: FloatArray, start: FloatArray, rot: FloatArray,
     """:func:`joint_rotations` with ``parents``: joints with one bone to follow go through
     the chain kernel as two-joint chains; branching joints take the best-fit rotation."""
     n = parents.size
-    pos = np.broadcast_to(pos, shape + (n, 3))
-    start = np.broadcast_to(start, shape + (n, 3))
+    unit = length_scale(pos, start)  # as in _joint_rotations
+    pos = np.broadcast_to(pos / unit, shape + (n, 3))
+    start = np.broadcast_to(start / unit, shape + (n, 3))
     rot = np.broadcast_to(rot, shape + (n, 4))
     children: list[list[int]] = [[] for _ in range(n)]
     for j in range(1, n):
@@ -220,7 +222,10 @@ def _best_fit_turn(pos: FloatArray, start: FloatArray, rot: FloatArray, j: int,
     b = pos[..., kids, :] - pos[..., j, None, :]
     na = np.linalg.norm(a, axis=-1, keepdims=True)
     nb = np.linalg.norm(b, axis=-1, keepdims=True)
-    keep = (na > 1e-12) & (nb > 1e-12)  # zero-length bones do not vote
+    # zero-length bones (relative to the longest of these) do not vote
+    tiny = 1e-12 * np.maximum(np.max(na, axis=-2, keepdims=True),
+                              np.max(nb, axis=-2, keepdims=True))
+    keep = (na > tiny) & (nb > tiny)
     a = np.where(keep, a / np.where(keep, na, 1.0), 0.0)
     b = np.where(keep, b / np.where(keep, nb, 1.0), 0.0)
     h = np.einsum("...ki,...kj->...ij", a, b)  # (..., 3, 3)
@@ -244,6 +249,10 @@ def _joint_rotations(pos: FloatArray, start: FloatArray, rot: FloatArray,
     ``shape``."""
     n = pos.shape[-2]
     count = math.prod(shape)
+    # coordinates far from unit size in units of their size (exact, 2^k): no squares overflow
+    unit = length_scale(pos, start)
+    if unit != 1.0:
+        pos, start = pos / unit, start / unit
     rows = _rows(pos, shape, n, 3, count)
     start_rows = _rows(start, shape, n, 3, count)
     rot_rows = (np.ascontiguousarray(np.broadcast_to(rot, (1, n, 4))) if rot.ndim < 2

@@ -514,10 +514,13 @@ def _two_bone_posed(root: Any, target: Any, upper: Any, lower: Any, pole: Any,
                       root_frame=root_frame, unreachable=unreachable,
                       max_stretch=max_stretch, **bend)
     positions = solved.positions
+    # the blends below in units of the reach (exact, 2^k): their epsilons are absolute
+    unit = length_scale(upper_a + lower_a, always=True)
+    positions, start_pose = positions / unit, start_pose / unit
     if pole is not None and pole_weight is not None:
         t = _pose.as_weight(pole_weight, "pole_weight")
-        own = two_bone(root, goal, upper_a, lower_a, reference=start_pose[..., 1, :],
-                       unreachable=unreachable, max_stretch=max_stretch, **bend).positions
+        own = two_bone(root, goal, upper_a, lower_a, reference=start_pose[..., 1, :] * unit,
+                       unreachable=unreachable, max_stretch=max_stretch, **bend).positions / unit
         mid = _pose.blend_bend(positions[..., 0, :], own[..., 1, :], positions[..., 1, :],
                                positions[..., 2, :], t)
         positions = np.stack(np.broadcast_arrays(
@@ -527,6 +530,7 @@ def _two_bone_posed(root: Any, target: Any, upper: Any, lower: Any, pole: Any,
     blend = np.ones(()) if weight is None else _pose.as_weight(weight, "weight")
     out_p, out_q = _pose.posed(positions, start_pose, start_rotations, goal_rotation,
                                turn_weight, blend)
+    out_p *= unit
     shape = out_p.shape[:-2]
     return Solution._trusted(out_p, np.broadcast_to(solved.reached, shape).copy(),
                              np.broadcast_to(solved.error, shape).copy(),
