@@ -215,3 +215,8 @@ def test_weights_and_pole_blend_do_not_depend_on_the_scale(s):
         np.testing.assert_allclose(scaled.positions / s, plain.positions, atol=1e-14)
         np.testing.assert_allclose(scaled.rotations, plain.rotations, atol=1e-14)
         assert bool(scaled.reached) == bool(plain.reached)
+
+
+def test_a_pose_of_another_batch_is_named_in_the_error():
+    with pytest.raises(InvalidInputError, match=r"root \(5,\), target \(\), pose \(4,\)"):
+        two_bone(np.zeros((5, 3)), [1.0, 0, 0], 1.0, 1.0, pose=np.zeros((4, 3, 3)))

@@ -504,6 +504,8 @@ def _two_bone_posed(root: Any, target: Any, upper: Any, lower: Any, pole: Any,
                         root_frame=root_frame, unreachable=unreachable,
                         max_stretch=max_stretch, **bend)
     start_pose, start_rotations = _pose.as_pose(pose, pose_rotations)
+    broadcast_shapes(("root", _array(root, "root", 1).shape[:-1]),  # errors name pose=
+                     ("target", np.shape(goal)[:-1]), ("pose", start_pose.shape[:-2]))
     if position_weight is not None:
         w = _pose.as_weight(position_weight, "position_weight")[..., None]
         end = start_pose[..., 2, :]
