@@ -86,3 +86,18 @@ def test_trim_like_slicing():
         limbik.trim(m, 12, 5)
     with pytest.raises(InvalidInputError, match="start must be an int"):
         limbik.trim(m, 1.5)
+
+
+def test_a_rate_that_would_exhaust_the_memory_is_refused():
+    """A billion frames a second is refused before anything is allocated; the limit
+    leaves room for long clips at any usual rate."""
+    from limbik.placement.walk import walk_cycle
+    from limbik.skeleton.clip import MAX_RESAMPLED_JOINT_FRAMES
+
+    motion = walk_cycle(cycles=1)
+    with pytest.raises(InvalidInputError, match=r"frame_rate must give at most") as caught:
+        limbik.resample(motion, 1e9)
+    assert caught.value.argument == "frame_rate"
+    # ten minutes at 120 fps of a 60-joint skeleton fit
+    assert 10 * 60 * 120 * 60 <= MAX_RESAMPLED_JOINT_FRAMES
+    assert limbik.resample(motion, 1000.0).num_frames > motion.num_frames

@@ -11,7 +11,11 @@ from limbik.errors import InvalidInputError
 from limbik.geometry.quaternion import quaternion_slerp
 from limbik.skeleton.motion import Motion, check_motion
 
-__all__ = ["resample", "trim"]
+__all__ = ["MAX_RESAMPLED_JOINT_FRAMES", "resample", "trim"]
+
+#: ``resample`` makes at most this many joint-frames (frames × joints; about 2 GB of
+#: rotations): a rate far above the clip's must not exhaust the memory
+MAX_RESAMPLED_JOINT_FRAMES = 1 << 26
 
 
 def _interpolate(values: FloatArray, index: FloatArray, alpha: FloatArray) -> FloatArray:
@@ -29,7 +33,8 @@ def resample(motion: Motion, frame_rate: float) -> Motion:
     duration, so the first frame is kept and the last new frame is at or before
     the last old one. Rotations are slerped (shorter arc), positions lerped.
     A clip of one frame stays one frame. Returns a new :class:`Motion` with
-    ``frame_time = 1 / frame_rate``.
+    ``frame_time = 1 / frame_rate``, of at most ``MAX_RESAMPLED_JOINT_FRAMES`` frames ×
+    joints (a higher rate raises).
     """
     check_motion(motion)
     rate = as_float(frame_rate, "frame_rate", minimum=0.0, exclusive=True)
@@ -38,7 +43,13 @@ def resample(motion: Motion, frame_rate: float) -> Motion:
         return dataclasses.replace(motion, frame_time=1.0 / rate)
     # count in units of old frames; the tiny slack keeps an exact end frame
     step = motion.frame_rate / rate
-    count = int(np.floor((F - 1) / step + 1e-9)) + 1
+    frames = np.floor((F - 1) / step + 1e-9) + 1
+    if not frames * max(motion.num_joints, 1) <= MAX_RESAMPLED_JOINT_FRAMES:
+        raise InvalidInputError(
+            f"frame_rate must give at most {MAX_RESAMPLED_JOINT_FRAMES} joint-frames "
+            f"({motion.num_joints} joints), got {frame_rate!r} fps: {frames:.4g} frames from "
+            f"{F} at {motion.frame_rate:.6g} fps", argument="frame_rate")
+    count = int(frames)
     t = np.minimum(np.arange(count) * step, F - 1)
     index = np.minimum(np.floor(t).astype(np.int64), F - 1)
     alpha = t - index
