@@ -310,3 +310,15 @@ def test_ccd_leaves_a_joint_that_cannot_move_the_tip(panda):
         s = ccd(panda, start + [0.002 * k, 0, 0], q0=q)
         assert s.reached and np.max(np.abs(s.q - q)) < 0.05
         q = s.q
+
+
+def test_pose_targets_with_both_weights_zero_are_refused():
+    chain = JointChain.from_points(np.c_[np.arange(4.0), np.zeros(4), np.zeros(4)])
+    goal = chain.forward(np.zeros(chain.dof))
+    for solve in (jacobian_ik, ccd):
+        with pytest.raises(InvalidInputError, match="must not both be 0") as caught:
+            solve(chain, goal, position_weight=0.0, orientation_weight=0.0)
+        assert caught.value.argument == "orientation_weight"
+    # on a point target the weights do not apply
+    assert jacobian_ik(chain, [1.0, 1.0, 0.0], position_weight=0.0,
+                       orientation_weight=0.0).reached

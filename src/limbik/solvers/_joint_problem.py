@@ -285,6 +285,10 @@ def joint_problem(chain: Any, target: Any, *, tolerance: float | None,
     # checked for point targets too, where they do not apply
     w_pos = as_float(position_weight, "position_weight", minimum=0.0, maximum=MAX_WEIGHT)
     w_rot = as_float(orientation_weight, "orientation_weight", minimum=0.0, maximum=MAX_WEIGHT)
+    if use_rot and w_pos == 0.0 and w_rot == 0.0:
+        raise InvalidInputError("position_weight and orientation_weight must not both be 0 "
+                                "(nothing would be solved), got 0 and 0",
+                                argument="orientation_weight")
     if not use_rot:
         w_pos, w_rot = 1.0, 0.0
     if w_rot == 0.0:  # orientation ignored: a position target
