@@ -373,3 +373,40 @@ def test_main_leaves_an_ignored_sigterm_ignored_and_puts_a_handler_back(tmp_path
             assert (seen == []) == (handler is signal.SIG_IGN)
         finally:
             real_signal(signal.SIGTERM, previous)
+
+
+def test_an_empty_input_path_is_refused_not_taken_for_the_current_folder(tmp_path, capsys,
+                                                                         monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "some.bvh").write_text("not read")
+    for argv in (["footplant", "", "-o", "out.bvh"], ["footplant", "", "x.bvh", "-o", "o/"]):
+        assert main(argv) == EXIT_ERROR
+        assert "input must name a clip" in _one_line(capsys.readouterr().err)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["some.bvh"]  # nothing written
+
+
+def test_numbers_beyond_1e100_are_refused_by_the_option(clip, tmp_path, capsys):
+    code = main(["footplant", str(clip), "-o", str(tmp_path / "o.bvh"), "--floor", "-1e300"])
+    assert code == EXIT_USAGE
+    assert "--floor: expected a number within ±1e100" in capsys.readouterr().err
+    assert not (tmp_path / "o.bvh").exists()
+
+
+def test_solve_takes_one_q0(urdf, tmp_path, capsys):
+    problem = tmp_path / "q.json"
+    problem.write_text(json.dumps({"urdf": urdf.as_posix(), "base": "base", "tip": "hand",
+                                   "target": [0.3, 0.2, 0.1], "q0": [[0, 0, 0]]}))
+    assert main(["solve", str(problem)]) == EXIT_ERROR
+    assert "q0 must be one set of" in _one_line(capsys.readouterr().err)
+    assert main(["solve", str(problem), "--json"]) == EXIT_ERROR
+    _one_line(capsys.readouterr().err)
+
+
+def test_view_draws_a_clip_of_one_joint(tmp_path, capsys):
+    clip = tmp_path / "root.bvh"
+    clip.write_text("HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 6 Xposition Yposition "
+                    "Zposition Zrotation Yrotation Xrotation\n End Site\n {\n  OFFSET 0 1 0\n"
+                    " }\n}\nMOTION\nFrames: 2\nFrame Time: 0.1\n0 0 0 0 0 0\n1 0 0 0 0 0\n")
+    out = tmp_path / "root.gif"
+    assert main(["view", str(clip), "--out", str(out)]) == 0
+    assert out.stat().st_size > 0

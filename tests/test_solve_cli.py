@@ -195,7 +195,7 @@ def test_problem_files_that_are_not_plain_json(tmp_path, capsys, content, messag
     ([[1], [1, 2]], "q0 must be a numeric array"),
     ("abc", "q0 must be a numeric array"),
     ([True, False], "q0 must be a numeric array"),
-    ([1.0, 2.0, 3.0], "q0 must have shape"),
+    ([1.0, 2.0, 3.0], "q0 must be one set of 2 joint values, shape (2,)"),
 ])
 def test_bad_q0_in_a_problem_file(tmp_path, capsys, q0, message):
     urdf = tmp_path / "arm.urdf"

@@ -79,6 +79,8 @@ def _finite_float(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
     if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"expected a finite number, got {text}")
+    if abs(value) > 1e100:  # as every number limbik reads or writes (MAX_MAGNITUDE)
+        raise argparse.ArgumentTypeError(f"expected a number within ±1e100, got {text}")
     return value
 
 
@@ -243,6 +245,13 @@ def _cmd_footplant(args: argparse.Namespace) -> int:
 
             raise InvalidInputError(f"{'-o' if flag == 'output' else '--' + flag} must name a "
                                     "file or folder, got an empty path", argument=flag)
+    given = args.input if isinstance(args.input, list) else [args.input]
+    if any(path is not None and not str(path).strip() for path in given):
+        from limbik.errors import InvalidInputError
+
+        # an empty path is the current folder to the file system: not what was meant
+        raise InvalidInputError("input must name a clip, a folder or a glob, got an empty "
+                                "path", argument="input")
     announce_compilation()
 
     from limbik._io import atomic_write
@@ -680,16 +689,31 @@ def _solve(problem: dict[str, Any]) -> tuple[str, Any, Any, tuple[str, ...]]:
                     f"method {method} (a JointChain through its points), got "
                     f"{np.max(np.abs(chain)):g}", argument="lengths")
             chain = JointChain.from_points(chain)
-        if "q0" in options:
-            options["q0"] = as_float_array(options["q0"], "q0")
+        _one_q0(options, chain.dof)
         return (method, target, jacobian_ik(chain, goal, method=method, **options),
                 chain.joint_names)
     from limbik.solvers.ccd import ccd
 
-    if "q0" in options:
+    if has_urdf:
+        _one_q0(options, chain.dof)
+    elif "q0" in options:
         options["q0"] = as_float_array(options["q0"], "q0")
     names = chain.joint_names if has_urdf else ()
     return method, target, ccd(chain, goal, **options), names
+
+
+def _one_q0(options: dict[str, Any], dof: int) -> None:
+    """``options["q0"]``, where given, checked as one set of ``dof`` joint values."""
+    if "q0" not in options:
+        return
+    from limbik._validation import as_float_array
+    from limbik.errors import InvalidInputError
+
+    q0 = as_float_array(options["q0"], "q0")
+    if q0.shape != (dof,):
+        raise InvalidInputError(f"q0 must be one set of {dof} joint values, shape ({dof},), "
+                                f"got shape {q0.shape}", argument="q0")
+    options["q0"] = q0
 
 
 def _fmt(values: Any) -> str:

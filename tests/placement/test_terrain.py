@@ -144,3 +144,40 @@ def test_height_broadcasts_either_argument(terrain):
     grid = terrain.height(xs[:, None], xs[None, :])
     assert grid.shape == (7, 7)
     np.testing.assert_array_equal(grid[:, 2], terrain.height(xs, xs[2]))
+
+
+def test_terrain_files_cannot_ask_for_more_memory_than_they_back(tmp_path):
+    """A .npy header declaring 10^10 samples in a 200-byte file, an .npz under a .npy
+    name and a PNG decoding to more than MAX_TERRAIN_SAMPLES pixels are refused before
+    anything large is allocated; heights beyond ±1e100 are refused at once."""
+    from PIL import Image
+
+    from limbik.placement.terrain import MAX_TERRAIN_SAMPLES
+
+    small = tmp_path / "small.npy"
+    np.save(small, np.zeros((2, 2)))
+    raw = small.read_bytes()
+    lying = tmp_path / "lying.npy"
+    lying.write_bytes(raw.replace(b"(2, 2)", b"(100000, 100000)"))
+    with pytest.raises(TerrainError, match=r"could not be read as \.npy") as caught:
+        Terrain.from_npy(lying)
+    assert caught.value.argument == "path"
+    archive = tmp_path / "archive.npz"
+    np.savez(archive, a=np.zeros((5, 5)))
+    renamed = tmp_path / "archive.npy"
+    archive.rename(renamed)
+    with pytest.raises(TerrainError, match=r"single 2-D array \(\.npy\), got an archive"):
+        Terrain.from_npy(renamed)
+    side = int(MAX_TERRAIN_SAMPLES**0.5) + 8
+    big = tmp_path / "big.png"
+    Image.new("L", (side, side), 0).save(big, optimize=True)
+    assert big.stat().st_size < 5_000_000  # a small file
+    with pytest.raises(TerrainError, match="at most"):
+        Terrain.from_png(big)
+    huge = tmp_path / "huge.npy"
+    np.save(huge, np.full((3, 3), 1e300))
+    with pytest.raises(TerrainError, match=r"within ±1e\+100") as caught:
+        Terrain.from_npy(huge)
+    assert caught.value.argument == "heights"
+    with pytest.raises(TerrainError, match=r"within ±1e\+100"):
+        Terrain.from_array(np.full((2, 2), -1e101))

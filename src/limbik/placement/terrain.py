@@ -9,6 +9,7 @@ import numpy as np
 
 from limbik._kernel_options import read_only
 from limbik._validation import (
+    MAX_MAGNITUDE,
     FloatArray,
     as_float,
     as_float_array,
@@ -21,6 +22,18 @@ from limbik.geometry.vectors import normalize
 from limbik.placement._terrain_kernels import sample_heights
 
 __all__ = ["Terrain"]
+
+
+#: A terrain file may hold at most this many samples (512 MB as float64): a small file
+#: must not ask for more (a PNG compresses a large flat image to a few hundred kB).
+MAX_TERRAIN_SAMPLES = 1 << 26
+
+
+def _check_samples(path: str | Path, shape: tuple[int, ...]) -> None:
+    count = int(np.prod(shape, dtype=np.float64))
+    if count > MAX_TERRAIN_SAMPLES:
+        raise TerrainError(f"terrain file {path} must hold at most {MAX_TERRAIN_SAMPLES} "
+                           f"samples, got shape {tuple(shape)}", argument="path")
 
 
 class Terrain:
@@ -46,6 +59,10 @@ class Terrain:
         h = as_float_array(heights, "heights")
         if h.ndim != 2 or h.shape[0] < 1 or h.shape[1] < 1:
             raise TerrainError(f"heights must be a 2-D array (rows, cols), got shape {h.shape}",
+                               argument="heights")
+        if h.size and not np.max(np.abs(h)) <= MAX_MAGNITUDE:
+            raise TerrainError(f"heights must be within ±{MAX_MAGNITUDE:g} (as every number "
+                               f"limbik reads or writes), got {float(np.max(np.abs(h))):.3g}",
                                argument="heights")
         self._h = np.ascontiguousarray(h)
         self._h.flags.writeable = False
@@ -73,13 +90,21 @@ class Terrain:
                  origin: tuple[float, float] = (0.0, 0.0)) -> Terrain:
         """From a ``.npy`` file holding a 2-D float array."""
         try:
-            data = np.load(Path(path), allow_pickle=False)
+            # mapped first: a header whose shape the file does not back is refused here, and
+            # nothing is read before the size is checked
+            data = np.load(Path(path), mmap_mode="r", allow_pickle=False)
         except (OSError, ValueError, EOFError) as exc:
             raise TerrainError(f"terrain file {path} could not be read as .npy: {exc}",
                                argument="path") from exc
+        if not isinstance(data, np.ndarray):  # an .npz archive under a .npy name
+            data.close()
+            raise TerrainError(f"terrain file {path} must hold a single 2-D array (.npy), got "
+                               "an archive of arrays (.npz)", argument="path")
         if data.ndim != 2:
             raise TerrainError(f"terrain file {path} must hold a 2-D array, got shape {data.shape}",
                                argument="path")
+        _check_samples(path, data.shape)
+        data = np.array(data)  # into memory, off the file
         terrain = cls(data, cell_size, origin)
         terrain.name = Path(path).name
         return terrain
@@ -92,7 +117,15 @@ class Terrain:
         Colour images are converted to luminance. Row 0 of the image is ``z = z0``.
         """
         from matplotlib import image
+        from PIL import Image
 
+        try:
+            with Image.open(Path(path)) as header:  # the size, before any pixel is decoded
+                width, height = header.size
+        except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
+            raise TerrainError(f"terrain file {path} could not be read as PNG: {exc}",
+                               argument="path") from exc
+        _check_samples(path, (height, width))
         try:
             data = np.asarray(image.imread(Path(path)), dtype=np.float64)
         except (OSError, ValueError, SyntaxError) as exc:

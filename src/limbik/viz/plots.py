@@ -341,10 +341,12 @@ def animate_motion(motion: Any, *, out: str | Path | None = None, view: str = "3
         # feet off the root's line stand on other ground: draw the ground under each path
         for (along_t, heights_t), color in zip(under_traces, trace_colors, strict=True):
             ax.plot(along_t, heights_t, "--", color=color, lw=1.0, alpha=0.8)
-    bones = [(int(p), j) for j, p in enumerate(parents) if p >= 0]
-    ghost = ([ax.plot(*_coords(other[0, [p, j]], view), "-", color="0.65", lw=1.5, **clip)[0]
-              for p, j in bones] if other is not None else [])
-    lines = [ax.plot(*_coords(world[0, [p, j]], view), "-", color=SIDE_COLORS[sides[j]],
+    # a skeleton of one joint (no bone) is drawn as a point: a segment from it to itself
+    bones = [(int(p), j) for j, p in enumerate(parents) if p >= 0] or [(0, 0)]
+    dot = "o" if bones == [(0, 0)] else ""
+    ghost = ([ax.plot(*_coords(other[0, [p, j]], view), dot + "-", color="0.65", lw=1.5,
+                      **clip)[0] for p, j in bones] if other is not None else [])
+    lines = [ax.plot(*_coords(world[0, [p, j]], view), dot + "-", color=SIDE_COLORS[sides[j]],
                      lw=2.2, **clip)[0] for p, j in bones]
     trace_lines = [ax.plot(*_coords(world[:1, t], view), ":", lw=1.4, color=color, **clip)[0]
                    for t, color in zip(trace_idx, trace_colors, strict=True)]
