@@ -67,3 +67,24 @@ def test_good_arguments_still_work(clip):
     planted, _ = limbik.footplant(clip, limbik.Terrain.flat(0.0), weights={"left": 0.5},
                                   contacts={"left": [(0, 10)]}, lock_feet=True)
     assert planted.num_frames == clip.num_frames
+
+
+@pytest.mark.parametrize("bone", ["thigh", "shin"])
+def test_a_leg_bone_of_zero_length_is_named(clip, bone):
+    """A leg whose thigh or shin has no length cannot be solved: the error names the leg
+    and the bone (it gave NaN, then an error about an internal signal)."""
+    import numpy as np
+
+    from limbik.skeleton.limbs import find_legs
+
+    leg = next(leg for leg in find_legs(clip.skeleton) if leg.side == "left")
+    joint = leg.knee if bone == "thigh" else leg.ankle
+    offsets = np.array(clip.skeleton.offsets)
+    offsets[joint] = 0.0
+    skeleton = limbik.Skeleton(clip.skeleton.names, clip.skeleton.parents, offsets,
+                               channels=clip.skeleton.channels)
+    broken = dataclasses.replace(clip, skeleton=skeleton)
+    with pytest.raises(InvalidInputError, match=f"left leg must have bones of non-zero "
+                       f"length, got a {bone}") as caught:
+        limbik.footplant(broken)
+    assert caught.value.argument == "motion"

@@ -150,8 +150,18 @@ class FootplantReport:
 
 
 def _leg_lengths(motion: Motion, leg: Leg) -> tuple[float, float]:
-    offsets = motion.skeleton.offsets
-    return (float(np.linalg.norm(offsets[leg.knee])), float(np.linalg.norm(offsets[leg.ankle])))
+    """The leg's thigh and shin lengths; a bone of zero length (no leg to solve) raises."""
+    sk = motion.skeleton
+    thigh, shin = (float(np.linalg.norm(sk.offsets[j])) for j in (leg.knee, leg.ankle))
+    size = float(np.max(np.linalg.norm(sk.offsets, axis=-1), initial=0.0))
+    for length, child, bone in ((thigh, leg.knee, "thigh"), (shin, leg.ankle, "shin")):
+        if not length > 1e-9 * size:
+            parent = int(sk.parents[child])
+            raise InvalidInputError(
+                f"motion's {leg.side} leg must have bones of non-zero length, got a {bone} "
+                f"({sk.names[parent]} → {sk.names[child]}) of length {length:.3g}",
+                argument="motion")
+    return thigh, shin
 
 
 def _foot_point(leg: Leg) -> int:
