@@ -289,9 +289,11 @@ def as_int(value: Any, name: str, *, minimum: int | None = None) -> int:
     if minimum is not None and value < minimum:
         raise InvalidInputError(f"{name} must be >= {minimum}, got {value}", argument=name)
     if not -(2**63) <= value < 2**63:
-        shown = f"an integer of {int(value).bit_length()} bits"
-        raise InvalidInputError(f"{name} must fit a 64-bit integer, got {shown}",
-                                argument=name)
+        bits = int(value).bit_length()  # (str() of a huge int is refused by Python)
+        shown = (str(int(value)) if bits <= 128
+                 else f"an integer of about {bits * 0.30103:.0f} digits")
+        raise InvalidInputError(f"{name} must be within [-2^63, 2^63 - 1] (a signed 64-bit "
+                                f"integer), got {shown}", argument=name)
     return int(value)
 
 

@@ -1046,6 +1046,10 @@ def _user_message(exc: Exception) -> str:
         if temporary:
             path = os.path.join(folder, temporary.group(1))
             return f"cannot write {path}: {exc.strerror or exc}"
+        if isinstance(exc, FileExistsError):  # making an output folder
+            return f"{filename} is a file, but a folder is needed there (an output folder)"
+        if exc.strerror and "Errno" in str(exc):  # the system's text, without "[Errno N]"
+            return f"{filename}: {exc.strerror}"
     return str(exc)
 
 
