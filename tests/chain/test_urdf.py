@@ -113,9 +113,11 @@ def test_a_cycle_is_not_a_chain():
     text = GOOD.replace(
         "</robot>", '<joint name="loop" type="fixed"><parent link="hand"/>'
                     '<child link="base"/></joint></robot>')
-    assert parse_urdf(text, "upper", "base").n_joints == 3  # upper -> lower -> hand -> base
-    with pytest.raises(URDFError, match="a chain of joints from 'elsewhere' to 'upper'"):
-        parse_urdf(text, "elsewhere", "upper")
+    # a URDF's joints form a tree: a loop is refused, whatever chain is asked for
+    for base, tip in (("upper", "base"), ("base", "hand")):
+        with pytest.raises(URDFError, match=r"joints that form a tree \(no cycle\), got a "
+                           "cycle through link"):
+            parse_urdf(text, base, tip)
 
 
 def fuzz_cases(data: bytes, rng: np.random.Generator, n: int):
@@ -188,3 +190,21 @@ def test_a_file_that_cannot_be_read_is_a_urdf_error_naming_it(tmp_path, read):
                            ) as info:
             read(path)
         assert info.value.path == str(path) and info.value.line == 0
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    ('<link name="base"/></robot>', "link names that are unique, got a second link 'base'"),
+    ('<joint name="loop" type="fixed"><parent link="hand"/><child link="ghost"/></joint>'
+     "</robot>", "a child link of joint 'loop' declared as a <link>, got 'ghost'"),
+])
+def test_inconsistent_links_and_joints_are_refused(edit, message):
+    with pytest.raises(URDFError, match=message):
+        parse_urdf(GOOD.replace("</robot>", edit), "base", "hand")
+
+
+def test_a_long_chain_of_links_parses():
+    n = 5000
+    links = "".join(f'<link name="l{i}"/>' for i in range(n))
+    joints = "".join(f'<joint name="j{i}" type="fixed"><parent link="l{i}"/>'
+                     f'<child link="l{i + 1}"/></joint>' for i in range(n - 1))
+    assert parse_urdf(f'<robot name="r">{links}{joints}</robot>', "l0", "l10").n_joints == 10

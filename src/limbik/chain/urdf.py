@@ -224,22 +224,46 @@ def _links_and_joints(root: _Element, path: str) -> tuple[list[str], dict[str, _
         name = link.attrib.get("name")
         if not name:
             raise URDFError(path, link.line, "attribute 'name' on <link>", "none")
+        if name in links:
+            raise URDFError(path, link.line, "link names that are unique",
+                            f"a second link {name!r}")
         links.append(name)
+    declared = set(links)
     by_child: dict[str, _JointSpec] = {}
+    joint_names: set[str] = set()
     for joint in root.findall("joint"):
         name = joint.attrib.get("name")
         if not name:
             raise URDFError(path, joint.line, "attribute 'name' on <joint>", "none")
+        if name in joint_names:
+            raise URDFError(path, joint.line, "joint names that are unique",
+                            f"a second joint {name!r}")
+        joint_names.add(name)
         what = f"joint {name!r}"
         jtype = joint.attrib.get("type")
         if not jtype:
             raise URDFError(path, joint.line, f"attribute 'type' on {what}", "none")
         parent = _link_attribute(joint, "parent", path, what)
         child = _link_attribute(joint, "child", path, what)
+        for role, link in (("parent", parent), ("child", child)):
+            if link not in declared:
+                raise URDFError(path, joint.line, f"a {role} link of {what} declared as a "
+                                "<link>", repr(link))
         if child in by_child:
             raise URDFError(path, joint.line, f"one parent joint for link {child!r}",
                             f"joints {by_child[child].name!r} and {name!r}")
         by_child[child] = _JointSpec(joint, name, jtype, parent, child)
+    rooted: set[str] = set()  # links whose parents lead to a link no joint moves
+    for link in links:  # a cycle never gets there
+        walk = {link}
+        while link in by_child and link not in rooted:
+            link = by_child[link].parent
+            if link in walk:
+                raise URDFError(path, by_child[link].element.line,
+                                "joints that form a tree (no cycle)",
+                                f"a cycle through link {link!r}")
+            walk.add(link)
+        rooted |= walk
     return links, by_child
 
 
