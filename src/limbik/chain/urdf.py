@@ -245,24 +245,24 @@ def _links_and_joints(root: _Element, path: str) -> tuple[list[str], dict[str, _
             raise URDFError(path, joint.line, f"attribute 'type' on {what}", "none")
         parent = _link_attribute(joint, "parent", path, what)
         child = _link_attribute(joint, "child", path, what)
-        for role, link in (("parent", parent), ("child", child)):
-            if link not in declared:
+        for role, end in (("parent", parent), ("child", child)):
+            if end not in declared:
                 raise URDFError(path, joint.line, f"a {role} link of {what} declared as a "
-                                "<link>", repr(link))
+                                "<link>", repr(end))
         if child in by_child:
             raise URDFError(path, joint.line, f"one parent joint for link {child!r}",
                             f"joints {by_child[child].name!r} and {name!r}")
         by_child[child] = _JointSpec(joint, name, jtype, parent, child)
     rooted: set[str] = set()  # links whose parents lead to a link no joint moves
-    for link in links:  # a cycle never gets there
-        walk = {link}
-        while link in by_child and link not in rooted:
-            link = by_child[link].parent
-            if link in walk:
-                raise URDFError(path, by_child[link].element.line,
+    for start in links:  # a cycle never gets there
+        at, walk = start, {start}
+        while at in by_child and at not in rooted:
+            at = by_child[at].parent
+            if at in walk:
+                raise URDFError(path, by_child[at].element.line,
                                 "joints that form a tree (no cycle)",
-                                f"a cycle through link {link!r}")
-            walk.add(link)
+                                f"a cycle through link {at!r}")
+            walk.add(at)
         rooted |= walk
     return links, by_child
 
