@@ -190,6 +190,11 @@ def _footplant_settings(args: argparse.Namespace) -> dict[str, Any]:
     from limbik.placement.footplant import footplant
 
     not_options = {"motion", "terrain", "legs", "progress"}
+    if args.terrain == "":
+        from limbik.errors import InvalidInputError
+
+        raise InvalidInputError("--terrain must name a terrain or a file, got an empty string",
+                                argument="terrain")
     spec = str(args.terrain or ("hills" if args.input is None else "flat"))
     suffix = Path(spec).suffix.lower()
     for flag, value, applies, where in (
@@ -654,6 +659,10 @@ def _solve(problem: dict[str, Any]) -> tuple[str, Any, Any, tuple[str, ...]]:
 
         hints: dict[str, Any] = {k: as_points(problem[k], k) for k in ("pole", "reference")
                                  if k in given}
+        if "max_stretch" in given and problem.get("unreachable") != "stretch":
+            raise InvalidInputError("max_stretch applies with unreachable 'stretch' only, got "
+                                    f"unreachable {problem.get('unreachable', 'extend')!r}",
+                                    argument="max_stretch")
         return method, target, two_bone(
             root, target, float(lengths[0]), float(lengths[1]), **hints,
             unreachable=problem.get("unreachable", "extend"),
