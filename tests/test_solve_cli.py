@@ -264,9 +264,3 @@ def test_an_option_after_an_option_is_still_an_option():
     with pytest.raises(UsageError, match="--floor: expected one argument"):
         build_parser().parse_args(["footplant", "clip.bvh", "--floor", "-o", "x.bvh"])
 
-
-def test_max_stretch_without_the_stretch_policy_is_refused(capsys):
-    argv = ["solve", "--lengths", "0.3", "0.25", "--target", "5", "0", "0", "--max-stretch", "2"]
-    assert main(argv) == 1
-    assert "max_stretch applies with unreachable 'stretch' only" in capsys.readouterr().err
-    assert main([*argv, "--unreachable", "stretch"]) == 0

@@ -659,10 +659,6 @@ def _solve(problem: dict[str, Any]) -> tuple[str, Any, Any, tuple[str, ...]]:
 
         hints: dict[str, Any] = {k: as_points(problem[k], k) for k in ("pole", "reference")
                                  if k in given}
-        if "max_stretch" in given and problem.get("unreachable") != "stretch":
-            raise InvalidInputError("max_stretch applies with unreachable 'stretch' only, got "
-                                    f"unreachable {problem.get('unreachable', 'extend')!r}",
-                                    argument="max_stretch")
         return method, target, two_bone(
             root, target, float(lengths[0]), float(lengths[1]), **hints,
             unreachable=problem.get("unreachable", "extend"),
