@@ -26,12 +26,7 @@ from pathlib import Path
 from types import FrameType
 from typing import IO, Any
 
-from limbik.errors import (
-    UnwritableFileError,
-    _FolderNotFileWriteError,
-    _NoFolderError,
-    _NoWritePermissionError,
-)
+from limbik.errors import UnwritableFileError
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
 _Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
@@ -136,14 +131,8 @@ def _renamed(exc: OSError, tmp: str | None, path: str | Path) -> OSError:
                                                 and exc.filename2 is None):
         return exc
     reason = exc.strerror or str(exc) or type(exc).__name__
-    kind: type[UnwritableFileError] = (
-        _NoFolderError if isinstance(exc, FileNotFoundError)
-        else _FolderNotFileWriteError if isinstance(exc, IsADirectoryError)
-        else _NoWritePermissionError if isinstance(exc, PermissionError)
-        else UnwritableFileError)
-    error = kind(f"path: cannot write {str(path)!r}: {reason}", argument="path")
-    error.errno, error.strerror, error.filename = exc.errno, exc.strerror, str(path)
-    return error
+    return UnwritableFileError.of(exc, f"path: cannot write {str(path)!r}: {reason}",
+                                  str(path), "path")
 
 
 @contextlib.contextmanager

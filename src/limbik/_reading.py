@@ -6,13 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from limbik.errors import (
-    InvalidInputError,
-    UnreadableFileError,
-    _FolderNotFileError,
-    _MissingFileError,
-    _NoPermissionError,
-)
+from limbik.errors import InvalidInputError, UnreadableFileError
 
 __all__ = ["as_path", "read_bytes"]
 
@@ -39,11 +33,5 @@ def read_bytes(path: object, argument: str = "path") -> tuple[Path, bytes]:
         return p, p.read_bytes()
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
-        kind: type[UnreadableFileError] = (
-            _MissingFileError if isinstance(exc, FileNotFoundError)
-            else _FolderNotFileError if isinstance(exc, IsADirectoryError)
-            else _NoPermissionError if isinstance(exc, PermissionError)
-            else UnreadableFileError)
-        error = kind(f"{argument}: cannot read {str(p)!r}: {reason}", argument=argument)
-        error.errno, error.strerror, error.filename = exc.errno, exc.strerror, str(p)
-        raise error from None
+        raise UnreadableFileError.of(exc, f"{argument}: cannot read {str(p)!r}: {reason}",
+                                     str(p), argument) from None

@@ -112,15 +112,30 @@ class TerrainError(InvalidInputError):
     """A terrain could not be built from the given data."""
 
 
-class UnreadableFileError(InvalidInputError, OSError):
+class _FileError(InvalidInputError, OSError):
+    """A file the caller named cannot be read or written: an :class:`InvalidInputError`
+    and an :class:`OSError` with the ``errno`` and ``filename`` of the failed access."""
+
+    def __str__(self) -> str:  # the message, not OSError's "[Errno 2] ..."
+        return str(self.args[0]) if self.args else ""
+
+    @classmethod
+    def of(cls, exc: OSError, message: str, path: str, argument: str) -> _FileError:
+        """This error (its :class:`FileNotFoundError`, :class:`IsADirectoryError` or
+        :class:`PermissionError` subclass where ``exc`` is one) for the failed ``exc``."""
+        kind = next((sub for sub in cls.__subclasses__() if isinstance(exc, sub.__bases__[1])),
+                    cls)
+        error = kind(message, argument=argument)
+        error.errno, error.strerror, error.filename = exc.errno, exc.strerror, path
+        return error
+
+
+class UnreadableFileError(_FileError):
     """A file to read is missing, a folder, or not readable. Also an :class:`OSError`
     with the ``errno`` and ``filename`` of the failed read; a missing file is also a
     :class:`FileNotFoundError`, a folder an :class:`IsADirectoryError` and a file
     without read permission a :class:`PermissionError`, as reading it directly would
     raise."""
-
-    def __str__(self) -> str:  # the message, not OSError's "[Errno 2] ..."
-        return str(self.args[0]) if self.args else ""
 
 
 class _MissingFileError(UnreadableFileError, FileNotFoundError):
@@ -135,15 +150,12 @@ class _NoPermissionError(UnreadableFileError, PermissionError):
     pass
 
 
-class UnwritableFileError(InvalidInputError, OSError):
+class UnwritableFileError(_FileError):
     """A file to write cannot be written: its folder is missing, the path is a folder, or
     the folder is not writable (the file then is as it was: writes are atomic). Also an
     :class:`OSError` with the ``errno`` and ``filename`` of the failed write, and the
     matching :class:`FileNotFoundError`, :class:`IsADirectoryError` or
     :class:`PermissionError`."""
-
-    def __str__(self) -> str:  # the message, not OSError's "[Errno 2] ..."
-        return str(self.args[0]) if self.args else ""
 
 
 class _NoFolderError(UnwritableFileError, FileNotFoundError):
