@@ -43,6 +43,8 @@ def test_normalize_keeps_long_vectors_and_ordinary_bits():
     huge = v * 2.0**1000
     np.testing.assert_allclose(normalize(huge), normalize(v), atol=1e-15)
     assert np.all(np.isfinite(normalize(np.array([1e308, -1e308, 1e308]))))
+    assert norm(np.array([1e308, -1e308, 1e308])) == pytest.approx(3**0.5 * 1e308)
+    assert norm(np.array([[1e200, 0, 0], [3, 4, 0]])).tolist() == [1e200, 5.0]
 
 
 def test_too_short_bend_axis_is_refused_with_its_threshold():

@@ -36,9 +36,10 @@ def norm(v: FloatArray) -> FloatArray:
         return n
     v = np.asarray(v, dtype=np.float64)
     big = np.max(np.abs(v), axis=-1)
-    scale = np.where(np.isfinite(n) | ~np.isfinite(big), 1.0,
-                     np.ldexp(1.0, np.frexp(np.where(np.isfinite(big), big, 1.0))[1]))
-    return np.sqrt(dot(v / scale[..., None], v / scale[..., None])) * scale
+    exponent = np.frexp(np.where(np.isfinite(big), big, 1.0))[1] - 1  # 2^e <= big
+    scale = np.where(np.isfinite(n) | ~np.isfinite(big), 1.0, np.ldexp(1.0, exponent))
+    with np.errstate(over="ignore"):  # a norm beyond the float range is inf
+        return np.sqrt(dot(v / scale[..., None], v / scale[..., None])) * scale
 
 
 def normalize(v: FloatArray, fallback: FloatArray | None = None) -> FloatArray:
