@@ -127,17 +127,24 @@ def as_points(value: Any, name: str) -> FloatArray:
 _HUGE_COMPONENT = 1e150
 
 
+def huge_exponents(vectors: FloatArray) -> np.ndarray | None:
+    """Per vector of ``vectors`` ``(..., 3)``, the exponent ``e`` ``(...)`` of the power of
+    two just above its largest component where that is above 1e150 (whose squares may
+    overflow), 0 elsewhere; None when no vector is that long."""
+    big = np.max(np.abs(vectors), axis=-1, initial=0.0)
+    huge = big > _HUGE_COMPONENT
+    if not np.any(huge):
+        return None
+    return np.where(huge, np.frexp(big)[1], 0)
+
+
 def finite_squares(vectors: FloatArray) -> FloatArray:
     """Vectors ``(..., 3)``, those with a component above 1e150 divided by a power of two
     (exact, so each keeps its direction bit for bit) to a largest component below 1: their
     squared norms do not overflow. Others are returned as they are (the same array when
     none is that long)."""
-    big = np.max(np.abs(vectors), axis=-1, initial=0.0)
-    huge = big > _HUGE_COMPONENT
-    if not np.any(huge):
-        return vectors
-    exponent = np.where(huge, np.frexp(big)[1], 0)
-    return np.ldexp(vectors, -exponent[..., None])
+    exponent = huge_exponents(vectors)
+    return vectors if exponent is None else np.ldexp(vectors, -exponent[..., None])
 
 
 def as_directions(value: Any, name: str) -> tuple[FloatArray, FloatArray]:

@@ -577,7 +577,7 @@ def _solve(problem: dict[str, Any]) -> tuple[str, Any, Any, tuple[str, ...]]:
     """Solve one problem; returns (method, target, Solution, names of the q values)."""
     import numpy as np
 
-    from limbik._validation import as_float, as_float_array, as_points, as_positive
+    from limbik._validation import as_float, as_points, as_positive
     from limbik.errors import InvalidInputError
 
     if "target" not in problem:
@@ -699,10 +699,8 @@ def _solve(problem: dict[str, Any]) -> tuple[str, Any, Any, tuple[str, ...]]:
                 chain.joint_names)
     from limbik.solvers.ccd import ccd
 
-    if has_urdf:
+    if has_urdf:  # (q0 is refused for a point chain above)
         _one_q0(options, chain.dof)
-    elif "q0" in options:
-        options["q0"] = as_float_array(options["q0"], "q0")
     names = chain.joint_names if has_urdf else ()
     return method, target, ccd(chain, goal, **options), names
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from limbik._validation import FloatArray, finite_squares
+from limbik._validation import FloatArray, finite_squares, huge_exponents
 from limbik.tolerances import EPS_DIRECTION
 
 __all__ = ["any_perpendicular", "cross", "dot", "norm", "normalize", "project_off"]
@@ -35,11 +35,12 @@ def norm(v: FloatArray) -> FloatArray:
     if np.all(np.isfinite(n)):
         return n
     v = np.asarray(v, dtype=np.float64)
-    big = np.max(np.abs(v), axis=-1)
-    exponent = np.frexp(np.where(np.isfinite(big), big, 1.0))[1] - 1  # 2^e <= big
-    scale = np.where(np.isfinite(n) | ~np.isfinite(big), 1.0, np.ldexp(1.0, exponent))
+    exponent = huge_exponents(v)
+    if exponent is None:  # pragma: no cover - only squares of components above 1e150 overflow
+        return n
+    w = np.ldexp(v, -exponent[..., None])  # exact: the norm scales by the same power of two
     with np.errstate(over="ignore"):  # a norm beyond the float range is inf
-        return np.sqrt(dot(v / scale[..., None], v / scale[..., None])) * scale
+        return np.ldexp(np.sqrt(dot(w, w)), exponent)
 
 
 def normalize(v: FloatArray, fallback: FloatArray | None = None) -> FloatArray:

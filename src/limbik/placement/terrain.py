@@ -122,13 +122,11 @@ class Terrain:
         try:
             with Image.open(Path(path)) as header:  # the size, before any pixel is decoded
                 width, height = header.size
-        except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
-            raise TerrainError(f"terrain file {path} could not be read as PNG: {exc}",
-                               argument="path") from exc
-        _check_samples(path, (height, width))
-        try:
+            _check_samples(path, (height, width))
             data = np.asarray(image.imread(Path(path)), dtype=np.float64)
-        except (OSError, ValueError, SyntaxError) as exc:
+        except TerrainError:
+            raise
+        except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
             raise TerrainError(f"terrain file {path} could not be read as PNG: {exc}",
                                argument="path") from exc
         if data.ndim == 3:

@@ -238,7 +238,7 @@ class Motion:
     def world_frames(self) -> Frame:
         """World transform of every joint per frame: a :class:`Frame` of shape ``(F, J)``."""
         q, p = _forward_kinematics(self.skeleton.parents, self.rotations,
-                                  self.local_translations())
+                                   self.local_translations())
         return Frame._make(q, p)
 
     def world_positions(self, *, include_end_sites: bool = False) -> FloatArray:
@@ -248,7 +248,7 @@ class Motion:
         in the order of ``skeleton.end_site_parents``.
         """
         q, p = _forward_kinematics(self.skeleton.parents, self.rotations,
-                                  self.local_translations())
+                                   self.local_translations())
         if not include_end_sites:
             return p
         sk = self.skeleton
@@ -259,7 +259,7 @@ class Motion:
     def world_rotations(self) -> FloatArray:
         """World joint rotations ``(F, J, 4)`` (x, y, z, w)."""
         q, _ = _forward_kinematics(self.skeleton.parents, self.rotations,
-                                  self.local_translations())
+                                   self.local_translations())
         return q
 
     def rest_positions(self, *, include_end_sites: bool = False) -> FloatArray:

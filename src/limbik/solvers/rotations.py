@@ -191,8 +191,10 @@ def _tree_joint_rotations(pos: FloatArray, start: FloatArray, rot: FloatArray,
     the chain kernel as two-joint chains; branching joints take the best-fit rotation."""
     n = parents.size
     unit = length_scale(pos, start)  # as in _joint_rotations
-    pos = np.broadcast_to(pos / unit, shape + (n, 3))
-    start = np.broadcast_to(start / unit, shape + (n, 3))
+    if unit != 1.0:
+        pos, start = pos / unit, start / unit
+    pos = np.broadcast_to(pos, shape + (n, 3))
+    start = np.broadcast_to(start, shape + (n, 3))
     rot = np.broadcast_to(rot, shape + (n, 4))
     children: list[list[int]] = [[] for _ in range(n)]
     for j in range(1, n):

@@ -26,7 +26,6 @@ from limbik._validation import (
     broadcast_shapes,
     check_finite,
     choice,
-    finite_squares,
 )
 from limbik.errors import InvalidInputError
 from limbik.geometry.frame import Frame
@@ -292,8 +291,7 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
         pairs.append(("root_frame", quat.shape[:-1]))
         mode = _k.MODE_FRAME
     shape = broadcast_shapes(*pairs)
-    # bones far from unit size: solve in units of the reach (exact, 2^k)
-    unit = length_scale(upper_a + lower_a) if upper_a.size and lower_a.size else 1.0
+    unit = _reach_unit(upper_a, lower_a)
     if unit != 1.0:
         root_a, target_a, upper_a, lower_a = (root_a / unit, target_a / unit,
                                               upper_a / unit, lower_a / unit)
@@ -308,11 +306,7 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
                           granule=_k.GRANULE))
     if check != 0.0:
         _raise_for_bad_input(root_a, target_a, upper_a, lower_a, hint, point_name)
-    if unit != 1.0:
-        positions *= unit
-        error *= unit
-        root_a, target_a = root_a * unit, target_a * unit
-    return _solved(positions, error, reached, shape, policy, root_a, target_a, out)
+    return _solved(positions, error, reached, shape, policy, root_a, target_a, unit, out)
 
 
 def _outputs(out: Solution | None, shape: tuple[int, ...], inputs: list[Any]
@@ -518,10 +512,11 @@ def _two_bone_posed(root: Any, target: Any, upper: Any, lower: Any, pole: Any,
     positions = solved.positions
     # the blends below in units of the reach (exact, 2^k): their epsilons are absolute
     unit = length_scale(upper_a + lower_a, always=True)
+    mid_pose = start_pose[..., 1, :]  # as given: the pole blend's own solve follows it
     positions, start_pose = positions / unit, start_pose / unit
     if pole is not None and pole_weight is not None:
         t = _pose.as_weight(pole_weight, "pole_weight")
-        own = two_bone(root, goal, upper_a, lower_a, reference=start_pose[..., 1, :] * unit,
+        own = two_bone(root, goal, upper_a, lower_a, reference=mid_pose,
                        unreachable=unreachable, max_stretch=max_stretch, **bend).positions / unit
         mid = _pose.blend_bend(positions[..., 0, :], own[..., 1, :], positions[..., 1, :],
                                positions[..., 2, :], t)
@@ -597,7 +592,7 @@ def _two_bone_hinge(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any
     upper_a = _array(upper, "upper", 0)
     lower_a = _array(lower, "lower", 0)
     # unit axes (at any length from 1e-12 up; a shorter one is refused below as zero)
-    axis_a = normalize(finite_squares(_array(bend_axis, "bend_axis", 1)))
+    axis_a = normalize(_array(bend_axis, "bend_axis", 1))
     pairs = [("root", root_a.shape[:-1]), ("target", target_a.shape[:-1]),
              ("upper", upper_a.shape), ("lower", lower_a.shape),
              ("bend_axis", axis_a.shape[:-1]), ("softness", soft.shape)]
@@ -608,8 +603,7 @@ def _two_bone_hinge(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any
     shape = broadcast_shapes(*pairs)
     (positions, error, reached), (root_a, target_a, axis_a, ref_a, upper_a, lower_a) = _outputs(
         out, shape, [root_a, target_a, axis_a, ref_a, upper_a, lower_a])
-    # bones far from unit size: solve in units of the reach (exact, 2^k), as without an axis
-    unit = length_scale(upper_a + lower_a) if upper_a.size and lower_a.size else 1.0
+    unit = _reach_unit(upper_a, lower_a)
     if unit != 1.0:
         root_a, target_a, upper_a, lower_a = (root_a / unit, target_a / unit,
                                               upper_a / unit, lower_a / unit)
@@ -626,19 +620,26 @@ def _two_bone_hinge(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any
         check_finite(axis_a, "bend_axis")
         raise InvalidInputError("bend_axis must be non-zero vectors (norm >= 1e-12), got a "
                                 "shorter one", argument="bend_axis")
-    if unit != 1.0:
-        positions *= unit
-        error *= unit
-        root_a, target_a = root_a * unit, target_a * unit
     return _solved(positions, error, reached, shape, _POLICY[unreachable], root_a, target_a,
-                   out)
+                   unit, out)
+
+
+def _reach_unit(upper: FloatArray, lower: FloatArray) -> float:
+    """For bones far from unit size, the power of two near their reach, to solve in units
+    of it (exact, 2^k); else 1.0."""
+    return length_scale(upper + lower) if upper.size and lower.size else 1.0
 
 
 def _solved(positions: FloatArray, error: FloatArray, reached: np.ndarray,
             shape: tuple[int, ...], policy: int, root: FloatArray, target: FloatArray,
-            out: Solution | None) -> Solution:
-    """The Solution of a batched solve's kernel outputs (rows), or ``out`` filled with
-    them; under ``push_root`` every element is reached, with its ``root_offset``."""
+            unit: float, out: Solution | None) -> Solution:
+    """The Solution of a batched solve's kernel outputs (rows, in units of ``unit``, as
+    ``root`` and ``target`` are: scaled back here), or ``out`` filled with them; under
+    ``push_root`` every element is reached, with its ``root_offset``."""
+    if unit != 1.0:
+        positions *= unit
+        error *= unit
+        root, target = root * unit, target * unit
     if policy == _k.POLICY_PUSH_ROOT:
         pushed = _pushed(positions.reshape(shape + (3, 3)), root, target)
         if out is None:
