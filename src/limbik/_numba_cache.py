@@ -17,7 +17,11 @@ code and of the limbik modules they import from (:func:`kernel_sources_stamp`), 
 edit to any of them compiles limbik's kernels again. An installed package never changes,
 so its cache stays valid.
 
-Both wrap private parts of ``numba.core.caching`` (``IndexDataCacheFile.save``,
+Importing this module (every kernel module does, before it compiles) also imports
+Numba's NumPy implementations without their SciPy probe: see
+:mod:`limbik._numba_blas_probe`.
+
+Both hooks wrap private parts of ``numba.core.caching`` (``IndexDataCacheFile.save``,
 ``Cache.__init__`` and its ``_cache_file._source_stamp``). Where a Numba release lacks
 them, or the lock file cannot be made (a read-only folder), the cache works as Numba's own.
 """
@@ -35,6 +39,8 @@ from pathlib import Path
 from typing import Any
 
 from numba.core import caching
+
+from limbik import _numba_blas_probe
 
 __all__ = ["exclusive", "kernel_sources_stamp"]
 
@@ -187,3 +193,4 @@ def _install() -> None:
 
 _install()
 _install_stamp()
+_numba_blas_probe.skip()
