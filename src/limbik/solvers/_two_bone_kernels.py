@@ -69,7 +69,7 @@ _NORM_LOW, _NORM_HIGH = 2.0**-500, 2.0**500
 _UP, _DOWN = 2.0**600, 2.0**-600
 
 
-@njit(cache=True, fastmath=_FASTMATH, inline="always")
+@njit(cache=True, fastmath=_FASTMATH)
 def _norm3(x: float, y: float, z: float) -> float:
     """``|(x, y, z)|`` without overflow or underflow (exact power-of-two rescaling)."""
     big = max(abs(x), abs(y), abs(z))
@@ -79,7 +79,7 @@ def _norm3(x: float, y: float, z: float) -> float:
     return math.sqrt(x * x + y * y + z * z)
 
 
-@njit(cache=True, fastmath=_FASTMATH, error_model="numpy", inline="always")
+@njit(cache=True, fastmath=_FASTMATH, error_model="numpy")
 def solve_element(rx: float, ry: float, rz: float, tx: float, ty: float, tz: float,
                   hx: float, hy: float, hz: float, qx: float, qy: float, qz: float,
                   qw: float, l1: float, l2: float, mode: int, policy: int,
@@ -334,7 +334,7 @@ def single_entry() -> Callable[..., Any]:
 REFERENCE_OFFSETS = (0.03, 0.1)
 
 
-@njit(cache=True, fastmath=_FASTMATH, error_model="numpy", inline="always")
+@njit(cache=True, fastmath=_FASTMATH, error_model="numpy")
 def soft_distance(dist: float, reach: float, softness: float) -> float:
     """Unreal-style soft reach: beyond ``reach - softness`` the distance approaches
     ``reach`` exponentially (``softness`` in length units; 0 leaves ``dist`` as is)."""
@@ -344,7 +344,7 @@ def soft_distance(dist: float, reach: float, softness: float) -> float:
     return start + softness * (1.0 - math.exp(-(dist - start) / softness))
 
 
-@njit(cache=True, fastmath=_FASTMATH, error_model="numpy", inline="always")
+@njit(cache=True, fastmath=_FASTMATH, error_model="numpy")
 def hinge_bend(ux: float, uy: float, uz: float, ax: float, ay: float, az: float,
                px: float, py: float, pz: float, reach: float, lo: float, hi: float
                ) -> tuple[float, float, float]:
