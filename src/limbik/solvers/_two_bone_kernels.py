@@ -69,13 +69,16 @@ _NORM_LOW, _NORM_HIGH = 2.0**-500, 2.0**500
 _UP, _DOWN = 2.0**600, 2.0**-600
 
 
-@njit(cache=True, fastmath=_FASTMATH)
+@njit(cache=True, fastmath=_FASTMATH, error_model="numpy")
 def _norm3(x: float, y: float, z: float) -> float:
     """``|(x, y, z)|`` without overflow or underflow (exact power-of-two rescaling)."""
     big = max(abs(x), abs(y), abs(z))
     if big > _NORM_HIGH or big < _NORM_LOW:
         k = _DOWN if big > _NORM_HIGH else _UP
-        return math.sqrt((x * k) ** 2 + (y * k) ** 2 + (z * k) ** 2) / k
+        x *= k
+        y *= k
+        z *= k
+        return math.sqrt(x * x + y * y + z * z) / k
     return math.sqrt(x * x + y * y + z * z)
 
 
