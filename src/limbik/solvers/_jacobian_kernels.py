@@ -365,7 +365,7 @@ def _solve_spd(a, shift, b, n, out, l, y):  # pragma: no cover - compiled
     return True
 
 
-@njit(cache=True, error_model="numpy")
+@njit(**_NO_ALLOCATION)
 def _jacobi_eigen(a, n, v):  # pragma: no cover - compiled
     """Eigen-decompose the symmetric ``a (n, n)`` in place by cyclic Jacobi rotations.
 
@@ -422,13 +422,14 @@ def _gram(jac, nrow, m, out):  # pragma: no cover - compiled
             out[j, i] = s
 
 
-@njit(cache=True, error_model="numpy")
+@_kernel_helper
 def _step(method, jac, e, nrow, m, lam2, cutoff, dq, work):  # pragma: no cover - compiled
     """One joint update ``dq (m,)`` for the weighted Jacobian ``jac`` and error ``e``.
 
     ``work (4, 6, 6)`` is scratch space.
     """
-    jjt = work[0, :nrow, :nrow]
+    jjt = work[0]  # its first nrow rows and columns (a C-ordered array: one signature
+    # of the helpers for this and the Levenberg–Marquardt kernel)
     l = work[1]
     y = work[2, 0]
     y2 = work[2, 1]

@@ -9,6 +9,7 @@ Jacobian rules of :mod:`limbik.solvers._jacobian_kernels` (``METHOD_TRANSPOSE``,
 from __future__ import annotations
 
 import math
+import threading
 
 import numpy as np
 from numba import njit
@@ -16,6 +17,7 @@ from numba import njit
 import limbik._numba_cache  # noqa: F401  (Numba's cache: locked saves, kernel-source stamp)
 from limbik.solvers._ccd_kernels import ccd_sweep
 from limbik.solvers._jacobian_kernels import (
+    _NO_ALLOCATION,
     _clip_q,
     _fill_jacobian,
     _pose_error,
@@ -31,12 +33,13 @@ from limbik.solvers._jacobian_kernels import (
 METHOD_CCD = 4
 
 
-@njit(cache=True, nogil=True)
+@njit(nogil=True, **_NO_ALLOCATION)
 def joint_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                 target_p, target_r, use_rot, w_pos, w_rot,
                 q_first, restarts, seeds, sample_lo, sample_hi, jump_cost, method, lam,
                 cutoff, max_step, tolerance, angle_tolerance, max_iterations, patience,
-                frame, offset, q_out, err_out, reached_out, iters_out,
+                frame, offset, wr_buf, wp_buf, wa_buf, e_buf, q_buf, jac, dq, work, tip_r,
+                alt, q_out, err_out, reached_out, iters_out,
                 pos_out):  # pragma: no cover - compiled
     """Joint-space IK of batch elements ``start .. stop - 1``.
 
@@ -62,6 +65,12 @@ def joint_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
     the iterations used over all attempts ``iters_out`` and the joint positions at the
     best ``q``, ``pos_out (B, n + 1, 3)``, placed by ``frame``, ``offset``
     (:attr:`JointChain.position_map`).
+
+    Scratch space, from :func:`joint_scratch` (the kernel allocates nothing, which keeps
+    it small to compile): ``wr_buf (1, m + 1, 3, 3)``, ``wp_buf (1, m + 1, 3)``,
+    ``wa_buf (1, m, 3)``, ``e_buf (1, 6)``, ``q_buf (1, m)`` (the helpers' one slot),
+    ``jac (6, m)``, ``dq (m,)``, ``work (4, 6, 6)`` (None for CCD), ``tip_r (3, 3)``
+    (None for the Jacobian rules) and ``alt (1, m)`` (a charged restart's best point).
     """
     # a warm start that does not reach the target runs on from its best point (att 1)
     # before the restarts (``jump_cost`` None, a cold start, compiles without the warm
@@ -74,21 +83,11 @@ def joint_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
     lam2 = lam * lam
     # one slot of the helpers' slot buffers, and views of it for the step rules
     s = np.intp(0)
-    wr_buf = np.empty((1, m + 1, 3, 3))
-    wp_buf = np.empty((1, m + 1, 3))
-    wa_buf = np.empty((1, m, 3))
-    e_buf = np.empty((1, 6))
-    q_buf = np.empty((1, m))
     wr = wr_buf[0]
     wp = wp_buf[0]
     wa = wa_buf[0]
     e = e_buf[0]
     q = q_buf[0]
-    jac = np.empty((nrow, m))
-    dq = np.empty(m)
-    work = np.zeros((4, 6, 6))
-    tip_r = np.empty((3, 3))
-    alt = np.empty((1, m))  # a charged restart's best point
     state = np.uint64(0)
     for b in range(start, stop):
         best = np.inf
@@ -149,10 +148,12 @@ def joint_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
                     stall += 1
                     if stall > patience:
                         break
-                if method == METHOD_CCD:
+                # One step rule is compiled in: CCD gets ``work`` None, the Jacobian rules
+                # ``tip_r`` None, and Numba prunes the branch of the one that is None.
+                if tip_r is not None:
                     ccd_sweep(q, wr, wp, wa, kind, lower, upper, target_p[b], target_r[b],
                               use_rot, w_pos, w_rot, lam2, tip_r)
-                else:
+                if work is not None:
                     # the Jacobian step is written out here: as a call it costs ~10 %
                     _fill_jacobian(wp_buf, wa_buf, s, kind, m, nrow, w_pos, w_rot, jac)
                     _step(method, jac, e, nrow, m, lam2, cutoff, dq, work)
@@ -183,3 +184,23 @@ def joint_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
             q[k] = q_out[b, k]
         chain_fk(pre_rot, pre_trans, axis, kind, q_buf, s, wr_buf, wp_buf, wa_buf)
         joint_positions(wr, wp, frame, offset, pos_out[b])
+
+
+_SCRATCH = threading.local()
+
+
+def joint_scratch(m: int, method: int) -> tuple[np.ndarray | None, ...]:
+    """Scratch arrays of :func:`joint_solve_range` for a chain of ``m`` movable joints and
+    step rule ``method``, kept per thread and per ``m`` (repeated single solves do not
+    allocate them again)."""
+    cache = _SCRATCH.__dict__.setdefault("by_dof", {})
+    scratch = cache.get(m)
+    if scratch is None:
+        scratch = cache[m] = (np.empty((1, m + 1, 3, 3)), np.empty((1, m + 1, 3)),
+                              np.empty((1, m, 3)), np.empty((1, 6)), np.empty((1, m)),
+                              np.empty((6, m)), np.empty(m), np.zeros((4, 6, 6)),
+                              np.empty((3, 3)), np.empty((1, m)))
+    # the argument of the other kind of step rule is None (see joint_solve_range)
+    if method == METHOD_CCD:
+        return (*scratch[:7], None, *scratch[8:])
+    return (*scratch[:8], None, scratch[9])

@@ -191,8 +191,12 @@ class JointProblem:
             # by a warm start's jump cost or None
             return (_LM_RANGE, (self.use_rot, self.jump_cost is None),
                     lambda: (*head, *_jk.lm_scratch(m), *outs))
-        every = (*args, method, float(lam), float(cutoff), self.max_step, *limits, *outs)
-        return _JOINT_RANGE, self.jump_cost is None, lambda: every
+        every = (*args, method, float(lam), float(cutoff), self.max_step, *limits)
+        m = self.chain.dof
+        # the kernel's argument types differ by CCD or a Jacobian rule, and by a warm
+        # start's jump cost or None
+        return (_JOINT_RANGE, (method == _k.METHOD_CCD, self.jump_cost is None),
+                lambda: (*every, *_k.joint_scratch(m, method), *outs))
 
     def out_fields(self) -> tuple[tuple[str, tuple[int, ...], Any], ...]:
         """The :func:`~limbik.solvers.solution.out_arrays` fields of :meth:`outputs`."""
