@@ -128,7 +128,8 @@ def _joint_methods() -> None:
         for method in ("dls", "pinv", "transpose", "svd-dls"):
             jacobian_ik(arm, target, method=method)
     q0 = [0.0] * arm.dof
-    for target in (poses.position, poses):  # warm starts: one variant for every method
+    for target in (poses.position, poses):  # warm starts: a variant for CCD, one for the rest
+        ccd(arm, target, q0=q0)
         jacobian_ik(arm, target, method="dls", q0=q0)
 
 
