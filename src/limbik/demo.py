@@ -162,10 +162,13 @@ def run_scenes(names: Sequence[str] | None = None, folder: Path | None = None, *
     return [r for name in selected for r in done[name]]
 
 
-#: Rough cold-start cost of each scene (seconds; mostly kernel compilation), used only
-#: to order the work between processes.
-_COST = {"footplant": 13.6, "fabrik": 11.5, "footplanter": 9.6, "jacobian": 7.9,
-         "rotations": 4.5, "arm": 4.2, "leg": 3.5, "planar": 0.9}
+#: Rough cold-start cost of each scene (seconds on a 2-core machine, mostly kernel
+#: compilation), used only to order the work between processes: the slowest first. A
+#: scene's figure is its cost once the scenes before it in this order have written their
+#: kernels to the cache: ``footplanter`` and ``rotations`` run ``footplant`` too, which
+#: they then load (run beside ``footplant`` instead, they compiled it a second time).
+_COST = {"footplant": 14.6, "jacobian": 12.6, "fabrik": 7.6, "rotations": 2.1,
+         "footplanter": 1.9, "arm": 1.4, "leg": 0.6, "planar": 0.3}
 
 
 def default_jobs() -> int:
