@@ -159,3 +159,10 @@ def test_every_picture_reads_at_100_percent(gallery):
     for path in sorted(out.iterdir()):
         frame = _frames(path)[0]
         assert frame.shape[1] >= 800, f"{path.name} is {frame.shape[1]} px wide"
+
+
+def test_help_lists_every_scene():
+    """``demo --help`` names the scenes without importing them: the same list."""
+    from limbik.cli import DEMO_SCENES
+
+    assert list(DEMO_SCENES) == scene_names()

@@ -78,6 +78,16 @@ def test_raycast_misses_and_starts_below():
     assert hit[1] and dist[1] == 0.0
     hit, _, _, _ = t.raycast([0, 10, 0], [0, -1, 0], max_distance=5.0)
     assert not hit
+    hit, _, _, _ = t.raycast([0, 10, 0], [0, -1, 0], max_distance=np.float64(np.inf))
+    assert hit
+    hit, dist, _, _ = t.raycast([0, -1, 0], [0, -1, 0], max_distance=0)
+    assert hit and dist == 0.0  # from below the ground: a hit at 0, within 0
+
+
+@pytest.mark.parametrize("bad", [-1.0, np.nan, -np.inf, "5"])
+def test_raycast_refuses_a_bad_max_distance(bad):
+    with pytest.raises(InvalidInputError, match="max_distance must be"):
+        Terrain.flat(0.0).raycast([0, 1, 0], [0, -1, 0], max_distance=bad)
 
 
 @given(st.floats(-20, 20), st.floats(-20, 20))

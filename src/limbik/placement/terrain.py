@@ -271,7 +271,8 @@ class Terrain:
         ``(..., 3)``, ``(..., 3)``. ``distance`` is along the unit direction. A ray
         that starts below the ground hits at distance 0. Rays that miss have
         ``hit=False``, ``distance=inf`` and the point/normal of the ray origin's
-        vertical projection.
+        vertical projection. ``max_distance`` (>= 0, default unlimited) is the longest
+        distance that counts as a hit.
 
         Vertical rays are exact; other rays are marched in steps of half a cell and
         refined by bisection to 1e-10 of the cell size.
@@ -281,7 +282,9 @@ class Terrain:
         o, d = np.broadcast_arrays(o, d)
         if np.any(np.abs(d).sum(axis=-1) == 0):
             raise TerrainError("directions must be non-zero vectors", argument="directions")
-        limit = float(max_distance)
+        unlimited = (isinstance(max_distance, float | np.floating)
+                     and float(max_distance) == np.inf)
+        limit = np.inf if unlimited else as_float(max_distance, "max_distance", minimum=0.0)
         gap0 = o[..., 1] - self.height(o[..., 0], o[..., 2])
         below = gap0 <= 0
         vertical = (np.abs(d[..., 0]) < 1e-15) & (np.abs(d[..., 2]) < 1e-15)
