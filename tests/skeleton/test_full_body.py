@@ -202,3 +202,16 @@ def test_bad_targets_raise():
         full_body_ik(motion, {"left_hand": np.zeros((2, 3))})
     with pytest.raises(InvalidInputError, match=r"weights\['left_hand'\] must be in \[0, 1\]"):
         full_body_ik(motion, {"left_hand": [0, 1, 0]}, weights={"left_hand": 2.0})
+
+
+def test_bad_forward_and_plant_feet_raise():
+    """A zero or mis-shaped forward has no heading, and plant_feet is a flag: both are
+    named instead of falling back to +Z or taking 1 for True."""
+    motion = humanoid(frames=3)
+    goal = {"left_hand": [0.3, 1.2, 0.3]}
+    with pytest.raises(InvalidInputError, match=r"forward must be non-zero vectors"):
+        full_body_ik(motion, goal, forward=(0, 0, 0))
+    with pytest.raises(InvalidInputError, match=r"forward must have shape \(3,\), got \(2, 3\)"):
+        full_body_ik(motion, goal, forward=[[0, 0, 1], [0, 0, 1]])
+    with pytest.raises(InvalidInputError, match="plant_feet must be True or False, got int 1"):
+        full_body_ik(motion, goal, plant_feet=1)

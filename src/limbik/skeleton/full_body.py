@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from limbik._validation import FloatArray, as_float, as_points, as_weight
+from limbik._validation import FloatArray, as_directions, as_flag, as_float, as_weight
 from limbik.errors import InvalidInputError
 from limbik.geometry.quaternion import (
     IDENTITY,
@@ -149,9 +149,15 @@ def full_body_ik(motion: Motion, targets: Mapping[str, Any], *,
         raise InvalidInputError(f"pelvis_weight and reach must be <= 1, got {body}, {ratio}",
                                 argument="pelvis_weight" if body > 1.0 else "reach")
 
+    heading, _ = as_directions(forward, "forward")
+    if heading.shape != (3,):
+        raise InvalidInputError(f"forward must have shape (3,), got {heading.shape}",
+                                argument="forward")
+    plant = as_flag(plant_feet, "plant_feet")
+
     positions = motion.world_positions()
     world_rot = motion.world_rotations()
-    if plant_feet:
+    if plant:
         for name in ("left_foot", "right_foot"):
             if name not in goals:
                 goals[name] = positions[:, limbs[name][2]]
@@ -202,7 +208,7 @@ def full_body_ik(motion: Motion, targets: Mapping[str, Any], *,
 
     # the body's heading on the ground (world +Y up): facing, left, up
     up = np.array([0.0, 1.0, 0.0])
-    ahead = rotate_vectors(world_rot[:, 0], as_points(forward, "forward"))
+    ahead = rotate_vectors(world_rot[:, 0], heading)
     facing = normalize(ahead - ahead[:, 1:2] * up, fallback=np.array([0.0, 0.0, 1.0]))
     left = cross(up, facing)
     new_rotations: dict[int, FloatArray] = {}
