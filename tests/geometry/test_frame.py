@@ -301,3 +301,14 @@ def test_quaternions_too_large_to_square_are_normalised():
         np.testing.assert_allclose(one.quaternion, [half, 0.0, 0.0, half], rtol=1e-15)
         np.testing.assert_allclose(batch.quaternion, [[half, 0, 0, half], [0, 0, 0, 1.0]],
                                    rtol=1e-15)
+
+
+@pytest.mark.parametrize("other", [np.zeros(3), [1.0, 2.0, 3.0], np.zeros((4, 3)), 2.0])
+def test_at_with_points_says_how_to_move_them(other):
+    """``@`` composes Frames; points on either side get a limbik error that names
+    ``apply`` (NumPy's own matmul error said nothing of frames)."""
+    frame = Frame.from_translation([1.0, 0.0, 0.0])
+    with pytest.raises(InvalidInputError, match=r"@ composes two Frames.*frame\.apply"):
+        frame @ other
+    with pytest.raises(InvalidInputError, match=r"@ composes two Frames.*frame\.apply"):
+        other @ frame

@@ -82,6 +82,15 @@ def _one_frame(quaternion: Any, position: Any) -> tuple[FloatArray, FloatArray] 
     return np.array([x / n, y / n, z / n, w / n]), np.array(p)
 
 
+def _refuse_points(other: Any) -> None:
+    """``@`` composes two frames; points and arrays beside a Frame get an error that says
+    how to move them (Roblox's ``CFrame * Vector3`` is ``frame.apply(points)`` here)."""
+    if isinstance(other, np.ndarray | np.generic | list | tuple | float | int):
+        raise InvalidInputError(
+            f"@ composes two Frames, got a Frame and {type(other).__name__}; to move points "
+            "use frame.apply(points)", argument="other")
+
+
 class Frame:
     """A batch of rigid transforms, world ← local, like Roblox's ``CFrame``.
 
@@ -99,6 +108,8 @@ class Frame:
     """
 
     __slots__ = ("_p", "_q")
+    #: NumPy leaves its binary operators to Frame (``array @ frame`` comes here too)
+    __array_ufunc__ = None
 
     _q: FloatArray
     _p: FloatArray
@@ -280,10 +291,15 @@ class Frame:
     def __matmul__(self, other: Frame) -> Frame:
         """Composition ``self · other`` (CFrame ``self * other``)."""
         if not isinstance(other, Frame):
+            _refuse_points(other)
             return NotImplemented
         q = quaternion_multiply(self._q, other._q)
         p = self._p + rotate_vectors(self._q, other._p)
         return Frame._make(q, p)
+
+    def __rmatmul__(self, other: Any) -> Frame:
+        _refuse_points(other)
+        return NotImplemented
 
     def inverse(self) -> Frame:
         """The inverse transform (``CFrame:Inverse()``)."""
