@@ -847,9 +847,10 @@ def build_parser() -> argparse.ArgumentParser:
                     "foot points)")
     fp.add_argument("-o", "--output", default=None,
                     help="output BVH, or GLB/glTF for a glTF input (a copy of it with the planted "
-                    "animation); default IN_footplant.bvh/.glb, or footplant.bvh for the built-in "
-                    "walk, in the current folder, never overwritten without --force; for a folder "
-                    "or glob of clips, the output folder")
+                    "animation); a file named here is replaced, even the input clip itself. "
+                    "Without -o: IN_footplant.bvh/.glb, or footplant.bvh for the built-in walk, "
+                    "in the current folder, which is never overwritten without --force. For a "
+                    "folder or glob of clips, the output folder")
     _add_file_frame_options(fp)
     fp.add_argument("--report", help="write the metrics report as JSON here")
     fp.add_argument("--plot", help="write a picture: .png (.jpg, .svg, .pdf) side view, or "
