@@ -10,7 +10,13 @@ module blocked for the length of the import, then sets the probe's answer
 (``_HAVE_BLAS``) from the installed packages. Functions that do need BLAS (``np.dot``,
 ``np.linalg``) import SciPy themselves when they compile, as they always do.
 
-It touches a private name of Numba; where a release lacks it, or ``arraymath`` is
+:func:`install` makes Numba's CPU target call :func:`skip` just before it loads those
+implementations (``CPUContext.load_additional_registries``), so the import happens
+where Numba would make it, inside the first compilation or cache load: an import of
+limbik's kernel modules, or a first call that runs a kernel's Python source while the
+kernel compiles in the background, does not wait for it.
+
+Both touch private names of Numba; where a release lacks them, or ``arraymath`` is
 already imported, nothing changes.
 """
 
@@ -18,8 +24,9 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from typing import Any
 
-__all__ = ["skip"]
+__all__ = ["install", "skip"]
 
 _PROBED = "scipy.linalg.cython_blas"
 _ARRAYMATH = "numba.np.arraymath"
@@ -43,3 +50,22 @@ def skip() -> bool:
         return False
     arraymath._HAVE_BLAS = importlib.util.find_spec("scipy") is not None
     return True
+
+
+def install() -> None:
+    """Have Numba's CPU target run :func:`skip` before it loads its implementations."""
+    try:
+        from numba.core.cpu import CPUContext
+    except ImportError:  # pragma: no cover - another Numba layout
+        return
+    load = getattr(CPUContext, "load_additional_registries", None)
+    if load is None or getattr(load, "limbik_no_blas_probe", False):
+        return
+
+    def load_additional_registries(self: Any) -> None:
+        skip()
+        load(self)
+
+    load_additional_registries.limbik_no_blas_probe = True  # type: ignore[attr-defined]
+    load_additional_registries.__doc__ = load.__doc__
+    CPUContext.load_additional_registries = load_additional_registries  # type: ignore[method-assign]

@@ -17,8 +17,8 @@ code and of the limbik modules they import from (:func:`kernel_sources_stamp`), 
 edit to any of them compiles limbik's kernels again. An installed package never changes,
 so its cache stays valid.
 
-Importing this module (every kernel module does, before it compiles) also imports
-Numba's NumPy implementations without their SciPy probe: see
+Importing this module (every kernel module does, before it compiles) also has Numba
+import its NumPy implementations without their SciPy probe: see
 :mod:`limbik._numba_blas_probe`.
 
 Both hooks wrap private parts of ``numba.core.caching`` (``IndexDataCacheFile.save``,
@@ -193,4 +193,4 @@ def _install() -> None:
 
 _install()
 _install_stamp()
-_numba_blas_probe.skip()
+_numba_blas_probe.install()
