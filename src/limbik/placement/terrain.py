@@ -285,7 +285,8 @@ class Terrain:
         unlimited = (isinstance(max_distance, float | np.floating)
                      and float(max_distance) == np.inf)
         limit = np.inf if unlimited else as_float(max_distance, "max_distance", minimum=0.0)
-        gap0 = o[..., 1] - self.height(o[..., 0], o[..., 2])
+        ground0 = self.height(o[..., 0], o[..., 2])
+        gap0 = o[..., 1] - ground0
         below = gap0 <= 0
         vertical = (np.abs(d[..., 0]) < 1e-15) & (np.abs(d[..., 2]) < 1e-15)
         # exact for vertical rays: distance = gap / -dy when moving down
@@ -301,10 +302,18 @@ class Terrain:
         t = np.where(hit, t, np.inf)
         safe_t = np.where(hit, t, 0.0)[..., None]
         point = o + d * safe_t
-        point[..., 1] = np.where(hit, self.height(point[..., 0], point[..., 2]), point[..., 1])
-        miss_pt = o.copy()
-        miss_pt[..., 1] = self.height(o[..., 0], o[..., 2])
-        point = np.where(hit[..., None], point, miss_pt)
+        if not np.any(d[..., 0]) and not np.any(d[..., 2]):
+            # straight up or down: every point is above or below its origin, where the
+            # ground was sampled already (o + 0 t holds the same x and z, up to the sign
+            # of a zero; a miss keeps the origin's own, as below)
+            point = np.where(hit[..., None], point, o)
+            point[..., 1] = ground0
+        else:
+            point[..., 1] = np.where(hit, self.height(point[..., 0], point[..., 2]),
+                                     point[..., 1])
+            miss_pt = o.copy()
+            miss_pt[..., 1] = ground0
+            point = np.where(hit[..., None], point, miss_pt)
         return hit, t, point, self.normal(point[..., 0], point[..., 2])
 
     def _march(self, o: FloatArray, d: FloatArray, limit: float) -> FloatArray:
