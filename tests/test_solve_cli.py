@@ -182,6 +182,9 @@ def test_help_documents_the_format(capsys):
     (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
     (b'{"lengths": [1, 1], "target": [1, 1, 0], "max_iterations": 1' + b"0" * 5000 + b"}",
      "must be plain JSON"),
+    # a key given twice: JSON would keep the last one without a word
+    (b'{"lengths": [1, 1], "target": [1, 1, 0], "target": [0, 1, 1]}',
+     "must be plain JSON, got the key 'target' twice in one object"),
 ])
 def test_problem_files_that_are_not_plain_json(tmp_path, capsys, content, message):
     problem = tmp_path / "p.json"

@@ -531,6 +531,16 @@ _SOLVE_OPTIONS = {
 }
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object as a dict, refusing a key given twice (JSON keeps the last silently)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"the key {key!r} twice in one object")
+        out[key] = value
+    return out
+
+
 def _solve_problem(args: argparse.Namespace) -> dict[str, Any]:
     """The problem: the JSON file's keys, overridden by the options given."""
     import json
@@ -543,7 +553,7 @@ def _solve_problem(args: argparse.Namespace) -> dict[str, Any]:
 
         path, raw = read_bytes(args.problem, "problem file")
         try:
-            loaded = json.loads(raw.decode("utf-8-sig"))
+            loaded = json.loads(raw.decode("utf-8-sig"), object_pairs_hook=_unique_keys)
         except UnicodeDecodeError as exc:
             raise InvalidInputError(f"problem file {path} must be UTF-8 text, got byte "
                                     f"{exc.object[exc.start]:#04x} at offset {exc.start}",
