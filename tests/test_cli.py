@@ -108,6 +108,20 @@ def test_view_writes_a_gif(tmp_path, shared_data):
         assert im.n_frames >= 10
 
 
+@pytest.mark.parametrize(("fps", "said"), [("1e-300", "1 drawn)"), ("1e-9", "1 drawn)")])
+def test_view_at_a_rate_below_one_frame_per_clip_draws_one(tmp_path, capsys, fps, said):
+    """A rate slower than the whole clip draws its first frame and says so (it printed a
+    stride of 30000300003 frames, or one with 300 digits)."""
+    out = tmp_path / "walk.gif"
+    glb = Path(__file__).parent / "data" / "mixamo_rig.glb"
+    assert main(["view", str(glb), "--animation", "Walk", "--fps", fps, "--out", str(out)]) == 0
+    assert capsys.readouterr().out.strip().endswith(said)
+    from PIL import Image
+
+    with Image.open(out) as im:
+        assert getattr(im, "n_frames", 1) == 1
+
+
 def test_view_of_a_glb_in_profile_is_in_metres(tmp_path, monkeypatch):
     """The walk seen from its side; glTF lengths are metres, and the axes say so."""
     from limbik.viz import plots

@@ -482,7 +482,11 @@ def _cmd_view(args: argparse.Namespace) -> int:
         from limbik.placement.footplant import terrain_for_clip
 
         ground = terrain_for_clip("flat", motion)
-    stride = max(1, round(1 / (args.fps * motion.frame_time)))
+    # every stride-th frame; a rate below one frame per clip draws the first frame alone
+    per_drawn = 1 / (args.fps * motion.frame_time)
+    frames = max(motion.num_frames, 1)
+    stride = frames if not per_drawn < frames else max(1, round(per_drawn))
+    drawn = len(range(0, motion.num_frames, stride))
     units = _length_units(args, args.file)
     if args.out is None:
         if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
@@ -499,7 +503,8 @@ def _cmd_view(args: argparse.Namespace) -> int:
         return 0
     animate_motion(motion, out=args.out, terrain=ground, traces=traces, stride=stride,
                    view=args.view, units=units, title=os.path.basename(str(args.file)))
-    print(f"wrote {args.out} ({motion.num_frames} frames, every {stride} drawn)")
+    every = f", one in {stride}" if 1 < stride < motion.num_frames else ""
+    print(f"wrote {args.out} ({motion.num_frames} frames, {drawn} drawn{every})")
     return 0
 
 
