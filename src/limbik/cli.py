@@ -485,7 +485,7 @@ def _cmd_view(args: argparse.Namespace) -> int:
     # every stride-th frame; a rate below one frame per clip draws the first frame alone
     per_drawn = 1 / (args.fps * motion.frame_time)
     frames = max(motion.num_frames, 1)
-    stride = frames if not per_drawn < frames else max(1, round(per_drawn))
+    stride = max(1, round(per_drawn)) if per_drawn < frames else frames
     drawn = len(range(0, motion.num_frames, stride))
     units = _length_units(args, args.file)
     if args.out is None:

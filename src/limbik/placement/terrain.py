@@ -301,19 +301,15 @@ class Terrain:
         hit = np.isfinite(t) & (t <= limit)
         t = np.where(hit, t, np.inf)
         safe_t = np.where(hit, t, 0.0)[..., None]
-        point = o + d * safe_t
-        if not np.any(d[..., 0]) and not np.any(d[..., 2]):
-            # straight up or down: every point is above or below its origin, where the
-            # ground was sampled already (o + 0 t holds the same x and z, up to the sign
-            # of a zero; a miss keeps the origin's own, as below)
-            point = np.where(hit[..., None], point, o)
-            point[..., 1] = ground0
-        else:
-            point[..., 1] = np.where(hit, self.height(point[..., 0], point[..., 2]),
-                                     point[..., 1])
-            miss_pt = o.copy()
-            miss_pt[..., 1] = ground0
-            point = np.where(hit[..., None], point, miss_pt)
+        # a hit on the ground under its end point, a miss under its origin; only hits of
+        # rays with a sideways part end elsewhere than over the origin, whose ground was
+        # sampled already (o + 0 t holds the same x and z, up to the sign of a zero)
+        point = np.where(hit[..., None], o + d * safe_t, o)
+        ground = np.array(ground0, dtype=np.float64)
+        moved = hit & ((d[..., 0] != 0.0) | (d[..., 2] != 0.0))
+        if np.any(moved):
+            ground[moved] = self.height(point[moved][:, 0], point[moved][:, 2])
+        point[..., 1] = ground
         return hit, t, point, self.normal(point[..., 0], point[..., 2])
 
     def _march(self, o: FloatArray, d: FloatArray, limit: float) -> FloatArray:

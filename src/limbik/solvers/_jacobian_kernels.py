@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -712,14 +713,23 @@ def lm_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
 _SCRATCH = threading.local()
 
 
-def lm_scratch(m: int) -> tuple[np.ndarray, ...]:
-    """Scratch arrays of :func:`lm_solve_range` for a chain of ``m`` movable joints.
-
-    Kept per thread and per ``m``, so repeated single solves do not allocate them again.
-    """
-    cache = _SCRATCH.__dict__.setdefault("by_dof", {})
+def thread_scratch(kind: str, m: int, make: Callable[[int], tuple[np.ndarray, ...]]
+                   ) -> tuple[np.ndarray, ...]:
+    """The arrays ``make(m)`` gives, made once per thread, per ``kind`` of kernel and per
+    ``m``, so repeated single solves do not allocate their scratch space again."""
+    cache = _SCRATCH.__dict__.setdefault(kind, {})
     scratch = cache.get(m)
     if scratch is None:
-        scratch = cache[m] = (np.empty((2, m + 1, 3, 3)), np.empty((2, m + 1, 3)),
-                              np.empty((2, m, 3)), np.empty((2, m)), np.zeros((5, 6, max(m, 6))))
+        scratch = cache[m] = make(m)
     return scratch
+
+
+def _lm_arrays(m: int) -> tuple[np.ndarray, ...]:
+    return (np.empty((2, m + 1, 3, 3)), np.empty((2, m + 1, 3)), np.empty((2, m, 3)),
+            np.empty((2, m)), np.zeros((5, 6, max(m, 6))))
+
+
+def lm_scratch(m: int) -> tuple[np.ndarray, ...]:
+    """Scratch arrays of :func:`lm_solve_range` for a chain of ``m`` movable joints, kept
+    per thread (:func:`thread_scratch`)."""
+    return thread_scratch("lm", m, _lm_arrays)

@@ -9,7 +9,6 @@ Jacobian rules of :mod:`limbik.solvers._jacobian_kernels` (``METHOD_TRANSPOSE``,
 from __future__ import annotations
 
 import math
-import threading
 
 import numpy as np
 from numba import njit
@@ -26,6 +25,7 @@ from limbik.solvers._jacobian_kernels import (
     draw_restart,
     joint_positions,
     jump_size,
+    thread_scratch,
     uniform_restart,
 )
 
@@ -186,21 +186,16 @@ def joint_solve_range(start, stop, pre_rot, pre_trans, axis, kind, lower, upper,
         joint_positions(wr, wp, frame, offset, pos_out[b])
 
 
-_SCRATCH = threading.local()
+def _joint_arrays(m: int) -> tuple[np.ndarray, ...]:
+    return (np.empty((1, m + 1, 3, 3)), np.empty((1, m + 1, 3)), np.empty((1, m, 3)),
+            np.empty((1, 6)), np.empty((1, m)), np.empty((6, m)), np.empty(m),
+            np.zeros((4, 6, 6)), np.empty((3, 3)), np.empty((1, m)))
 
 
 def joint_scratch(m: int, method: int) -> tuple[np.ndarray | None, ...]:
     """Scratch arrays of :func:`joint_solve_range` for a chain of ``m`` movable joints and
-    step rule ``method``, kept per thread and per ``m`` (repeated single solves do not
-    allocate them again)."""
-    cache = _SCRATCH.__dict__.setdefault("by_dof", {})
-    scratch = cache.get(m)
-    if scratch is None:
-        scratch = cache[m] = (np.empty((1, m + 1, 3, 3)), np.empty((1, m + 1, 3)),
-                              np.empty((1, m, 3)), np.empty((1, 6)), np.empty((1, m)),
-                              np.empty((6, m)), np.empty(m), np.zeros((4, 6, 6)),
-                              np.empty((3, 3)), np.empty((1, m)))
-    # the argument of the other kind of step rule is None (see joint_solve_range)
-    if method == METHOD_CCD:
-        return (*scratch[:7], None, *scratch[8:])
-    return (*scratch[:8], None, scratch[9])
+    step rule ``method``, kept per thread (:func:`thread_scratch`); the argument of the
+    other kind of step rule is None (``work`` for CCD, ``tip_r`` for a Jacobian rule)."""
+    *common, work, tip_r, alt = thread_scratch("joint", m, _joint_arrays)
+    ccd = method == METHOD_CCD
+    return (*common, None if ccd else work, tip_r if ccd else None, alt)
