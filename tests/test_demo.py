@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from limbik.cli import main
-from limbik.demo import SCENES, format_table, run_scenes, scene_names
+from limbik.demo import INTERPRETED_NOTE, SCENES, format_table, run_scenes, scene_names
 from limbik.errors import InvalidInputError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -81,6 +81,10 @@ def test_table_rows_cover_every_scene_and_solver(gallery):
         assert done == total and row["max_error"] < 1e-6, solver
     plant = [r for r in rows if r["solver"] == "footplant"]
     assert plant and all(r["max_error"] < 1e-9 for r in plant)
+    # batches run compiled kernels; only single-target calls may run from Python source
+    assert all(isinstance(r["interpreted"], bool) for r in rows)
+    assert not by_solver[("fabrik chain", "fabrik, 64 targets")]["interpreted"]
+    assert not any(r["interpreted"] for r in rows if r["scene"] == "10-joint chain")
 
 
 def test_table_text(capsys):
@@ -89,6 +93,16 @@ def test_table_text(capsys):
     assert text.splitlines()[0].split()[:3] == ["scene", "solver", "reached"]
     assert "roblox.solve_ik_planar" in text
     assert format_table([]).startswith("scene")
+
+
+def test_rows_run_from_python_source_are_marked():
+    row = {"scene": "s", "solver": "x", "reached": "1/1", "max_error": 0.0,
+           "mean_iterations": 1.0, "ms": 2.5, "interpreted": False, "pictures": []}
+    plain = format_table([row])
+    assert "*" not in plain and INTERPRETED_NOTE not in plain
+    marked = format_table([row, {**row, "solver": "y", "interpreted": True}]).splitlines()
+    assert marked[-1] == f"* {INTERPRETED_NOTE}"
+    assert marked[2].rstrip().endswith("2.50") and marked[3].rstrip().endswith("2.50 *")
 
 
 def test_scene_filter_and_unknown_scene():

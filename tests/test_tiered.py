@@ -21,10 +21,12 @@ from numba.core.errors import TypingError
 
 import limbik
 from chains import spatial_arm
-from limbik import Frame
+from limbik import Frame, _tiered
 from limbik._tiered import (
     ENVIRONMENT_SWITCH,
     TieredRangeKernel,
+    compile_small_calls,
+    interpreted_elements,
     python_source,
     wait_for_compilations,
 )
@@ -313,6 +315,71 @@ def test_first_call_runs_the_python_source_while_the_kernel_compiles(monkeypatch
     tiered(None, 0, 4, (x, again))  # compiled now: the kernel runs it
     assert tiered.interpreted_elements == count
     assert again.tobytes() == expected.tobytes()
+
+
+def test_small_calls_can_run_from_python_source_alone(monkeypatch):
+    """With compile_small_calls(False), small calls compile nothing and give the kernel's
+    bits; a call over max_interpreted elements still compiles (in the foreground), and
+    after that small calls run the kernel."""
+    monkeypatch.delenv(ENVIRONMENT_SWITCH, raising=False)
+    kernel = _fresh_range_kernel()
+    tiered = TieredRangeKernel(kernel, max_interpreted=3)
+    x = np.linspace(-2.0, 3.0, 5)
+    out = np.zeros(5)
+    before = interpreted_elements()
+    with compile_small_calls(False):
+        for _ in range(2):  # every small call, not only the first
+            tiered(None, 1, 4, (x, out))
+        assert not _tiered._running
+        assert len(kernel.signatures) == 0
+        assert tiered.interpreted_elements == 6
+        assert interpreted_elements() - before == 6
+        tiered(None, 0, 5, (x, out))  # 5 > max_interpreted: compiles
+        assert len(kernel.signatures) == 1
+        assert tiered.interpreted_elements == 6
+        tiered(None, 0, 2, (x, out))  # compiled now: the kernel runs it
+        assert tiered.interpreted_elements == 6
+    expected = np.zeros(5)
+    kernel(0, 5, x, expected)
+    assert out.tobytes() == expected.tobytes()
+    interpreted = np.zeros(5)
+    with compile_small_calls(False):  # a new tiered kernel over the compiled one: no Python
+        TieredRangeKernel(kernel)(None, 0, 5, (x, interpreted))
+    assert interpreted.tobytes() == expected.tobytes()
+
+
+def test_compile_small_calls_is_restored_after_the_block(monkeypatch):
+    monkeypatch.delenv(ENVIRONMENT_SWITCH, raising=False)
+    with compile_small_calls(False):
+        with pytest.raises(RuntimeError), compile_small_calls(True):
+            raise RuntimeError
+        kernel = _fresh_range_kernel()
+        tiered = TieredRangeKernel(kernel)
+        tiered(None, 0, 2, (np.ones(2), np.zeros(2)))
+        assert len(kernel.signatures) == 0  # still off after the inner block
+    tiered(None, 0, 2, (np.ones(2), np.zeros(2)))  # on again: compiles in the background
+    wait_for_compilations()
+    assert len(kernel.signatures) == 1
+
+
+def test_without_small_call_compiles_an_element_python_cannot_run_compiles(monkeypatch):
+    """An element that raises in Python goes to the kernel, compiled then in the
+    foreground; rows it changes in place are put back first."""
+    monkeypatch.delenv(ENVIRONMENT_SWITCH, raising=False)
+
+    def halve_then_invert_range(start, stop, x):  # pragma: no cover - compiled
+        for i in range(start, stop):
+            x[i, 0] = x[i, 0] / 2.0
+            x[i, 1] = 1.0 / float(x[i, 1])
+
+    kernel = njit(error_model="numpy")(halve_then_invert_range)
+    tiered = TieredRangeKernel(kernel, in_place=(0,))
+    x = np.array([[8.0, 2.0], [6.0, 0.0], [4.0, 4.0]])
+    with compile_small_calls(False):
+        tiered(None, 0, 3, (x,))
+    np.testing.assert_array_equal(x, [[4.0, 0.5], [3.0, np.inf], [2.0, 0.25]])
+    assert tiered.interpreted_elements == 1
+    assert len(kernel.signatures) == 1
 
 
 @pytest.mark.parametrize(("switch", "max_interpreted"), [("0", 8), (None, 2)],

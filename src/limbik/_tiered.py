@@ -21,16 +21,20 @@ same bits (``tests/test_tiered.py`` compares them).
   no call waits for the whole compilation.
 - ``LIMBIK_BACKGROUND_COMPILE=0`` in the environment turns tiering off: every first call
   then compiles in the foreground.
+- :func:`compile_small_calls` ``(False)`` lets a short-lived process (``limbik demo``) run
+  its small calls from the Python source alone, compiling nothing for them: a kernel it
+  would use for a handful of elements is not worth seconds of compilation before exit.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import threading
 import time
 import types
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
 from typing import Any
 
 import numpy as np
@@ -38,7 +42,8 @@ from numba.core.dispatcher import Dispatcher
 
 from limbik._batch_threads import run_range
 
-__all__ = ["TieredRangeKernel", "python_source", "wait_for_compilations"]
+__all__ = ["TieredRangeKernel", "compile_small_calls", "interpreted_elements", "python_source",
+           "wait_for_compilations"]
 
 #: Set to "0" to compile every kernel in the foreground on its first call.
 ENVIRONMENT_SWITCH = "LIMBIK_BACKGROUND_COMPILE"
@@ -51,6 +56,34 @@ _sources: dict[Any, Callable[..., Any]] = {}
 _sources_lock = threading.RLock()
 _running: list[_Compilation] = []
 _running_lock = threading.Lock()
+#: [whether small first calls start a background compilation]: see compile_small_calls
+_compile_small = [True]
+#: [elements run by the Python source in this process, over every kernel]
+_interpreted_total = [0]
+
+
+@contextlib.contextmanager
+def compile_small_calls(enabled: bool) -> Iterator[None]:
+    """For the block, in every thread: whether a small first call (at most
+    ``max_interpreted`` elements) starts compiling its kernel in the background (the
+    default) or runs from the Python source alone.
+
+    Off, every small call before the kernel is compiled runs from the Python source (the
+    same bits, at Python's speed) and nothing compiles for it; a larger call, or an
+    element the Python source cannot run, still compiles the kernel in the foreground.
+    For short-lived processes that make a few small calls, such as ``limbik demo``.
+    """
+    previous = _compile_small[0]
+    _compile_small[0] = bool(enabled)
+    try:
+        yield
+    finally:
+        _compile_small[0] = previous
+
+
+def interpreted_elements() -> int:
+    """Elements run by the Python source of any kernel in this process so far."""
+    return _interpreted_total[0]
 
 
 def _global_names(code: types.CodeType) -> set[str]:
@@ -263,11 +296,11 @@ class TieredRangeKernel:
     def _first_calls(self, variant: Hashable, start: int, stop: int, args: tuple[Any, ...],
                      interpretable: bool) -> Any:
         interpret = interpretable and stop - start <= self.max_interpreted
+        if interpret and not _compile_small[0] and _enabled() and variant not in self._jobs:
+            return self._interpreted_only(variant, start, stop, args)
         job = self._job(variant, interpret, (start, stop, *args))
         if job is None:
-            result = self.kernel(start, stop, *args)
-            self._compiled.add(variant)
-            return result
+            return self._first_calls_compiled(variant, start, stop, args)
         total = None
         element = start
         if interpret:
@@ -283,19 +316,11 @@ class TieredRangeKernel:
                         job.join(pause)
                         continue
                     began = time.perf_counter()
-                    kept = [args[i][element].copy() for i in self.in_place]
-                    try:
-                        result = source(element, element + 1, *args)
-                    except (ArithmeticError, LookupError, ValueError, TypeError):
-                        # Python's rules, not the kernel's (1.0 / 0.0 raises, math.acos(2.0)
-                        # too, an index the kernel does not check): the compiled kernel runs
-                        # this element from its first state
-                        for i, row in zip(self.in_place, kept, strict=True):
-                            args[i][element] = row
+                    done, result = self._run_source(source, element, args)
+                    if not done:
                         break
                     total = _sum(total, result)
                     job.interpreted += time.perf_counter() - began
-                    self.interpreted_elements += 1
                     element += 1
         if element < stop:
             job.join()
@@ -309,6 +334,52 @@ class TieredRangeKernel:
         if element < stop:
             total = _sum(total, self.kernel(element, stop, *args))
         return total
+
+    def _interpreted_only(self, variant: Hashable, start: int, stop: int,
+                          args: tuple[Any, ...]) -> Any:
+        """A small call with background compilation off: the Python source runs every
+        element, unless the kernel is already compiled for these types (then it runs) or
+        an element raises in Python (the kernel, compiled now, runs the rest)."""
+        kernel = self.kernel
+        if not isinstance(kernel, Dispatcher):  # NUMBA_DISABLE_JIT: plain Python
+            return self._first_calls_compiled(variant, start, stop, args)
+        signature = tuple(kernel.typeof_pyval(a) for a in (start, stop, *args))
+        if signature in kernel.overloads:
+            return self._first_calls_compiled(variant, start, stop, args)
+        total = None
+        source = python_source(kernel)
+        with np.errstate(all="ignore"):
+            for element in range(start, stop):
+                done, result = self._run_source(source, element, args)
+                if not done:
+                    return _sum(total, self._first_calls_compiled(variant, element, stop,
+                                                                  args))
+                total = _sum(total, result)
+        return total
+
+    def _first_calls_compiled(self, variant: Hashable, start: int, stop: int,
+                              args: tuple[Any, ...]) -> Any:
+        result = self.kernel(start, stop, *args)
+        self._compiled.add(variant)
+        return result
+
+    def _run_source(self, source: Callable[..., Any], element: int, args: tuple[Any, ...]
+                    ) -> tuple[bool, Any]:
+        """Run element ``element`` from the Python source: (True, its return), or (False,
+        None) with its in-place rows put back where Python raised on it."""
+        kept = [args[i][element].copy() for i in self.in_place]
+        try:
+            result = source(element, element + 1, *args)
+        except (ArithmeticError, LookupError, ValueError, TypeError):
+            # Python's rules, not the kernel's (1.0 / 0.0 raises, math.acos(2.0) too, an
+            # index the kernel does not check): the compiled kernel runs this element
+            # from its first state
+            for i, row in zip(self.in_place, kept, strict=True):
+                args[i][element] = row
+            return False, None
+        self.interpreted_elements += 1
+        _interpreted_total[0] += 1
+        return True, result
 
 
 def _sum(total: Any, result: Any) -> Any:

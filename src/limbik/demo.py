@@ -37,14 +37,18 @@ class SceneResult:
     iterations: np.ndarray
     seconds: float
     pictures: tuple[str, ...] = field(default=())
+    #: whether the timed call ran from Python source (a small call: see run_scenes)
+    interpreted: bool = False
 
     @classmethod
     def from_solution(cls, scene: str, solver: str, solution: Solution, seconds: float,
                       pictures: Sequence[str] = ()) -> SceneResult:
-        """A row from a :class:`Solution` (every batch element counts)."""
+        """A row from a :class:`Solution` (every batch element counts); ``seconds`` from
+        :func:`timed` also says whether the call ran from Python source."""
         return cls(scene, solver, np.asarray(solution.reached).reshape(-1),
                    np.asarray(solution.error, dtype=np.float64).reshape(-1),
-                   np.asarray(solution.iterations).reshape(-1), seconds, tuple(pictures))
+                   np.asarray(solution.iterations).reshape(-1), seconds, tuple(pictures),
+                   getattr(seconds, "interpreted", False))
 
     def row(self) -> dict[str, object]:
         """The JSON-ready row: reached as ``"k/n"``, the largest error, mean iterations."""
@@ -56,6 +60,7 @@ class SceneResult:
             "mean_iterations": (float(np.mean(self.iterations)) if self.iterations.size
                                 else 0.0),
             "ms": 1e3 * self.seconds,
+            "interpreted": self.interpreted,
             "pictures": list(self.pictures),
         }
 
@@ -75,27 +80,47 @@ def scene(name: str) -> Callable[[Scene], Scene]:
     return register
 
 
-def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
+class WallTime(float):
+    """Seconds of wall time, and whether any of it ran kernels from Python source."""
+
+    interpreted: bool = False
+
+
+def timed(fn: Callable[[], Any]) -> tuple[Any, WallTime]:
     """Run ``fn`` twice; return the second result and its wall time in seconds.
 
-    The first call compiles the kernels it needs, so the time is the warm solve time.
+    The first call compiles the kernels it needs (or, for a call small enough, runs their
+    Python source: see :func:`run_scenes`), so the time is the warm solve time.
     """
+    from limbik._tiered import interpreted_elements
+
     fn()
+    before = interpreted_elements()
     start = time.perf_counter()
     result = fn()
-    return result, time.perf_counter() - start
+    seconds = WallTime(time.perf_counter() - start)
+    seconds.interpreted = interpreted_elements() > before
+    return result, seconds
+
+
+#: The table's footnote to rows timed from Python source.
+INTERPRETED_NOTE = ("run from Python source: the demo compiles no kernel for a call this "
+                    "small (the compiled kernel is built on first use elsewhere)")
 
 
 def format_table(rows: list[dict[str, object]]) -> str:
     """A plain-text table of demo rows."""
     headers = ["scene", "solver", "reached", "max error", "iters", "ms (warm)"]
     body = [[str(r["scene"]), str(r["solver"]), str(r["reached"]), f"{r['max_error']:.2e}",
-             f"{r['mean_iterations']:.1f}", f"{r['ms']:.2f}"] for r in rows]
+             f"{r['mean_iterations']:.1f}", f"{r['ms']:.2f}" + (" *" if r.get("interpreted")
+                                                                 else "")] for r in rows]
     widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h)
               for i, h in enumerate(headers)]
     line = "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True))
     out = [line, "  ".join("-" * w for w in widths)]
     out += ["  ".join(c.ljust(w) for c, w in zip(b, widths, strict=True)) for b in body]
+    if any(r.get("interpreted") for r in rows):
+        out.append(f"* {INTERPRETED_NOTE}")
     return "\n".join(out)
 
 
@@ -107,11 +132,14 @@ def _load_scenes() -> dict[str, Scene]:
 
 def _run_scene(name: str, folder: Path | None) -> list[SceneResult]:
     """Run one scene by name (the unit of work of a worker process)."""
+    from limbik._tiered import compile_small_calls
+
     if folder is not None:
         import matplotlib
 
         matplotlib.use("Agg")
-    return _load_scenes()[name](folder)
+    with compile_small_calls(False):
+        return _load_scenes()[name](folder)
 
 
 def scene_names() -> list[str]:
@@ -135,7 +163,10 @@ def run_scenes(names: Sequence[str] | None = None, folder: Path | None = None, *
     """Run the named scenes (default: all) and return their rows in table order.
 
     ``jobs > 1`` runs scenes in that many worker processes (spawned, so each compiles
-    its own kernels; results are the same as in-process).
+    its own kernels; results are the same as in-process). Small calls (a single FABRIK
+    tree or cone chain) run from their kernels' Python source and compile nothing: the
+    demo would otherwise spend seconds compiling kernels it calls once
+    (:func:`limbik._tiered.compile_small_calls`); their rows are marked.
     """
     selected = _select(names)
     jobs = max(1, min(int(jobs), len(selected)))

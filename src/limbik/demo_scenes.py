@@ -9,6 +9,7 @@ included, stays well under a minute. The methods come from the tutorials listed 
 
 from __future__ import annotations
 
+import dataclasses
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -39,9 +40,7 @@ def _attach(rows: list[SceneResult], pictures: list[str]) -> list[SceneResult]:
     """Put the scene's pictures on its first row (so each is counted once)."""
     if not rows or not pictures:
         return rows
-    first = rows[0]
-    return [SceneResult(first.scene, first.solver, first.reached, first.error,
-                        first.iterations, first.seconds, tuple(pictures)), *rows[1:]]
+    return [dataclasses.replace(rows[0], pictures=tuple(pictures)), *rows[1:]]
 
 
 def _limb_solution(positions: np.ndarray, target: np.ndarray, reach: float) -> Solution:
