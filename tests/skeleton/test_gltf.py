@@ -325,6 +325,75 @@ def test_malformed_files_raise_gltf_errors(tmp_path):
         read_gltf(path)
 
 
+def _chunk(kind: bytes, data: bytes) -> bytes:
+    return struct.pack("<I", len(data)) + kind + data
+
+
+def _glb_file(*chunks: bytes, version: int = 2, length: int | None = None) -> bytes:
+    body = b"".join(chunks)
+    return b"glTF" + struct.pack("<II", version, 12 + len(body) if length is None
+                                 else length) + body
+
+
+def test_glb_containers_are_split_as_the_specification_says(tmp_path):
+    """limbik reads the GLB container itself: chunks of unknown types are skipped, JSON
+    padded with spaces or NULs and a UTF-8 byte order mark in a .gltf file are read, and
+    the result equals the file's own reading."""
+    raw = (DATA / "cmu_walk.glb").read_bytes()
+    (n,) = struct.unpack("<I", raw[12:16])
+    text = raw[20:20 + n]
+    rest = raw[20 + n:]
+    (m,) = struct.unpack("<I", rest[:4])
+    blob = rest[8:8 + m]
+    expected = read_gltf(DATA / "cmu_walk.glb")
+    variants = {
+        "unknown chunk first after JSON": _glb_file(
+            _chunk(b"JSON", text), _chunk(b"XTRA", b"\1\2\3\4"), _chunk(b"BIN\0", blob)),
+        "NUL padding": _glb_file(_chunk(b"JSON", text.rstrip() + b"\0\0\0\0"),
+                                 _chunk(b"BIN\0", blob)),
+        "trailing bytes after the stated length": _glb_file(
+            _chunk(b"JSON", text), _chunk(b"BIN\0", blob),
+            length=20 + len(text) + 8 + len(blob)) + b"junk",
+    }
+    for name, data in variants.items():
+        path = tmp_path / "variant.glb"
+        path.write_bytes(data)
+        motion = read_gltf(path)
+        assert np.array_equal(motion.rotations, expected.rotations), name
+        assert np.array_equal(motion.root_positions, expected.root_positions), name
+    document = json.loads(text)
+    document["buffers"][0]["uri"] = "data:application/octet-stream;base64," + base64.b64encode(
+        blob).decode()
+    text_file = tmp_path / "bom.gltf"
+    text_file.write_bytes(b"\xef\xbb\xbf" + json.dumps(document).encode())
+    motion = read_gltf(text_file)
+    assert np.array_equal(motion.rotations, expected.rotations)
+
+
+@pytest.mark.parametrize(("data", "message"), [
+    (_glb_file(_chunk(b"JSON", b"{}"), version=1), "a GLB file of version 2"),
+    (b"glTF" + struct.pack("<II", 2, 12), "a header and a JSON chunk"),
+    (_glb_file(_chunk(b"JSON", b'{"nodes": []}'), length=10_000), "a GLB length from 20"),
+    (_glb_file(_chunk(b"BIN\0", b"\0" * 8), _chunk(b"JSON", b'{"nodes": []}')),
+     "whose first chunk is JSON"),
+    (_glb_file(struct.pack("<I", 400) + b"JSON" + b"{}  "), "chunk 0 to end within"),
+    (_glb_file(_chunk(b"JSON", b'{"nodes": [], "buffers": [{"byteLength": 8}]}')),
+     "buffer 0 to be the GLB binary chunk"),
+    (_glb_file(_chunk(b"JSON", b'{"nodes": [], "buffers": [{"byteLength": -1}]}'),
+               _chunk(b"BIN\0", b"\0" * 8)), "byteLength as an integer >= 0"),
+    (_glb_file(_chunk(b"JSON", b'{"nodes": [], "buffers": 3}')), "buffers as a list"),
+    (_glb_file(_chunk(b"JSON", b"[1, 2]")), "no nodes list"),
+    (_glb_file(_chunk(b"JSON", b"[" * 100_000)), "a glTF 2.0 file"),
+])
+def test_malformed_glb_containers_name_what_is_wrong(tmp_path, data, message):
+    path = tmp_path / "bad.glb"
+    path.write_bytes(data)
+    with pytest.raises(GltfError, match=message):
+        read_gltf(path)
+    with pytest.raises(GltfError, match=message):
+        gltf_contents(path)
+
+
 @pytest.mark.parametrize("frame_time", [0.008333, 0.033333, 1 / 60])
 @pytest.mark.parametrize("frames", [2, 3, 10, 327])
 def test_a_clip_at_a_bvh_frame_time_reloads_with_every_frame(tmp_path, frame_time, frames):

@@ -18,8 +18,8 @@ keyframes are appended after the existing binary data. Every other object (meshe
 materials, skins, other animations, extensions) and every existing byte of the
 buffers is kept, so meshes and skins stay byte-identical.
 
-The JSON and GLB containers are read and written with pygltflib (imported lazily);
-accessors (byteStride, normalized integers, sparse substitution) are decoded here.
+The GLB container (header and chunks), the JSON and the accessors (byteStride,
+normalized integers, sparse substitution) are decoded here, with no other library.
 Buffers are the GLB binary chunk, ``data:`` URIs, or files in the same folder as
 the glTF file; nothing else is read.
 """
@@ -114,7 +114,7 @@ def _count(doc: _Document, value: Any, what: str) -> int:
 @dataclasses.dataclass
 class _Document:
     path: Path
-    gltf: Any  # pygltflib.GLTF2: the validated object model, for reading
+    gltf: Any  # _JsonObject: the file's JSON read by attribute
     buffers: list[bytes]
     glb: bool
     document: dict[str, Any]  # the file's own JSON, edited when writing
@@ -166,33 +166,89 @@ def _read_buffer(path: Path, index: int, uri: str | None, blob: bytes | None,
     return data
 
 
-def _load(path: str | Path) -> _Document:
-    import pygltflib
+class _JsonObject:
+    """A glTF JSON object read by attribute, as the specification names its fields: a
+    field the file leaves out reads as None; objects inside are :class:`_JsonObject` too."""
 
+    __slots__ = ("_fields",)
+
+    def __init__(self, fields: dict[str, Any]) -> None:
+        self._fields = fields
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):  # copy, pickle and friends: no such protocol here
+            raise AttributeError(name)
+        return self._fields.get(name)
+
+
+def _objects(value: Any) -> Any:
+    """JSON ``value`` with every object in it (at any depth) read by attribute."""
+    if isinstance(value, dict):
+        return _JsonObject({k: _objects(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return [_objects(v) for v in value]
+    return value
+
+
+def _glb_chunks(path: Path, raw: bytes) -> tuple[bytes, bytes | None]:
+    """The JSON chunk and the first binary chunk (None if there is none) of GLB ``raw``;
+    chunks of other types are skipped, as the specification asks."""
+    if len(raw) < 20:
+        raise GltfError(path, 0, "a GLB file with a header and a JSON chunk",
+                        f"{len(raw)} bytes")
+    version, length = struct.unpack("<II", raw[4:12])
+    if version != 2:
+        raise GltfError(path, 0, "a GLB file of version 2", f"version {version}")
+    if not 20 <= length <= len(raw):
+        raise GltfError(path, 0, f"a GLB length from 20 to the file's {len(raw)} bytes",
+                        f"{length}")
+    chunks: list[tuple[int, bytes]] = []
+    offset = 12
+    while offset + 8 <= length:
+        size, kind = struct.unpack("<II", raw[offset:offset + 8])
+        start = offset + 8
+        if start + size > length:
+            raise GltfError(path, 0, f"GLB chunk {len(chunks)} to end within the file's "
+                            f"{length} bytes", f"{size} bytes from byte {start}")
+        chunks.append((kind, raw[start:start + size]))
+        offset = start + size
+    if not chunks or chunks[0][0] != _JSON_CHUNK:
+        raise GltfError(path, 0, "a GLB file whose first chunk is JSON",
+                        f"chunk type {chunks[0][0]:#x}" if chunks else "no chunk")
+    blob = next((data for kind, data in chunks[1:] if kind == _BIN_CHUNK), None)
+    return chunks[0][1], blob
+
+
+def _load(path: str | Path) -> _Document:
     p, raw = read_bytes(path)
     glb = raw[:4] == _GLB_MAGIC
-    try:
-        gltf = pygltflib.GLTF2.load_from_bytes(raw) if glb else pygltflib.GLTF2.from_json(
-            raw.decode("utf-8"))
-    except Exception as exc:  # pygltflib raises whatever its parsers raise
+    text, blob = _glb_chunks(p, raw) if glb else (raw, None)
+    try:  # bytes: UTF-8 with or without a byte order mark; GLB pads JSON with spaces
+        document = json.loads(text.rstrip(b"\0") if glb else text)
+    except (ValueError, RecursionError) as exc:
         raise GltfError(p, 0, "a glTF 2.0 file (JSON .gltf or binary .glb)",
-                        f"{type(exc).__name__}: {exc}") from None
-    if gltf is None or not isinstance(gltf.nodes, list):
+                        f"{type(exc).__name__}: {exc}"[:300]) from None
+    if not isinstance(document, dict) or not isinstance(document.get("nodes"), list):
         raise GltfError(p, 0, "a glTF 2.0 file (JSON .gltf or binary .glb)", "no nodes list")
-    unsupported = [e for e in (gltf.extensionsRequired or [])
+    gltf = _objects(document)
+    required = gltf.extensionsRequired
+    unsupported = [e for e in (required if isinstance(required, list) else [])
                    if e in ("EXT_meshopt_compression", "KHR_mesh_quantization")]
     if unsupported:
         raise GltfError(p, 0, "no required compression extension", ", ".join(unsupported))
-    if glb:
-        length, kind = struct.unpack("<II", raw[12:20])
-        text = raw[20:20 + length] if kind == _JSON_CHUNK else b""
-    else:
-        text = raw
-    document = json.loads(text)
-    blob = gltf.binary_blob() if glb else None
-    buffers = [_read_buffer(p, i, b.uri, blob, int(b.byteLength or 0))
-               for i, b in enumerate(gltf.buffers or [])]
-    return _Document(p, gltf, buffers, glb, document)
+    buffers = gltf.buffers or []
+    if not isinstance(buffers, list) or not all(isinstance(b, _JsonObject) for b in buffers):
+        raise GltfError(p, 0, "buffers as a list of objects", repr(document["buffers"])[:40])
+    return _Document(p, gltf, [_read_buffer(p, i, b.uri, blob, _buffer_length(p, i, b))
+                               for i, b in enumerate(buffers)], glb, document)
+
+
+def _buffer_length(path: Path, index: int, buffer: _JsonObject) -> int:
+    length = 0 if buffer.byteLength is None else buffer.byteLength
+    if isinstance(length, bool) or not isinstance(length, int) or length < 0:
+        raise GltfError(path, 0, f"buffer {index}'s byteLength as an integer >= 0",
+                        repr(length)[:40])
+    return length
 
 
 def _accessor(doc: _Document, index: Any, what: str) -> np.ndarray:
