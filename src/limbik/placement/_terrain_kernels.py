@@ -8,7 +8,7 @@ from numba import njit
 import limbik._numba_cache  # noqa: F401  (Numba's cache: locked saves, kernel-source stamp)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def height_at(heights: np.ndarray, cell: float, x0: float, z0: float, x: float,
               z: float) -> float:
     """Bilinear height of the grid ``heights`` ``(rows, cols)`` (cell size ``cell``, first
