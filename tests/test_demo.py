@@ -176,7 +176,17 @@ def test_every_picture_reads_at_100_percent(gallery):
 
 
 def test_help_lists_every_scene():
-    """``demo --help`` names the scenes without importing them: the same list."""
-    from limbik.cli import DEMO_SCENES
+    """``demo --help`` and the worker processes' parent name the scenes without importing
+    them: the same list, in table order."""
+    from limbik.demo import SCENE_NAMES
 
-    assert list(DEMO_SCENES) == scene_names()
+    assert list(SCENE_NAMES) == scene_names()
+
+
+def test_handing_scenes_to_workers_imports_no_solver():
+    code = ("import sys, limbik.demo as d; d._select(None); d._select(['fabrik']); "
+            "print(sorted(m for m in sys.modules if m.startswith(('numba', 'numpy', "
+            "'limbik.solvers', 'matplotlib'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=120).stdout
+    assert out.strip() == "[]"

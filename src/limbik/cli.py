@@ -808,15 +808,10 @@ def _add_file_frame_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--animation", help="glTF: the animation to use (name or index)")
 
 
-#: ``limbik demo``'s scenes in table order, for ``--help`` (which imports no scene;
-#: ``tests/test_demo.py`` checks them against :func:`limbik.demo.scene_names`)
-DEMO_SCENES = ("arm", "planar", "fabrik", "leg", "footplant", "jacobian", "footplanter",
-               "rotations")
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
     from limbik import __version__
+    from limbik.demo import SCENE_NAMES
     from limbik.tolerances import JACOBIAN_RESTARTS, LM_RESTARTS
 
     parser = _Parser(
@@ -829,7 +824,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--json", action="store_true", help="print the table as JSON")
     demo.add_argument("--no-pictures", action="store_true", help="only solve and print")
     demo.add_argument("--scene", action="append", metavar="NAME",
-                      help="run only this scene (repeatable): " + ", ".join(DEMO_SCENES))
+                      help="run only this scene (repeatable): " + ", ".join(SCENE_NAMES))
     demo.add_argument("--jobs", type=_positive_int, default=None,
                       help="worker processes (default: up to 2, one per core)")
     demo.set_defaults(handler=_cmd_demo)

@@ -14,12 +14,20 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from limbik.errors import InvalidInputError
-from limbik.solvers.solution import Solution
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from limbik.solvers.solution import Solution
+
+#: The scenes in table order, as :mod:`limbik.demo_scenes` registers them
+#: (``tests/test_demo.py`` checks): known without importing the scenes, so ``--help``
+#: and the process that hands scenes to the worker processes load no solver and no Numba.
+SCENE_NAMES = ("arm", "planar", "fabrik", "leg", "footplant", "jacobian", "footplanter",
+               "rotations")
 
 
 @dataclass(frozen=True)
@@ -45,6 +53,8 @@ class SceneResult:
                       pictures: Sequence[str] = ()) -> SceneResult:
         """A row from a :class:`Solution` (every batch element counts); ``seconds`` from
         :func:`timed` also says whether the call ran from Python source."""
+        import numpy as np
+
         return cls(scene, solver, np.asarray(solution.reached).reshape(-1),
                    np.asarray(solution.error, dtype=np.float64).reshape(-1),
                    np.asarray(solution.iterations).reshape(-1), seconds, tuple(pictures),
@@ -52,6 +62,8 @@ class SceneResult:
 
     def row(self) -> dict[str, object]:
         """The JSON-ready row: reached as ``"k/n"``, the largest error, mean iterations."""
+        import numpy as np
+
         return {
             "scene": self.scene,
             "solver": self.solver,
@@ -148,7 +160,7 @@ def scene_names() -> list[str]:
 
 
 def _select(names: Sequence[str] | None) -> list[str]:
-    every = scene_names()
+    every = list(SCENE_NAMES)
     if not names:
         return every
     unknown = [n for n in names if n not in every]
