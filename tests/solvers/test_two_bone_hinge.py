@@ -155,6 +155,11 @@ def test_hinge_errors_name_the_argument():
         two_bone(np.zeros(3), [0, -1, 0], 1.0, 1.0, bend_axis=LEFT, pole=[0, 0, 1])
     with pytest.raises(InvalidInputError, match="softness"):
         two_bone(np.zeros(3), [0, -1, 0], 1.0, 1.0, softness=-0.1)
+    # a fraction of the reach: above 1 the soft zone would start behind the root (and
+    # soft * reach overflowed for huge values)
+    for bad in (1.5, 1e299, [0.1, 2.0]):
+        with pytest.raises(InvalidInputError, match=r"softness must be within \[0, 1\]"):
+            two_bone(np.zeros(3), [0, -1, 0], 1.0, 1.0, softness=bad)
     with pytest.raises(InvalidInputError, match="reference_offsets"):
         two_bone(np.zeros(3), [0, -1, 0], 1.0, 1.0, bend_axis=LEFT, reference_offsets=(0.2, 0.1))
     with pytest.raises(InvalidInputError, match="reference_offsets"):

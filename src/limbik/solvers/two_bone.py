@@ -197,7 +197,7 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
         nearly straight reference thus cannot flip the bend.
     reference_offsets : (float, float), optional
         Default ``(0.03, 0.1)``; only with ``bend_axis`` and ``reference``.
-    softness : float or array_like (...), >= 0
+    softness : float or array_like (...), within [0, 1]
         Soft IK near full extension (Unreal's Leg IK): beyond
         ``(1 - softness)·(upper + lower)`` the end's distance from the root approaches
         full reach exponentially, ``d' = r - s + s(1 - exp(-(d - r + s)/s))`` with
@@ -540,13 +540,13 @@ def _two_bone_hinge(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any
                     reference_offsets: tuple[float, float] | None, softness: Any,
                     out: Solution | None = None) -> Solution:
     """:func:`two_bone` with ``bend_axis`` and/or ``softness`` (into ``out``'s arrays)."""
-    if type(softness) is float and 0.0 <= softness < math.inf:  # the usual case, checked
+    if type(softness) is float and 0.0 <= softness <= 1.0:  # the usual case, checked
         soft = np.array(softness)
     else:
         soft = as_float_array(softness, "softness")  # finite, or it raises
-        if np.any(soft < 0.0):
-            raise InvalidInputError(f"softness must be finite and >= 0, got {softness!r}",
-                                    argument="softness")
+        if not np.all((soft >= 0.0) & (soft <= 1.0)):
+            raise InvalidInputError("softness must be within [0, 1] (a fraction of upper + "
+                                    f"lower), got {softness!r}", argument="softness")
     if bend_axis is None:
         if reference_offsets is not None:
             raise InvalidInputError("reference_offsets needs bend_axis, got bend_axis=None",
