@@ -84,6 +84,33 @@ def test_raycast_misses_and_starts_below():
     assert hit and dist == 0.0  # from below the ground: a hit at 0, within 0
 
 
+def test_ground_below_gives_the_straight_down_raycasts_bits(rng):
+    """``ground_below`` is the straight-down ray's query: its hits and points are
+    raycast's, bit for bit, above, below and beyond the ray, off the grid, at signed zeros
+    and for a batch of any shape."""
+    rows = np.c_[rng.uniform(-14, 14, 400), rng.uniform(-3, 6, 400), rng.uniform(-14, 14, 400)]
+    rows[:8, 0] = [0.0, -0.0, 0.0, -0.0, 1e-300, -1e-300, 7.5, -7.5]
+    rows[:8, 2] = [-0.0, 0.0, -0.0, 0.0, 0.0, -0.0, -0.0, 0.0]
+    for terrain in (Terrain.flat(0.25), Terrain.hills(seed=4), Terrain.steps(),
+                    Terrain.slope(0.3), Terrain.from_array(rng.normal(size=(30, 40)), 0.5)):
+        for length in (0.5, 2.0, 5.0, 1e-3):
+            for origins in (rows, rows.reshape(20, 20, 3), rows[0]):
+                hit, point = terrain.ground_below(origins, length)
+                r_hit, _, r_point, _ = terrain.raycast(origins, [0.0, -length, 0.0],
+                                                       max_distance=length)
+                assert hit.dtype == bool and hit.shape == np.shape(r_hit)
+                assert hit.tobytes() == r_hit.tobytes()
+                assert point.tobytes() == r_point.tobytes()
+            assert 0 < np.count_nonzero(terrain.ground_below(rows, length)[0]) or length < 1
+
+
+def test_ground_below_refuses_bad_input():
+    with pytest.raises(InvalidInputError, match="length must be"):
+        Terrain.flat(0.0).ground_below([0, 1, 0], 0.0)
+    with pytest.raises(InvalidInputError, match="origins"):
+        Terrain.flat(0.0).ground_below([0, np.nan, 0], 1.0)
+
+
 @pytest.mark.parametrize("bad", [-1.0, np.nan, -np.inf, "5"])
 def test_raycast_refuses_a_bad_max_distance(bad):
     with pytest.raises(InvalidInputError, match="max_distance must be"):

@@ -252,6 +252,46 @@ def test_a_crowd_steps_each_leg_as_if_it_were_alone():
     assert mixed > 20  # frames where some legs were planted and others tweened to rest
 
 
+class _RaycastOnly:
+    """A ground that offers only ``raycast`` (no straight-down query)."""
+
+    def __init__(self, terrain):
+        self.raycast = terrain.raycast
+
+
+def test_a_terrain_steps_as_its_raycast_would():
+    """With a Terrain the planter asks ``ground_below`` for its straight-down rays; the
+    C0s, ground points and joints are those of the general ``raycast``, bit for bit,
+    for one leg and for a crowd, planted and out of reach."""
+    terrain = Terrain.hills(seed=5)
+    hip_c0 = Frame.from_translation([0.5, -0.2, 0.0]) @ Frame.from_euler_xyz(0.0, math.pi, 0.0)
+    knee_c0 = Frame.from_translation([0.0, -1.0, 0.0])
+    uppers = np.array([1.0, 0.9, 1.1])
+    for batch in (False, True):
+        lengths = (uppers, uppers[::-1]) if batch else (1.0, 1.0)
+        fast = FootPlanter(hip_c0, knee_c0, *lengths, terrain, reach=1.9)
+        general = FootPlanter(hip_c0, knee_c0, *lengths, _RaycastOnly(terrain), reach=1.9)
+        states = set()
+        for k in range(240):
+            torsos = []
+            for shift in ((0.0, 0.4, 0.9) if batch else (0.0,)):
+                x, z, yaw, lift = torso_path(k / 60 - shift)
+                torsos.append(Frame.from_translation([x, float(terrain.height(x, z)) + 1.9
+                                                      + lift, z])
+                              @ Frame.from_euler_xyz(0.0, yaw, 0.0))
+            torso = crowd(torsos) if batch else torsos[0]
+            a = fast.step(1 / 60, torso)
+            b = general.step(1 / 60, torso)
+            for x, y in zip(a, b, strict=True):
+                assert x.quaternion.tobytes() == y.quaternion.tobytes()
+                assert x.position.tobytes() == y.position.tobytes()
+            assert np.array_equal(fast.planted, general.planted)
+            assert np.asarray(fast.ground).tobytes() == np.asarray(general.ground).tobytes()
+            assert fast.joints(torso).tobytes() == general.joints(torso).tobytes()
+            states.update(np.atleast_1d(fast.planted).tolist())
+        assert states == {True, False}
+
+
 def test_a_crowd_with_a_callable_raycast_and_a_fixed_batch_shape():
     hip_c0 = Frame.from_translation([0.0, -0.2, 0.0])
     knee_c0 = Frame.from_translation([0.0, -1.0, 0.0])

@@ -263,6 +263,26 @@ class Terrain:
         n = np.stack([-dhdx, np.ones_like(dhdx), -dhdz], axis=-1)
         return normalize(n)
 
+    def ground_below(self, origins: Any, length: float) -> tuple[np.ndarray, FloatArray]:
+        """Where rays straight down from ``origins`` ``(..., 3)``, ``length`` long, meet
+        the ground: ``(hit (...), point (..., 3))``.
+
+        The same bits as ``raycast(origins, (0, -length, 0), max_distance=length)``'s hit
+        and point (a ray starting below the ground hits at its origin's ground point),
+        without the normals and the oblique rays' machinery: a per-frame foot ray's query.
+        """
+        o = as_points(origins, "origins")
+        length = as_float(length, "length", minimum=0.0, exclusive=True)
+        d = normalize(np.array([0.0, -length, 0.0]))
+        ground0 = self._height_unchecked(o[..., 0], o[..., 2])
+        gap0 = o[..., 1] - ground0
+        t = np.where(gap0 <= 0, 0.0, gap0 / -d[1])
+        hit = np.isfinite(t) & (t <= length)
+        safe_t = np.where(hit, t, 0.0)[..., None]
+        point = np.where(hit[..., None], o + d * safe_t, o)
+        point[..., 1] = ground0
+        return hit, point
+
     def raycast(self, origins: Any, directions: Any, max_distance: float = np.inf,
                 ) -> tuple[np.ndarray, FloatArray, FloatArray, FloatArray]:
         """Cast rays ``(..., 3)`` against the ground.

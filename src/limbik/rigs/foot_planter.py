@@ -67,10 +67,11 @@ class FootPlanter:
         ``UPPER_LENGTH`` and ``LOWER_LENGTH`` for the seed's ``solveIK``.
     raycast : Terrain or callable
         The ground. An object with a ``raycast(origins, directions, max_distance)``
-        method returning ``(hit, distance, point, normal)`` (a
-        :class:`~limbik.Terrain`), or a callable ``raycast(origin, direction)``
-        returning the hit point ``(3,)`` or None; the ray's length is
-        ``|direction|``.
+        method returning ``(hit, distance, point, normal)``, or with a
+        ``ground_below(origins, length)`` method returning ``(hit, point)`` for rays
+        straight down, used first (a :class:`~limbik.Terrain` has both); or a callable
+        ``raycast(origin, direction)`` returning the hit point ``(3,)`` or None; the
+        ray's length is ``|direction|``.
     reach : float or array_like, shape (...), optional
         The loop's threshold on ``(hipPosition − position).Magnitude`` (the seed's
         R15 code uses 1.9); default ``upper + lower``.
@@ -148,6 +149,10 @@ class FootPlanter:
         """Where the rays straight down from ``origin (..., 3)`` meet the ground (the end
         of the ray where they do not): ``(..., 3)``."""
         direction = np.array([0.0, -self.ray_length, 0.0])
+        if hasattr(self.raycast, "ground_below"):  # a Terrain: the straight-down query
+            hit, point = self.raycast.ground_below(origin, self.ray_length)
+            return np.where(np.asarray(hit, dtype=bool)[..., None],
+                            np.asarray(point, dtype=np.float64), origin + direction)
         if hasattr(self.raycast, "raycast"):
             hit, _, point, _ = self.raycast.raycast(origin, direction,
                                                     max_distance=self.ray_length)
