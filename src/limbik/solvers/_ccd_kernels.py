@@ -13,13 +13,18 @@ import numpy as np
 from numba import njit
 
 import limbik._numba_cache  # noqa: F401  (Numba's cache: locked saves, kernel-source stamp)
+from limbik._kernel_options import KERNEL_ONLY
+
+#: Compiled helpers called only from compiled code: no Python or C entry point is built
+#: for them, which shortens a first call.
+_helper = njit(cache=True, **KERNEL_ONLY)
 
 #: A joint's objective ``A cos φ + B sin φ`` whose amplitude is below this fraction of its
 #: scale (``w_p² |h| |d|`` plus ``3 w_o²``) is flat: the joint is left as it is.
 FLAT_OBJECTIVE = 1e-12
 
 
-@njit(cache=True)
+@_helper
 def _rotate_about(ax, ay, az, c, s, vx, vy, vz):  # pragma: no cover - compiled
     """Rotate vector v about the unit axis a by the angle with cosine c and sine s."""
     d = ax * vx + ay * vy + az * vz
@@ -299,7 +304,7 @@ def _qrot(q, vx, vy, vz):  # pragma: no cover - compiled
             vz + w * tz + (x * ty - y * tx))
 
 
-@njit(cache=True)
+@_helper
 def swing_twist_project(q, ax, ay, az, swing_max, twist_min, twist_max):  # pragma: no cover
     """Nearest allowed rotation to ``q`` (tuple x, y, z, w) under a swing-twist limit.
 
@@ -345,7 +350,7 @@ def swing_twist_project(q, ax, ay, az, swing_max, twist_min, twist_max):  # prag
     return (out[0] / n, out[1] / n, out[2] / n, out[3] / n)
 
 
-@njit(cache=True)
+@_helper
 def _carry(out, rot, b, i, n, c, px, py, pz):  # pragma: no cover - compiled
     """Turn joints ``i + 1..`` positions about ``p`` and rotations ``i..`` by tuple ``c``."""
     for j in range(i + 1, n):

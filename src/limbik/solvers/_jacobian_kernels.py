@@ -20,7 +20,7 @@ import numpy as np
 from numba import njit
 
 import limbik._numba_cache  # noqa: F401  (Numba's cache: locked saves, kernel-source stamp)
-from limbik._kernel_options import NO_REFCOUNT
+from limbik._kernel_options import KERNEL_ONLY, NO_REFCOUNT
 
 METHOD_TRANSPOSE = 0
 METHOD_PINV = 1
@@ -38,7 +38,7 @@ _NO_ALLOCATION: dict[str, Any] = {"cache": True, "error_model": "numpy",
 
 #: Compiled helpers called only from other kernels: no Python entry point is built for
 #: them either, which shortens the first compilation.
-_HELPER_OPTIONS: dict[str, Any] = {**_NO_ALLOCATION, "no_cpython_wrapper": True}
+_HELPER_OPTIONS: dict[str, Any] = {**_NO_ALLOCATION, **KERNEL_ONLY}
 _kernel_helper = njit(**_HELPER_OPTIONS)
 
 @_kernel_helper

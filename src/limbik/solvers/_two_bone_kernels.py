@@ -16,6 +16,7 @@ import numpy as np
 from numba import njit, types
 
 import limbik._numba_cache  # noqa: F401  (Numba's cache: locked saves, kernel-source stamp)
+from limbik._kernel_options import KERNEL_ONLY
 
 #: Bend-direction modes.
 MODE_ROLLED = 0  # the seed's rolled plane of the world axes (the default)
@@ -30,13 +31,17 @@ POLICY_STRETCH = 2
 #: Fast-math flags without ``nnan``/``ninf``, so the fused finiteness check survives.
 _FASTMATH = {"nsz", "arcp", "contract", "afn", "reassoc"}
 
+#: Compiled helpers called only from the kernels here: no Python or C entry point is built
+#: for them, which shortens a first call (LLVM inlines them into their callers).
+_helper = njit(cache=True, fastmath=_FASTMATH, error_model="numpy", **KERNEL_ONLY)
+
 #: Below this fraction of the reach the target is "at the root": the direction falls back.
 AT_ROOT_RTOL = 1e-15
 #: A pole within this angle (rad) of the root→target line gives no usable bend plane.
 POLE_MIN_SINE = 1e-9
 
 
-@njit(cache=True, fastmath=_FASTMATH, error_model="numpy")
+@_helper
 def rolled_bend(x: float, y: float, z: float) -> tuple[float, float, float]:
     """The seed's rolled plane: where the minimal rotation taking −Z to the unit ``(x, y, z)``
     sends −Y (the mid joint's side). Behind (``(0, 0, 1)``, to 1e-12 rad) gives +Y, the
@@ -53,7 +58,7 @@ def rolled_bend(x: float, y: float, z: float) -> tuple[float, float, float]:
     return x * y * s, y * y * s - 1.0, -y
 
 
-@njit(cache=True, fastmath=_FASTMATH, error_model="numpy")
+@_helper
 def _rotate(qx: float, qy: float, qz: float, qw: float, vx: float, vy: float, vz: float
             ) -> tuple[float, float, float]:
     """Rotate ``v`` by the unit quaternion ``q``."""
@@ -69,7 +74,7 @@ _NORM_LOW, _NORM_HIGH = 2.0**-500, 2.0**500
 _UP, _DOWN = 2.0**600, 2.0**-600
 
 
-@njit(cache=True, fastmath=_FASTMATH, error_model="numpy")
+@_helper
 def _norm3(x: float, y: float, z: float) -> float:
     """``|(x, y, z)|`` without overflow or underflow (exact power-of-two rescaling)."""
     big = max(abs(x), abs(y), abs(z))
@@ -82,7 +87,7 @@ def _norm3(x: float, y: float, z: float) -> float:
     return math.sqrt(x * x + y * y + z * z)
 
 
-@njit(cache=True, fastmath=_FASTMATH, error_model="numpy")
+@_helper
 def solve_element(rx: float, ry: float, rz: float, tx: float, ty: float, tz: float,
                   hx: float, hy: float, hz: float, qx: float, qy: float, qz: float,
                   qw: float, l1: float, l2: float, mode: int, policy: int,
@@ -341,7 +346,7 @@ def single_entry() -> Callable[..., Any]:
 REFERENCE_OFFSETS = (0.03, 0.1)
 
 
-@njit(cache=True, fastmath=_FASTMATH, error_model="numpy")
+@_helper
 def soft_distance(dist: float, reach: float, softness: float) -> float:
     """Unreal-style soft reach: beyond ``reach - softness`` the distance approaches
     ``reach`` exponentially (``softness`` in length units; 0 leaves ``dist`` as is)."""
@@ -351,7 +356,7 @@ def soft_distance(dist: float, reach: float, softness: float) -> float:
     return start + softness * (1.0 - math.exp(-(dist - start) / softness))
 
 
-@njit(cache=True, fastmath=_FASTMATH, error_model="numpy")
+@_helper
 def hinge_bend(ux: float, uy: float, uz: float, ax: float, ay: float, az: float,
                px: float, py: float, pz: float, reach: float, lo: float, hi: float
                ) -> tuple[float, float, float]:
