@@ -14,7 +14,7 @@ NO_REFCOUNT: dict[str, Any] = {"_nrt": False}
 
 #: For compiled helpers called only from other compiled code: Numba builds no Python
 #: entry point and no C-callable wrapper for them. Each wrapper is compiled code of its
-#: own: two_bone's five helpers without theirs shortened its first call by 0.2-0.4 s.
+#: own: two_bone's helpers without theirs shortened its first call by 0.2-0.4 s.
 KERNEL_ONLY: dict[str, Any] = {"no_cpython_wrapper": True, "no_cfunc_wrapper": True}
 
 
