@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from numba import njit
 
 from limbik import apply_ik, find_legs, read_bvh, two_bone
 from limbik.geometry.quaternion import quaternion_from_axis_angle, rotate_vectors
-from limbik.placement import Terrain
-from limbik.placement._footplant_kernels import eased_limit
+from limbik.placement import Terrain, _footplant_kernels
 from limbik.placement.footplant import footplant
 from limbik.placement.walk import ANKLE_HEIGHT, FOOT, SHIN, THIGH, walk_skeleton
 from limbik.skeleton.motion import Motion
@@ -144,6 +144,11 @@ def test_real_touch_downs_are_not_lowered_before_the_source_lands(shared_data):
                            - (low_out[frames] - low_out[land]))
                 assert deficit.max(initial=0.0) <= 0.006 * length, (
                     name, leg.side, start, land, float(deficit.max() / length))
+
+
+@njit
+def eased_limit(change, limit, full):
+    return _footplant_kernels.eased_limit(change, limit, full)  # no Python entry point
 
 
 def test_eased_limit_is_the_clamp_with_its_corner_eased():

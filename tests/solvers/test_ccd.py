@@ -6,11 +6,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from numba import njit
 
 from chains import seven_dof_arm
 from limbik import JointChain, ccd
 from limbik.errors import InvalidInputError, NonFiniteInputError
-from limbik.solvers._ccd_kernels import _best_angle
+from limbik.solvers import _ccd_kernels
 
 
 def planar_arm(limits=None, prismatic=False):
@@ -88,6 +89,11 @@ def test_joint_chain_restarts_deterministic(panda):
     a = ccd(panda, targets, max_iterations=3, restarts=2, rng=1)
     b = ccd(panda, targets, max_iterations=3, restarts=2, rng=1)
     np.testing.assert_array_equal(a.q, b.q)
+
+
+@njit
+def _best_angle(q, lo, hi, a, b):
+    return _ccd_kernels._best_angle(q, lo, hi, a, b)  # a helper without a Python entry point
 
 
 def test_a_joint_update_never_goes_the_long_way_round():

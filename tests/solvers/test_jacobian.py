@@ -10,13 +10,19 @@ from chains import planar_arm, spatial_arm
 from limbik import Frame, JointChain, ccd, jacobian_ik
 from limbik.errors import InvalidInputError, NonFiniteInputError
 from limbik.solvers import JACOBIAN_METHODS
-from limbik.solvers._jacobian_kernels import _jacobi_eigen, chain_fk
+from limbik.solvers import _jacobian_kernels as jk
+from limbik.solvers._jacobian_kernels import chain_fk
 
 
 @njit
 def _chain_fk(pre_rot, pre_trans, axis, kind, q, slot, wr, wp, wa):
     # chain_fk is a helper without a Python entry point: called through a kernel here
     chain_fk(pre_rot, pre_trans, axis, kind, q, slot, wr, wp, wa)
+
+
+@njit
+def _jacobi_eigen(a, n, v):
+    jk._jacobi_eigen(a, n, v)  # a helper without a Python entry point too
 
 
 def test_kernel_fk_matches_joint_chain(panda):

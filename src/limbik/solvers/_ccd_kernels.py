@@ -37,7 +37,7 @@ def _rotate_about(ax, ay, az, c, s, vx, vy, vz):  # pragma: no cover - compiled
             vz * c + cz * s + az * d * C)
 
 
-@njit(cache=True)
+@_helper
 def _best_angle(q, lo, hi, big_a, big_b):  # pragma: no cover - compiled
     """New joint angle maximising ``A cos φ + B sin φ`` (φ = new − q) within [lo, hi].
 

@@ -366,7 +366,7 @@ def _solve_spd(a, shift, b, n, out, l, y):  # pragma: no cover - compiled
     return True
 
 
-@njit(**_NO_ALLOCATION)
+@_kernel_helper
 def _jacobi_eigen(a, n, v):  # pragma: no cover - compiled
     """Eigen-decompose the symmetric ``a (n, n)`` in place by cyclic Jacobi rotations.
 
