@@ -184,9 +184,12 @@ def test_python_source_computes_hypot_as_compiled_code():
     assert python.tobytes() == compiled.tobytes()
 
 
-def test_a_python_error_puts_in_place_rows_back(monkeypatch):
+@pytest.mark.parametrize("small_calls_compile", [True, False],
+                         ids=["in the background", "not at all"])
+def test_a_python_error_puts_in_place_rows_back(monkeypatch, small_calls_compile):
     """An element the Python source cannot finish is solved again by the compiled kernel
-    from its original row."""
+    from its original row (compiled then in the foreground where small calls compile
+    nothing)."""
     monkeypatch.delenv(ENVIRONMENT_SWITCH, raising=False)
 
     def halve_then_invert_range(start, stop, x):  # pragma: no cover - compiled
@@ -197,8 +200,12 @@ def test_a_python_error_puts_in_place_rows_back(monkeypatch):
     kernel = njit(error_model="numpy")(halve_then_invert_range)
     tiered = TieredRangeKernel(kernel, in_place=(0,))
     x = np.array([[8.0, 2.0], [6.0, 0.0], [4.0, 4.0]])
-    tiered(None, 0, 3, (x,))
+    with compile_small_calls(small_calls_compile):
+        tiered(None, 0, 3, (x,))
     np.testing.assert_array_equal(x, [[4.0, 0.5], [3.0, np.inf], [2.0, 0.25]])
+    if not small_calls_compile:
+        assert tiered.interpreted_elements == 1
+        assert len(kernel.signatures) == 1
 
 
 def test_calls_return_the_sum_of_their_elements(monkeypatch):
@@ -359,26 +366,6 @@ def test_compile_small_calls_is_restored_after_the_block(monkeypatch):
         assert len(kernel.signatures) == 0  # still off after the inner block
     tiered(None, 0, 2, (np.ones(2), np.zeros(2)))  # on again: compiles in the background
     wait_for_compilations()
-    assert len(kernel.signatures) == 1
-
-
-def test_without_small_call_compiles_an_element_python_cannot_run_compiles(monkeypatch):
-    """An element that raises in Python goes to the kernel, compiled then in the
-    foreground; rows it changes in place are put back first."""
-    monkeypatch.delenv(ENVIRONMENT_SWITCH, raising=False)
-
-    def halve_then_invert_range(start, stop, x):  # pragma: no cover - compiled
-        for i in range(start, stop):
-            x[i, 0] = x[i, 0] / 2.0
-            x[i, 1] = 1.0 / float(x[i, 1])
-
-    kernel = njit(error_model="numpy")(halve_then_invert_range)
-    tiered = TieredRangeKernel(kernel, in_place=(0,))
-    x = np.array([[8.0, 2.0], [6.0, 0.0], [4.0, 4.0]])
-    with compile_small_calls(False):
-        tiered(None, 0, 3, (x,))
-    np.testing.assert_array_equal(x, [[4.0, 0.5], [3.0, np.inf], [2.0, 0.25]])
-    assert tiered.interpreted_elements == 1
     assert len(kernel.signatures) == 1
 
 
