@@ -369,6 +369,47 @@ def test_compile_small_calls_is_restored_after_the_block(monkeypatch):
     assert len(kernel.signatures) == 1
 
 
+_TREE_CALL = textwrap.dedent("""
+    import json, sys
+    import numpy as np
+    import limbik
+    from limbik._tiered import compile_small_calls
+    from limbik.solvers import fabrik_tree
+    tree = limbik.FabrikTree([-1, 0, 1, 2, 3, 2, 5], [[0, 0, 0], [0, 1, 0], [0, 2, 0],
+                             [-0.7, 2.7, 0], [-1.4, 3.4, 0], [0.7, 2.7, 0], [1.4, 3.4, 0]])
+    goals = {4: np.array([-1.0, 3.0, 0.0]), 6: np.array([1.0, 3.2, 0.5])}
+    if sys.argv[1] == "batch":  # compiles the kernel and writes it to the cache
+        tree.solve({k: np.tile(v, (200, 1)) for k, v in goals.items()})
+    else:
+        with compile_small_calls(False):
+            sol = tree.solve(goals)
+        kernel = fabrik_tree._TREE_RANGE
+        print(json.dumps({"interpreted": kernel.interpreted_elements,
+                          "compiled": len(kernel.kernel.signatures),
+                          "positions": sol.positions.tolist()}))
+""")
+
+
+def test_small_calls_that_compile_nothing_load_a_cached_kernel(tmp_path):
+    """With small calls compiling nothing, a kernel in Numba's on-disk cache is loaded and
+    runs (no Python source); with an empty cache the Python source runs and nothing is
+    compiled or cached. The two give the same bits."""
+    def tree_call(mode, cache):
+        env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
+        done = subprocess.run([sys.executable, "-c", _TREE_CALL, mode], capture_output=True,
+                              text=True, env=env, timeout=300, check=True)
+        return json.loads(done.stdout) if mode == "single" else None
+
+    empty, filled = tmp_path / "empty", tmp_path / "filled"
+    alone = tree_call("single", empty)
+    assert alone["interpreted"] == 1 and alone["compiled"] == 0
+    assert not any(p.suffix == ".nbc" and "tree" in p.name for p in empty.rglob("*"))
+    tree_call("batch", filled)
+    loaded = tree_call("single", filled)
+    assert loaded["interpreted"] == 0 and loaded["compiled"] == 1
+    assert loaded["positions"] == alone["positions"]
+
+
 @pytest.mark.parametrize(("switch", "max_interpreted"), [("0", 8), (None, 2)],
                          ids=["switched off", "more elements than max_interpreted"])
 def test_the_first_call_compiles_in_the_foreground(monkeypatch, switch, max_interpreted):

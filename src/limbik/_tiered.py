@@ -68,9 +68,10 @@ def compile_small_calls(enabled: bool) -> Iterator[None]:
     ``max_interpreted`` elements) starts compiling its kernel in the background (the
     default) or runs from the Python source alone.
 
-    Off, every small call before the kernel is compiled runs from the Python source (the
-    same bits, at Python's speed) and nothing compiles for it; a larger call, or an
-    element the Python source cannot run, still compiles the kernel in the foreground.
+    Off, every small call runs the kernel where this process has it or Numba's on-disk
+    cache holds it (loaded, as a first call does), and otherwise the Python source (the
+    same bits, at Python's speed): nothing compiles for it. A larger call, or an element
+    the Python source cannot run, still compiles the kernel in the foreground.
     For short-lived processes that make a few small calls, such as ``limbik demo``.
     """
     previous = _compile_small[0]
@@ -344,7 +345,7 @@ class TieredRangeKernel:
         if not isinstance(kernel, Dispatcher):  # NUMBA_DISABLE_JIT: plain Python
             return self._first_calls_compiled(variant, start, stop, args)
         signature = tuple(kernel.typeof_pyval(a) for a in (start, stop, *args))
-        if signature in kernel.overloads:
+        if signature in kernel.overloads or _load_cached(kernel, signature):
             return self._first_calls_compiled(variant, start, stop, args)
         total = None
         source = python_source(kernel)
@@ -380,6 +381,28 @@ class TieredRangeKernel:
         self.interpreted_elements += 1
         _interpreted_total[0] += 1
         return True, result
+
+
+def _load_cached(kernel: Dispatcher, signature: tuple[Any, ...]) -> bool:
+    """Load ``kernel``'s machine code for ``signature`` from Numba's on-disk cache, as
+    ``Dispatcher.compile`` does before it compiles; compile nothing. False where the cache
+    does not hold it (or this Numba lays its cache out otherwise)."""
+    from numba.core.compiler_lock import global_compiler_lock
+
+    try:
+        with global_compiler_lock:
+            if signature in kernel.overloads:
+                return True
+            cache: Any = getattr(kernel, "_cache")  # noqa: B009  (private: typed as Any)
+            compiled = cache.load_overload(signature, kernel.targetctx)
+            if compiled is None:
+                return False
+            kernel.targetctx.insert_user_function(compiled.entry_point, compiled.fndesc,
+                                                  [compiled.library])
+            kernel.add_overload(compiled)
+            return True
+    except Exception:  # a private part of Numba: without it, the Python source runs
+        return False
 
 
 def _sum(total: Any, result: Any) -> Any:

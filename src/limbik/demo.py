@@ -117,7 +117,7 @@ def timed(fn: Callable[[], Any]) -> tuple[Any, WallTime]:
 
 #: The table's footnote to rows timed from Python source.
 INTERPRETED_NOTE = ("run from Python source: the demo compiles no kernel for a call this "
-                    "small (the compiled kernel is built on first use elsewhere)")
+                    "small (`limbik compile` builds them all)")
 
 
 def format_table(rows: list[dict[str, object]]) -> str:
@@ -176,9 +176,10 @@ def run_scenes(names: Sequence[str] | None = None, folder: Path | None = None, *
 
     ``jobs > 1`` runs scenes in that many worker processes (spawned, so each compiles
     its own kernels; results are the same as in-process). Small calls (a single FABRIK
-    tree or cone chain) run from their kernels' Python source and compile nothing: the
-    demo would otherwise spend seconds compiling kernels it calls once
-    (:func:`limbik._tiered.compile_small_calls`); their rows are marked.
+    tree or cone chain) compile nothing: they run their kernels from the cache where it
+    holds them, else from the kernels' Python source (rows marked), as the demo would
+    otherwise spend seconds compiling kernels it calls once
+    (:func:`limbik._tiered.compile_small_calls`).
     """
     selected = _select(names)
     jobs = max(1, min(int(jobs), len(selected)))
