@@ -104,6 +104,20 @@ def test_ground_below_gives_the_straight_down_raycasts_bits(rng):
             assert 0 < np.count_nonzero(terrain.ground_below(rows, length)[0]) or length < 1
 
 
+def test_ground_below_takes_any_positive_length():
+    """A ray too short for raycast to normalise still has a straight-down answer: a hit
+    exactly where the origin is at most that far above the ground."""
+    t = Terrain.flat(0.5)
+    hit, point = t.ground_below([[1.0, 0.5, 2.0], [1.0, 0.5 + 1e-12, 2.0], [1.0, 0.3, 2.0]],
+                                1e-300)
+    assert hit.tolist() == [True, False, True]
+    assert point[:, 1].tolist() == [0.5, 0.5, 0.5]
+    hit, point = t.ground_below([[1e300, 1e300, -1e300], [0.0, 1e300, 0.0]], 1e300)
+    assert hit.tolist() == [True, True]  # 1e300 - 0.5 rounds to 1e300: within the ray
+    assert point.tolist() == [[1e300, 0.5, -1e300], [0.0, 0.5, 0.0]]
+    assert not t.ground_below([[0.0, 1e300, 0.0]], 1e299)[0][0]
+
+
 def test_ground_below_refuses_bad_input():
     with pytest.raises(InvalidInputError, match="length must be"):
         Terrain.flat(0.0).ground_below([0, 1, 0], 0.0)

@@ -252,6 +252,17 @@ def test_a_crowd_steps_each_leg_as_if_it_were_alone():
     assert mixed > 20  # frames where some legs were planted and others tweened to rest
 
 
+def test_a_torso_far_beyond_reach_steps_without_warnings():
+    """A gap from the hip to the ground whose square overflows is out of reach: the leg
+    tweens to rest, with finite C0s and no floating-point warning (warnings fail tests)."""
+    planter = FootPlanter(Frame.identity(), Frame.from_translation([0.0, -1.0, 0.0]), 1.0,
+                          1.0, Terrain.hills(seed=1), ray_length=1e300)
+    for y in (1e300, -1e300, 1.5):
+        hip, knee = planter.step(1 / 60, Frame.from_translation([0.0, y, 0.0]))
+        assert np.all(np.isfinite(hip.position)) and np.all(np.isfinite(knee.quaternion))
+    assert planter.planted  # the last torso stands over the ground
+
+
 class _RaycastOnly:
     """A ground that offers only ``raycast`` (no straight-down query)."""
 

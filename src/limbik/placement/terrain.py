@@ -36,6 +36,11 @@ def _check_samples(path: str | Path, shape: tuple[int, ...]) -> None:
                            f"samples, got shape {tuple(shape)}", argument="path")
 
 
+#: Straight down, the unit direction ``normalize((0, -length, 0))`` is for every length
+#: ``Terrain.raycast`` accepts (``sqrt(length²) == length`` in IEEE doubles).
+_DOWN = np.array([0.0, -1.0, 0.0])
+
+
 class Terrain:
     """A height field: ``heights[i, j]`` is the height at ``x = x0 + j·cell``, ``z = z0 + i·cell``.
 
@@ -270,13 +275,14 @@ class Terrain:
         The same bits as ``raycast(origins, (0, -length, 0), max_distance=length)``'s hit
         and point (a ray starting below the ground hits at its origin's ground point),
         without the normals and the oblique rays' machinery: a per-frame foot ray's query.
+        Any ``length > 0`` works (``raycast`` refuses a direction too short to normalise).
         """
         o = as_points(origins, "origins")
         length = as_float(length, "length", minimum=0.0, exclusive=True)
-        d = normalize(np.array([0.0, -length, 0.0]))
+        d = _DOWN  # raycast's unit direction for any ray straight down it accepts
         ground0 = self._height_unchecked(o[..., 0], o[..., 2])
         gap0 = o[..., 1] - ground0
-        t = np.where(gap0 <= 0, 0.0, gap0 / -d[1])
+        t = np.where(gap0 <= 0, 0.0, gap0)  # the distance down: gap0 / 1
         hit = np.isfinite(t) & (t <= length)
         safe_t = np.where(hit, t, 0.0)[..., None]
         point = np.where(hit[..., None], o + d * safe_t, o)

@@ -196,7 +196,8 @@ class FootPlanter:
             broadcast_shapes(("ray_origin", origin.shape[:-1]), ("part0", shape))
             origin = np.array(np.broadcast_to(origin, shape + (3,)), dtype=np.float64)
         position = self._cast(origin)
-        near = np.linalg.norm(origin - position, axis=-1) <= self.reach
+        with np.errstate(over="ignore"):  # a gap whose square overflows is out of reach
+            near = np.linalg.norm(origin - position, axis=-1) <= self.reach
         self._fix(shape)
         if near.any():
             plane, hip_angle, knee_angle = solve_ik(hip_cf, position, self.upper, self.lower)
