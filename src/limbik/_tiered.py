@@ -22,8 +22,9 @@ same bits (``tests/test_tiered.py`` compares them).
 - ``LIMBIK_BACKGROUND_COMPILE=0`` in the environment turns tiering off: every first call
   then compiles in the foreground.
 - :func:`compile_small_calls` ``(False)`` lets a short-lived process (``limbik demo``) run
-  its small calls from the Python source alone, compiling nothing for them: a kernel it
-  would use for a handful of elements is not worth seconds of compilation before exit.
+  its small calls from the Python source where the kernel is neither compiled nor in the
+  on-disk cache, compiling nothing for them: a kernel it would use for a handful of
+  elements is not worth seconds of compilation before exit.
 """
 
 from __future__ import annotations
@@ -339,8 +340,9 @@ class TieredRangeKernel:
     def _interpreted_only(self, variant: Hashable, start: int, stop: int,
                           args: tuple[Any, ...]) -> Any:
         """A small call with background compilation off: the Python source runs every
-        element, unless the kernel is already compiled for these types (then it runs) or
-        an element raises in Python (the kernel, compiled now, runs the rest)."""
+        element, unless the kernel is compiled for these types or Numba's on-disk cache
+        holds it (then the kernel runs), or an element raises in Python (the kernel,
+        compiled now, runs the rest)."""
         kernel = self.kernel
         if not isinstance(kernel, Dispatcher):  # NUMBA_DISABLE_JIT: plain Python
             return self._first_calls_compiled(variant, start, stop, args)
