@@ -62,7 +62,7 @@ def _best_angle(q, lo, hi, big_a, big_b):  # pragma: no cover - compiled
 
 
 # inlined into the driver: a call per sweep, with its array arguments, costs ~5 %
-@njit(cache=True, inline="always")
+@_helper
 def ccd_sweep(q, wr, wp, wa, kind, lower, upper, target_p, target_r, use_rot, w_pos, w_rot,
               radius2, tip_r):  # pragma: no cover - compiled
     """One CCD sweep on a joint chain, from the tip joint to the base joint, ``q (m,)`` in place.
@@ -160,7 +160,7 @@ def ccd_sweep(q, wr, wp, wa, kind, lower, upper, target_p, target_r, use_rot, w_
                 tip_r[2, col] = vz
 
 
-@njit(cache=True, inline="always")
+@_helper
 def _end_distance(out, b, n, gx, gy, gz):  # pragma: no cover - compiled
     """Distance from chain ``b``'s end joint to the goal (gx, gy, gz)."""
     ex = out[b, n - 1, 0] - gx
@@ -169,7 +169,7 @@ def _end_distance(out, b, n, gx, gy, gz):  # pragma: no cover - compiled
     return np.sqrt(ex * ex + ey * ey + ez * ez)
 
 
-@njit(cache=True, inline="always")
+@_helper
 def _pivot(out, b, i, n, gx, gy, gz):  # pragma: no cover - compiled
     """Joint ``i`` of chain ``b`` (p), its vectors to the end (h) and to the goal (d), |h|, |d|."""
     px = out[b, i, 0]
@@ -185,7 +185,7 @@ def _pivot(out, b, i, n, gx, gy, gz):  # pragma: no cover - compiled
             np.sqrt(dx * dx + dy * dy + dz * dz))
 
 
-@njit(cache=True, inline="always")
+@_helper
 def _perpendicular(hx, hy, hz):  # pragma: no cover - compiled
     """A stable (unnormalised) perpendicular of h: h crossed with its least-aligned axis."""
     ux = abs(hx)
@@ -198,7 +198,7 @@ def _perpendicular(hx, hy, hz):  # pragma: no cover - compiled
     return -hy, hx, 0.0
 
 
-@njit(cache=True, inline="always")
+@_helper
 def _damped_turn(hx, hy, hz, dx, dy, dz, nh, nd, radius2):  # pragma: no cover - compiled
     """The turn of one point-chain CCD step: unit axis and cosine, sine of the angle.
 
@@ -281,7 +281,7 @@ def ccd_points_solve_range(start, stop, positions, target, tolerance, max_iterat
         iters_out[b] = total
 
 
-@njit(cache=True, inline="always")
+@_helper
 def _qmul(a, b):  # pragma: no cover - compiled
     """Hamilton product of (x, y, z, w) tuples."""
     ax, ay, az, aw = a
@@ -292,7 +292,7 @@ def _qmul(a, b):  # pragma: no cover - compiled
             aw * bw - ax * bx - ay * by - az * bz)
 
 
-@njit(cache=True, inline="always")
+@_helper
 def _qrot(q, vx, vy, vz):  # pragma: no cover - compiled
     """Rotate (vx, vy, vz) by the unit quaternion tuple q."""
     x, y, z, w = q
