@@ -62,7 +62,7 @@ def _best_angle(q, lo, hi, big_a, big_b):  # pragma: no cover - compiled
 
 
 # inlined into the driver: a call per sweep, with its array arguments, costs ~5 %
-@_helper
+@njit(cache=True, inline="always")
 def ccd_sweep(q, wr, wp, wa, kind, lower, upper, target_p, target_r, use_rot, w_pos, w_rot,
               radius2, tip_r):  # pragma: no cover - compiled
     """One CCD sweep on a joint chain, from the tip joint to the base joint, ``q (m,)`` in place.
