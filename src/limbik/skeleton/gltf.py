@@ -103,10 +103,15 @@ def _numbers(values: FloatArray) -> str:
 
 def _count(doc: _Document, value: Any, what: str) -> int:
     """A byte offset, length, stride or element count: an int >= 0 (JSON may hold anything)."""
+    return _count_in(doc.path, value, what)
+
+
+def _count_in(path: Path, value: Any, what: str) -> int:
+    """:func:`_count` for the file ``path``, before its document is made; None reads as 0."""
     if value is None:
         return 0
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise doc.error(f"{what} as an integer >= 0", repr(value)[:40])
+        raise GltfError(path, 0, f"{what} as an integer >= 0", repr(value)[:40])
     return value
 
 
@@ -239,16 +244,9 @@ def _load(path: str | Path) -> _Document:
     buffers = gltf.buffers or []
     if not isinstance(buffers, list) or not all(isinstance(b, _JsonObject) for b in buffers):
         raise GltfError(p, 0, "buffers as a list of objects", repr(document["buffers"])[:40])
-    return _Document(p, gltf, [_read_buffer(p, i, b.uri, blob, _buffer_length(p, i, b))
+    return _Document(p, gltf, [_read_buffer(p, i, b.uri, blob,
+                                            _count_in(p, b.byteLength, f"buffer {i}'s byteLength"))
                                for i, b in enumerate(buffers)], glb, document)
-
-
-def _buffer_length(path: Path, index: int, buffer: _JsonObject) -> int:
-    length = 0 if buffer.byteLength is None else buffer.byteLength
-    if isinstance(length, bool) or not isinstance(length, int) or length < 0:
-        raise GltfError(path, 0, f"buffer {index}'s byteLength as an integer >= 0",
-                        repr(length)[:40])
-    return length
 
 
 def _accessor(doc: _Document, index: Any, what: str) -> np.ndarray:
