@@ -355,6 +355,73 @@ def test_small_calls_can_run_from_python_source_alone(monkeypatch):
     assert interpreted.tobytes() == expected.tobytes()
 
 
+def test_up_to_counts_larger_calls_and_batches_as_small(monkeypatch):
+    """compile_small_calls(False, up_to=n): calls and batches of up to n elements run from
+    the Python source (the kernel's bits, nothing compiled), one over n compiles; calls
+    that may run very long (interpretable=False) compile whatever their size."""
+    monkeypatch.delenv(ENVIRONMENT_SWITCH, raising=False)
+    kernel = _fresh_range_kernel()
+    tiered = TieredRangeKernel(kernel, max_interpreted=2)
+    x = np.linspace(-2.0, 3.0, 40)
+    out = np.zeros(40)
+    with compile_small_calls(False, up_to=40):
+        tiered(None, 0, 30, (x, out))
+        tiered.batch(None, 40, lambda: (x, out), smallest=4)  # 40 >= 2 * smallest
+        assert len(kernel.signatures) == 0
+        assert tiered.interpreted_elements == 70
+    expected = np.zeros(40)
+    kernel(0, 40, x, expected)
+    assert out.tobytes() == expected.tobytes()
+
+    for size, interpretable in ((41, True), (3, False)):
+        fresh = _fresh_range_kernel()
+        tiered = TieredRangeKernel(fresh, max_interpreted=2)
+        values, results = np.ones(size), np.zeros(size)
+        with compile_small_calls(False, up_to=40):
+            tiered.batch(None, size, lambda v=values, r=results: (v, r), smallest=1,
+                         interpretable=interpretable)
+        assert tiered.interpreted_elements == 0
+        assert len(fresh.signatures) == 1
+        np.testing.assert_array_equal(results, 2.0)
+
+
+@pytest.mark.parametrize(("enabled", "up_to"), [(True, 5), (False, -1)])
+def test_up_to_needs_small_calls_off_and_a_count(enabled, up_to):
+    with pytest.raises(ValueError, match="up_to"), compile_small_calls(enabled, up_to=up_to):
+        pass
+
+
+_FABRIK_BATCH = textwrap.dedent("""
+    import importlib, json
+    import numpy as np
+    import limbik
+    from limbik._tiered import compile_small_calls
+    fabrik = importlib.import_module("limbik.solvers.fabrik")
+    rng = np.random.default_rng(3)
+    chain = np.cumsum(rng.normal(size=(6, 3)), axis=0)
+    with compile_small_calls(False, up_to=64):
+        sol = limbik.fabrik(chain, rng.normal(scale=2.0, size=(40, 3)))
+    print(json.dumps({"interpreted": fabrik._CHAIN_RANGE.interpreted_elements,
+                      "compiled": len(fabrik._CHAIN_RANGE.kernel.signatures),
+                      "positions": sol.positions.tolist(), "error": sol.error.tolist()}))
+""")
+
+
+def test_up_to_runs_a_fabrik_batch_from_python_source_with_the_kernel_bits(tmp_path):
+    """A 40-target FABRIK batch under up_to=64, in a process with an empty cache, runs
+    from the Python source, compiles nothing, and gives the compiled batch's bits."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", _FABRIK_BATCH], capture_output=True,
+                          text=True, env=env, timeout=300, check=True)
+    found = json.loads(done.stdout)
+    assert (found["interpreted"], found["compiled"]) == (40, 0)
+    rng = np.random.default_rng(3)
+    chain = np.cumsum(rng.normal(size=(6, 3)), axis=0)
+    compiled = limbik.fabrik(chain, rng.normal(scale=2.0, size=(40, 3)))
+    assert np.array(found["positions"]).tobytes() == compiled.positions.tobytes()
+    assert np.array(found["error"]).tobytes() == compiled.error.tobytes()
+
+
 def test_compile_small_calls_is_restored_after_the_block(monkeypatch):
     monkeypatch.delenv(ENVIRONMENT_SWITCH, raising=False)
     with compile_small_calls(False):
@@ -410,20 +477,41 @@ def test_small_calls_that_compile_nothing_load_a_cached_kernel(tmp_path):
     assert loaded["positions"] == alone["positions"]
 
 
-@pytest.mark.parametrize(("switch", "max_interpreted"), [("0", 8), (None, 2)],
-                         ids=["switched off", "more elements than max_interpreted"])
-def test_the_first_call_compiles_in_the_foreground(monkeypatch, switch, max_interpreted):
-    if switch is None:
-        monkeypatch.delenv(ENVIRONMENT_SWITCH, raising=False)
-    else:
-        monkeypatch.setenv(ENVIRONMENT_SWITCH, switch)
+def test_the_first_call_compiles_in_the_foreground_when_switched_off(monkeypatch):
+    monkeypatch.setenv(ENVIRONMENT_SWITCH, "0")
     kernel = _fresh_range_kernel()
-    tiered = TieredRangeKernel(kernel, max_interpreted=max_interpreted)
+    tiered = TieredRangeKernel(kernel)
     out = np.zeros(3)
     tiered(None, 0, 3, (np.array([1.0, 4.0, 9.0]), out))
     assert tiered.interpreted_elements == 0
     assert len(kernel.signatures) == 1
     np.testing.assert_array_equal(out, [2.0, 18.0, 84.0])
+
+
+@pytest.mark.parametrize("use_batch", [False, True], ids=["call", "batch"])
+def test_a_large_first_call_runs_from_source_within_its_budget(monkeypatch, use_batch):
+    """A call over max_interpreted elements runs unpaced from the Python source while the
+    kernel compiles, when its projected time fits LARGE_CALL_BUDGET: every element here
+    (the kernel's bits); with no budget it runs one element, then waits for the kernel,
+    which runs the rest (on every thread for a batch)."""
+    monkeypatch.delenv(ENVIRONMENT_SWITCH, raising=False)
+    x = np.linspace(-3.0, 5.0, 200)
+    expected = np.zeros(200)
+    _fresh_range_kernel()(0, 200, x, expected)
+    for budget, interpreted in ((60.0, 200), (0.0, 1)):
+        monkeypatch.setattr(_tiered, "LARGE_CALL_BUDGET", budget)
+        kernel = _fresh_range_kernel()
+        tiered = TieredRangeKernel(kernel, max_interpreted=2)
+        out = np.zeros(200)
+        if use_batch:
+            tiered.batch(None, 200, lambda out=out: (x, out), smallest=8)
+        else:
+            tiered(None, 0, 200, (x, out))
+        assert tiered.interpreted_elements == interpreted
+        if interpreted == 1:
+            assert len(kernel.signatures) == 1  # waited for it
+        wait_for_compilations()
+        assert out.tobytes() == expected.tobytes()
 
 
 def test_an_element_python_cannot_run_goes_to_the_compiled_kernel(monkeypatch):

@@ -143,21 +143,23 @@ def run_chunks(start: int, stop: int, size: int, threads: int,
 
 
 def run_range(kernel: Any, count: int, arguments: Callable[[], tuple[Any, ...]], *,
-              smallest: int, granule: int = 1) -> list[Any]:
-    """``kernel(start, stop, *arguments())`` over elements ``0 .. count - 1`` on every
+              smallest: int, granule: int = 1, start: int = 0) -> list[Any]:
+    """``kernel(begin, end, *arguments())`` over elements ``start .. count - 1`` on every
     thread; ``arguments()`` is called once in each thread that takes part (scratch space
     of its own, where the kernel needs it). Chunks as in :func:`chunk_size`. A kernel
     that has compiled nothing yet is first called on an empty range on the calling
     thread, so it compiles (or loads from the cache) once. Returns each chunk's result,
     in no particular order."""
-    if count < 2 * smallest:  # one chunk: the calling thread alone
-        return [kernel(0, count, *arguments())]
+    left = count - start
+    if left < 2 * smallest:  # one chunk: the calling thread alone
+        return [kernel(start, count, *arguments())]
     if not getattr(kernel, "overloads", True):
-        kernel(0, 0, *arguments())
+        kernel(start, start, *arguments())
     threads = thread_count()
 
     def worker() -> Callable[[int, int], Any]:
         args = arguments()
         return lambda begin, end: kernel(begin, end, *args)
 
-    return run_chunks(0, count, chunk_size(count, threads, smallest, granule), threads, worker)
+    return run_chunks(start, count, chunk_size(left, threads, smallest, granule), threads,
+                      worker)

@@ -49,22 +49,30 @@ __all__ = ["TieredRangeKernel", "compile_small_calls", "interpreted_elements", "
 #: Set to "0" to compile every kernel in the foreground on its first call.
 ENVIRONMENT_SWITCH = "LIMBIK_BACKGROUND_COMPILE"
 
-#: While a kernel compiles, its Python source may run at most this fraction of the time
-#: (after its first element): the compiler shares the interpreter lock with it.
+#: While a kernel compiles, a small call's Python source may run at most this fraction of
+#: the time (after its first element): the compiler shares the interpreter lock with it.
 INTERPRETED_SHARE = 0.2
+
+#: Seconds of Python source a compilation may share the interpreter lock with, unpaced,
+#: for calls larger than ``max_interpreted``: such a call runs from the source while that
+#: time, with its projected rest, fits; otherwise it waits for the kernel (a thousand
+#: FABRIK chains take about a second from the source, compiling their kernel 3.5 s).
+LARGE_CALL_BUDGET = 2.0
 
 _sources: dict[Any, Callable[..., Any]] = {}
 _sources_lock = threading.RLock()
 _running: list[_Compilation] = []
 _running_lock = threading.Lock()
-#: [whether small first calls start a background compilation]: see compile_small_calls
-_compile_small = [True]
+#: [whether small first calls start a background compilation, and while they do not, the
+#: most elements a call may have to count as small (None: each kernel's max_interpreted)]:
+#: see compile_small_calls
+_compile_small: list[Any] = [True, None]
 #: [elements run by the Python source in this process, over every kernel]
 _interpreted_total = [0]
 
 
 @contextlib.contextmanager
-def compile_small_calls(enabled: bool) -> Iterator[None]:
+def compile_small_calls(enabled: bool, *, up_to: int | None = None) -> Iterator[None]:
     """For the block, in every thread: whether a small first call (at most
     ``max_interpreted`` elements) starts compiling its kernel in the background (the
     default) or runs from the Python source alone.
@@ -73,14 +81,20 @@ def compile_small_calls(enabled: bool) -> Iterator[None]:
     cache holds it (loaded, as a first call does), and otherwise the Python source (the
     same bits, at Python's speed): nothing compiles for it. A larger call, or an element
     the Python source cannot run, still compiles the kernel in the foreground.
-    For short-lived processes that make a few small calls, such as ``limbik demo``.
+    ``up_to`` (off only) counts calls of up to that many elements as small instead of
+    each kernel's ``max_interpreted``, batches included: where a process solves a few
+    dozen problems once, their Python source takes a second where compiling a kernel
+    takes several. Calls whose elements may run very long (``interpretable=False``)
+    still compile. For short-lived processes such as ``limbik demo``.
     """
-    previous = _compile_small[0]
-    _compile_small[0] = bool(enabled)
+    if up_to is not None and (enabled or int(up_to) < 0):
+        raise ValueError("up_to needs compile_small_calls(False) and a count >= 0")
+    previous = list(_compile_small)
+    _compile_small[:] = [bool(enabled), None if up_to is None else int(up_to)]
     try:
         yield
     finally:
-        _compile_small[0] = previous
+        _compile_small[:] = previous
 
 
 def interpreted_elements() -> int:
@@ -254,17 +268,26 @@ class TieredRangeKernel:
 
         ``arguments()`` gives the kernel's arguments after ``start, stop``, with scratch
         space of its own: it is called once in each thread that takes part. A batch of
-        under twice ``smallest`` elements is one call as :meth:`__call__`. A larger batch
-        first has the kernel compiled (or loaded) on the calling thread, then spreads its
-        chunks over the threads (:func:`limbik._batch_threads.run_range`). Returns the sum
-        of the kernel's returns.
+        under twice ``smallest`` elements (or small by :func:`compile_small_calls`) is one
+        call as :meth:`__call__`. A larger batch's first call runs as much of it from the
+        Python source as fits :data:`LARGE_CALL_BUDGET` while the kernel compiles (see
+        :meth:`__call__`); the compiled kernel spreads the rest over the threads
+        (:func:`limbik._batch_threads.run_range`). Returns the sum of the kernel's returns.
         """
-        if count < 2 * smallest:  # one chunk: the calling thread alone
+        if count < 2 * smallest or (interpretable and variant not in self._compiled
+                                    and self._small_uncompiled(count)):
+            # one chunk: the calling thread alone
             return self(variant, 0, count, arguments(), interpretable=interpretable)
-        if variant not in self._compiled:  # an empty range: compiles once, not per thread
-            self(variant, 0, 0, arguments(), interpretable=False)
-        total = None
-        for result in run_range(self.kernel, count, arguments, smallest=smallest):
+        element, total = 0, None
+        if variant not in self._compiled:
+            args = arguments()
+            element, total = self._first_elements(variant, 0, count, args, interpretable)
+            if element == count:
+                return total
+            # an empty range: compiles (or loads) once on this thread, not in every thread
+            self._first_calls_compiled(variant, element, element, args)
+        for result in run_range(self.kernel, count, arguments, smallest=smallest,
+                                start=element):
             total = _sum(total, result)
         return total
 
@@ -295,35 +318,38 @@ class TieredRangeKernel:
             self._jobs[variant] = job
             return job
 
+    def _small_uncompiled(self, count: int) -> bool:
+        """Whether a call of ``count`` elements runs from the Python source alone: small
+        calls compile nothing and ``count`` is within their ``up_to``."""
+        up_to = _compile_small[1]
+        return not _compile_small[0] and up_to is not None and count <= up_to
+
     def _first_calls(self, variant: Hashable, start: int, stop: int, args: tuple[Any, ...],
                      interpretable: bool) -> Any:
-        interpret = interpretable and stop - start <= self.max_interpreted
-        if interpret and not _compile_small[0] and _enabled() and variant not in self._jobs:
-            return self._interpreted_only(variant, start, stop, args)
+        element, total = self._first_elements(variant, start, stop, args, interpretable)
+        if element < stop:
+            total = _sum(total, self._first_calls_compiled(variant, element, stop, args))
+        return total
+
+    def _first_elements(self, variant: Hashable, start: int, stop: int,
+                        args: tuple[Any, ...], interpretable: bool) -> tuple[int, Any]:
+        """A call before ``variant`` is compiled: runs elements ``start ..`` from the Python
+        source where the rules allow, and starts or waits for the compilation. Returns the
+        first element not run and the sum so far; the kernel is ready for the rest (or
+        compiles it in the foreground where no background compilation runs)."""
+        count = stop - start
+        small = count <= self.max_interpreted or self._small_uncompiled(count)
+        if (interpretable and small and not _compile_small[0] and _enabled()
+                and variant not in self._jobs):
+            return self._interpreted_only(start, stop, args)
+        # a call larger than a small one interprets only where small calls compile
+        interpret = interpretable and (small or _compile_small[0])
         job = self._job(variant, interpret, (start, stop, *args))
         if job is None:
-            return self._first_calls_compiled(variant, start, stop, args)
-        total = None
-        element = start
+            return start, None
+        element, total = start, None
         if interpret:
-            source = python_source(self.kernel)
-            # no NumPy warnings (as in compiled code); what Python raises goes to the kernel
-            with np.errstate(all="ignore"):
-                while element < stop and job.is_alive():
-                    # after the first element, the Python source may take at most a share
-                    # of the time since the compilation started: it slows the compiler
-                    pause = (job.interpreted / INTERPRETED_SHARE
-                             - (time.perf_counter() - job.started))
-                    if job.interpreted > 0.0 and pause > 0.0:
-                        job.join(pause)
-                        continue
-                    began = time.perf_counter()
-                    done, result = self._run_source(source, element, args)
-                    if not done:
-                        break
-                    total = _sum(total, result)
-                    job.interpreted += time.perf_counter() - began
-                    element += 1
+            element, total = self._run_while_compiling(job, start, stop, args, paced=small)
         if element < stop:
             job.join()
         if not job.is_alive():
@@ -333,32 +359,66 @@ class TieredRangeKernel:
                         del self._jobs[variant]
                 raise job.error
             self._compiled.add(variant)
-        if element < stop:
-            total = _sum(total, self.kernel(element, stop, *args))
-        return total
+        return element, total
 
-    def _interpreted_only(self, variant: Hashable, start: int, stop: int,
-                          args: tuple[Any, ...]) -> Any:
+    def _run_while_compiling(self, job: _Compilation, start: int, stop: int,
+                             args: tuple[Any, ...], *, paced: bool) -> tuple[int, Any]:
+        """Run elements ``start ..`` from the Python source while ``job`` compiles; returns
+        the first element not run and the sum of the returns.
+
+        ``paced`` (a small call): after the first element, the Python source takes at most
+        :data:`INTERPRETED_SHARE` of the time since the compilation started. Otherwise (a
+        large call) it runs unpaced while the Python time spent during this compilation,
+        with this call's projected rest, fits :data:`LARGE_CALL_BUDGET`."""
+        source = python_source(self.kernel)
+        total = None
+        element = start
+        spent = 0.0  # by this call
+        # no NumPy warnings (as in compiled code); what Python raises goes to the kernel
+        with np.errstate(all="ignore"):
+            while element < stop and job.is_alive():
+                if paced:
+                    pause = (job.interpreted / INTERPRETED_SHARE
+                             - (time.perf_counter() - job.started))
+                    if job.interpreted > 0.0 and pause > 0.0:
+                        job.join(pause)
+                        continue
+                elif element > start and (job.interpreted + spent / (element - start)
+                                          * (stop - element) > LARGE_CALL_BUDGET):
+                    break
+                began = time.perf_counter()
+                done, result = self._run_source(source, element, args)
+                if not done:
+                    break
+                total = _sum(total, result)
+                took = time.perf_counter() - began
+                spent += took
+                job.interpreted += took
+                element += 1
+        return element, total
+
+    def _interpreted_only(self, start: int, stop: int, args: tuple[Any, ...]
+                          ) -> tuple[int, Any]:
         """A small call with background compilation off: the Python source runs every
         element, unless the kernel is compiled for these types or Numba's on-disk cache
-        holds it (then the kernel runs), or an element raises in Python (the kernel,
-        compiled now, runs the rest)."""
+        holds it (then the kernel runs them all), or an element raises in Python (the
+        kernel, compiled now, runs the rest). Returns the first element left to the kernel
+        and the sum so far."""
         kernel = self.kernel
         if not isinstance(kernel, Dispatcher):  # NUMBA_DISABLE_JIT: plain Python
-            return self._first_calls_compiled(variant, start, stop, args)
+            return start, None
         signature = tuple(kernel.typeof_pyval(a) for a in (start, stop, *args))
         if signature in kernel.overloads or _load_cached(kernel, signature):
-            return self._first_calls_compiled(variant, start, stop, args)
+            return start, None
         total = None
         source = python_source(kernel)
         with np.errstate(all="ignore"):
             for element in range(start, stop):
                 done, result = self._run_source(source, element, args)
                 if not done:
-                    return _sum(total, self._first_calls_compiled(variant, element, stop,
-                                                                  args))
+                    return element, total
                 total = _sum(total, result)
-        return total
+        return stop, total
 
     def _first_calls_compiled(self, variant: Hashable, start: int, stop: int,
                               args: tuple[Any, ...]) -> Any:

@@ -150,7 +150,7 @@ def _run_scene(name: str, folder: Path | None) -> list[SceneResult]:
         import matplotlib
 
         matplotlib.use("Agg")
-    with compile_small_calls(False):
+    with compile_small_calls(False, up_to=SMALL_CALL):
         return _load_scenes()[name](folder)
 
 
@@ -211,6 +211,11 @@ def run_scenes(names: Sequence[str] | None = None, folder: Path | None = None, *
 #: scene's figure is its cost once the scenes before it in this order have written their
 #: kernels to the cache: ``footplanter`` and ``rotations`` run ``footplant`` too, which
 #: they then load (run beside ``footplant`` instead, they compiled it a second time).
+#: The most problems a demo call may solve to run from the kernels' Python source where
+#: the kernel is not compiled yet: the scenes' few dozen problems take a second or two
+#: there, where compiling a kernel takes several.
+SMALL_CALL = 64
+
 _COST = {"footplant": 14.6, "jacobian": 12.6, "fabrik": 4.2, "rotations": 2.1,
          "footplanter": 1.9, "arm": 1.4, "leg": 0.6, "planar": 0.3}
 
