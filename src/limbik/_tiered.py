@@ -14,7 +14,9 @@ same bits (``tests/test_tiered.py`` compares them).
   waits for it, so the on-disk cache is written and the next process loads the kernel.
   :func:`wait_for_compilations` waits too, and so does every ``os.fork`` (a child would
   otherwise inherit Numba's compiler lock held by a thread it does not have).
-- Calls with more than ``max_interpreted`` elements wait for the compiled kernel.
+- Calls with more than ``max_interpreted`` elements run from the Python source, unpaced,
+  while its projected time fits :data:`LARGE_CALL_BUDGET`; otherwise they wait for the
+  compiled kernel.
 - The Python source and the compiler share the interpreter lock, so after the first
   element the Python source is paced to :data:`INTERPRETED_SHARE` of the time since the
   compilation started: a loop of calls slows down instead of stalling the compiler, and
