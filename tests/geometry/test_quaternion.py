@@ -71,3 +71,28 @@ def test_two_vectors_nearly_opposite_keeps_the_angle():
             b /= np.linalg.norm(b)
             q = quaternion_from_two_vectors(a, b)
             np.testing.assert_allclose(rotate_vectors(q, a), b, atol=1e-12)
+
+
+def test_single_vectors_give_the_batched_bits():
+    """One quaternion and one vector take a Python-float path in quaternion_multiply and
+    rotate_vectors: the same bits as the same rows in a batch, over values from 1e-300
+    to 1e300, signed zeros, infinities and NaN."""
+    rng = np.random.default_rng(11)
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e308, -1e308, 5e-324, 1.0])
+    with np.errstate(all="ignore"):
+        for trial in range(3000):
+            a = rng.normal(size=4) * 10.0 ** rng.integers(-300, 300, size=4)
+            b = rng.normal(size=4)
+            v = rng.normal(size=3) * 10.0 ** rng.integers(-300, 300, size=3)
+            if trial % 3 == 0:
+                a[rng.integers(4)] = rng.choice(special)
+                v[rng.integers(3)] = rng.choice(special)
+            single = quaternion_multiply(a, b)
+            assert single.shape == (4,) and single.dtype == np.float64
+            assert single.tobytes() == quaternion_multiply(a[None], b[None])[0].tobytes()
+            turned = rotate_vectors(a, v)
+            assert turned.shape == (3,) and turned.dtype == np.float64
+            assert turned.tobytes() == rotate_vectors(a[None], v[None])[0].tobytes()
+    # other dtypes and shapes take the array path
+    assert rotate_vectors(np.array([0, 0, 0, 1]), np.array([1, 2, 3])).tolist() == [1, 2, 3]
+    assert quaternion_multiply(np.eye(4)[3], np.eye(4)[:2]).shape == (2, 4)

@@ -29,10 +29,27 @@ __all__ = [
 IDENTITY = np.array([0.0, 0.0, 0.0, 1.0])
 
 
+def _single(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether ``a`` and ``b`` are one float64 vector each: their products are then
+    computed on Python floats, the same IEEE operations in the same order as NumPy's
+    (the same bits) without NumPy's per-operation cost."""
+    return a.ndim == 1 and b.ndim == 1 and a.dtype == _F64 and b.dtype == _F64
+
+
+_F64 = np.dtype(np.float64)
+
+
 def quaternion_multiply(a: FloatArray, b: FloatArray) -> FloatArray:
     """Hamilton product ``a ⊗ b`` ``(..., 4)``: rotate by ``b`` first, then ``a``."""
     a = np.asarray(a)
     b = np.asarray(b)
+    if _single(a, b) and a.shape[0] == 4 and b.shape[0] == 4:
+        ax, ay, az, aw = a.tolist()
+        bx, by, bz, bw = b.tolist()
+        return np.array([aw * bx + ax * bw + ay * bz - az * by,
+                         aw * by - ax * bz + ay * bw + az * bx,
+                         aw * bz + ax * by - ay * bx + az * bw,
+                         aw * bw - ax * bx - ay * by - az * bz])
     ax, ay, az, aw = a[..., 0], a[..., 1], a[..., 2], a[..., 3]
     bx, by, bz, bw = b[..., 0], b[..., 1], b[..., 2], b[..., 3]
     return np.stack(
@@ -63,6 +80,15 @@ def rotate_vectors(q: FloatArray, v: FloatArray) -> FloatArray:
     """Rotate vectors ``(..., 3)`` by unit quaternions ``(..., 4)``; broadcasts."""
     q = np.asarray(q)
     v = np.asarray(v)
+    if _single(q, v) and q.shape[0] == 4 and v.shape[0] == 3:
+        x, y, z, w = q.tolist()
+        vx, vy, vz = v.tolist()
+        tx = 2.0 * (y * vz - z * vy)
+        ty = 2.0 * (z * vx - x * vz)
+        tz = 2.0 * (x * vy - y * vx)
+        return np.array([vx + w * tx + (y * tz - z * ty),
+                         vy + w * ty + (z * tx - x * tz),
+                         vz + w * tz + (x * ty - y * tx)])
     x, y, z, w = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
     vx, vy, vz = v[..., 0], v[..., 1], v[..., 2]
     # v' = v + w t + u × t with t = 2 u × v
