@@ -385,6 +385,17 @@ def test_up_to_counts_larger_calls_and_batches_as_small(monkeypatch):
         np.testing.assert_array_equal(results, 2.0)
 
 
+def test_up_to_replaces_max_interpreted(monkeypatch):
+    """up_to below max_interpreted: a call between the two compiles."""
+    monkeypatch.delenv(ENVIRONMENT_SWITCH, raising=False)
+    kernel = _fresh_range_kernel()
+    tiered = TieredRangeKernel(kernel, max_interpreted=8)
+    with compile_small_calls(False, up_to=2):
+        tiered(None, 0, 6, (np.ones(6), np.zeros(6)))
+    assert tiered.interpreted_elements == 0
+    assert len(kernel.signatures) == 1
+
+
 @pytest.mark.parametrize(("enabled", "up_to"), [(True, 5), (False, -1)])
 def test_up_to_needs_small_calls_off_and_a_count(enabled, up_to):
     with pytest.raises(ValueError, match="up_to"), compile_small_calls(enabled, up_to=up_to):

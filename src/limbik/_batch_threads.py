@@ -148,8 +148,9 @@ def run_range(kernel: Any, count: int, arguments: Callable[[], tuple[Any, ...]],
     thread; ``arguments()`` is called once in each thread that takes part (scratch space
     of its own, where the kernel needs it). Chunks as in :func:`chunk_size`. A kernel
     that has compiled nothing yet is first called on an empty range on the calling
-    thread, so it compiles (or loads from the cache) once. Returns each chunk's result,
-    in no particular order."""
+    thread, so it compiles (or loads from the cache) once. Chunks start at ``start``
+    plus multiples of the chunk size (a multiple of ``granule``). Returns each chunk's
+    result, in no particular order."""
     left = count - start
     if left < 2 * smallest:  # one chunk: the calling thread alone
         return [kernel(start, count, *arguments())]

@@ -340,7 +340,9 @@ class TieredRangeKernel:
         first element not run and the sum so far; the kernel is ready for the rest (or
         compiles it in the foreground where no background compilation runs)."""
         count = stop - start
-        small = count <= self.max_interpreted or self._small_uncompiled(count)
+        up_to = _compile_small[1]
+        small = count <= (self.max_interpreted if _compile_small[0] or up_to is None
+                          else up_to)
         if (interpretable and small and not _compile_small[0] and _enabled()
                 and variant not in self._jobs):
             return self._interpreted_only(start, stop, args)
@@ -371,7 +373,9 @@ class TieredRangeKernel:
         ``paced`` (a small call): after the first element, the Python source takes at most
         :data:`INTERPRETED_SHARE` of the time since the compilation started. Otherwise (a
         large call) it runs unpaced while the Python time spent during this compilation,
-        with this call's projected rest, fits :data:`LARGE_CALL_BUDGET`."""
+        with this call's projected rest, fits :data:`LARGE_CALL_BUDGET`; the first
+        element always runs, to measure (so one element may overshoot the budget: calls
+        whose elements may run very long pass ``interpretable=False``)."""
         source = python_source(self.kernel)
         total = None
         element = start

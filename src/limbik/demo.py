@@ -175,11 +175,11 @@ def run_scenes(names: Sequence[str] | None = None, folder: Path | None = None, *
     """Run the named scenes (default: all) and return their rows in table order.
 
     ``jobs > 1`` runs scenes in that many worker processes (spawned, so each compiles
-    its own kernels; results are the same as in-process). Small calls (a single FABRIK
-    tree or cone chain) compile nothing: they run their kernels from the cache where it
-    holds them, else from the kernels' Python source (rows marked), as the demo would
-    otherwise spend seconds compiling kernels it calls once
-    (:func:`limbik._tiered.compile_small_calls`).
+    its own kernels; results are the same as in-process). Calls of up to
+    :data:`SMALL_CALL` problems (the FABRIK, CCD and Jacobian rows) compile nothing: they
+    run their kernels from the cache where it holds them, else from the kernels' Python
+    source (rows marked), as the demo would otherwise spend seconds compiling kernels it
+    calls once (:func:`limbik._tiered.compile_small_calls`).
     """
     selected = _select(names)
     jobs = max(1, min(int(jobs), len(selected)))
@@ -206,16 +206,19 @@ def run_scenes(names: Sequence[str] | None = None, folder: Path | None = None, *
     return [r for name in selected for r in done[name]]
 
 
-#: Rough cold-start cost of each scene (seconds on a 2-core machine, mostly kernel
-#: compilation), used only to order the work between processes: the slowest first. A
-#: scene's figure is its cost once the scenes before it in this order have written their
-#: kernels to the cache: ``footplanter`` and ``rotations`` run ``footplant`` too, which
-#: they then load (run beside ``footplant`` instead, they compiled it a second time).
 #: The most problems a demo call may solve to run from the kernels' Python source where
 #: the kernel is not compiled yet: the scenes' few dozen problems take a second or two
 #: there, where compiling a kernel takes several.
 SMALL_CALL = 64
 
+#: Rough cold-start cost of each scene (seconds on a 2-core machine, mostly kernel
+#: compilation), used only to order the work between processes: the slowest first. A
+#: scene's figure is its cost once the scenes before it in this order have written their
+#: kernels to the cache: ``footplanter`` and ``rotations`` run ``footplant`` too, which
+#: they then load (run beside ``footplant`` instead, they compiled it a second time).
+#: Measured before the ``jacobian`` and ``fabrik`` scenes ran their calls from Python
+#: source (now about 7 and 1 s); the order they give still has both workers end within
+#: a second of each other.
 _COST = {"footplant": 14.6, "jacobian": 12.6, "fabrik": 4.2, "rotations": 2.1,
          "footplanter": 1.9, "arm": 1.4, "leg": 0.6, "planar": 0.3}
 

@@ -32,7 +32,9 @@ IDENTITY = np.array([0.0, 0.0, 0.0, 1.0])
 def _single(a: np.ndarray, b: np.ndarray) -> bool:
     """Whether ``a`` and ``b`` are one float64 vector each: their products are then
     computed on Python floats, the same IEEE operations in the same order as NumPy's
-    (the same bits) without NumPy's per-operation cost."""
+    (the same bits) without NumPy's per-operation cost. A result with an infinity or a
+    NaN is computed again by NumPy, which then warns (or raises, under ``np.errstate``)
+    as before and gives its own NaN signs; underflow is not reported for one vector."""
     return a.ndim == 1 and b.ndim == 1 and a.dtype == _F64 and b.dtype == _F64
 
 
@@ -46,10 +48,13 @@ def quaternion_multiply(a: FloatArray, b: FloatArray) -> FloatArray:
     if _single(a, b) and a.shape[0] == 4 and b.shape[0] == 4:
         ax, ay, az, aw = a.tolist()
         bx, by, bz, bw = b.tolist()
-        return np.array([aw * bx + ax * bw + ay * bz - az * by,
-                         aw * by - ax * bz + ay * bw + az * bx,
-                         aw * bz + ax * by - ay * bx + az * bw,
-                         aw * bw - ax * bx - ay * by - az * bz])
+        x = aw * bx + ax * bw + ay * bz - az * by
+        y = aw * by - ax * bz + ay * bw + az * bx
+        z = aw * bz + ax * by - ay * bx + az * bw
+        w = aw * bw - ax * bx - ay * by - az * bz
+        total = x + y + z + w
+        if total - total == 0.0:  # all finite (else NumPy's path below)
+            return np.array([x, y, z, w])
     ax, ay, az, aw = a[..., 0], a[..., 1], a[..., 2], a[..., 3]
     bx, by, bz, bw = b[..., 0], b[..., 1], b[..., 2], b[..., 3]
     return np.stack(
@@ -86,9 +91,12 @@ def rotate_vectors(q: FloatArray, v: FloatArray) -> FloatArray:
         tx = 2.0 * (y * vz - z * vy)
         ty = 2.0 * (z * vx - x * vz)
         tz = 2.0 * (x * vy - y * vx)
-        return np.array([vx + w * tx + (y * tz - z * ty),
-                         vy + w * ty + (z * tx - x * tz),
-                         vz + w * tz + (x * ty - y * tx)])
+        rx = vx + w * tx + (y * tz - z * ty)
+        ry = vy + w * ty + (z * tx - x * tz)
+        rz = vz + w * tz + (x * ty - y * tx)
+        total = rx + ry + rz
+        if total - total == 0.0:  # all finite (else NumPy's path below)
+            return np.array([rx, ry, rz])
     x, y, z, w = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
     vx, vy, vz = v[..., 0], v[..., 1], v[..., 2]
     # v' = v + w t + u × t with t = 2 u × v
