@@ -433,6 +433,36 @@ def test_up_to_runs_a_fabrik_batch_from_python_source_with_the_kernel_bits(tmp_p
     assert np.array(found["error"]).tobytes() == compiled.error.tobytes()
 
 
+_LARGE_CALL = textwrap.dedent("""
+    import importlib, json
+    import numpy as np
+    import limbik
+    fabrik = importlib.import_module("limbik.solvers.fabrik")
+    rng = np.random.default_rng(4)
+    chains = np.cumsum(rng.normal(size=(200, 5, 3)), axis=1)
+    sol = limbik.fabrik(chains, rng.normal(scale=2.0, size=(200, 3)))
+    print(json.dumps({"interpreted": fabrik._CHAIN_RANGE.interpreted_elements,
+                      "positions": sol.positions.tolist()}))
+""")
+
+
+def test_a_large_first_call_loads_a_cached_kernel_instead_of_interpreting(tmp_path):
+    """A 200-chain first call runs from the Python source on an empty cache, and loads the
+    kernel (no Python source) where the on-disk cache holds it: the same positions."""
+    def run():
+        env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+        env.pop(ENVIRONMENT_SWITCH, None)
+        done = subprocess.run([sys.executable, "-c", _LARGE_CALL], capture_output=True,
+                              text=True, env=env, timeout=300, check=True)
+        return json.loads(done.stdout)
+
+    cold = run()  # the process waits for the compilation at exit: the cache is written
+    assert cold["interpreted"] > 0
+    warm = run()
+    assert warm["interpreted"] == 0
+    assert warm["positions"] == cold["positions"]
+
+
 def test_compile_small_calls_is_restored_after_the_block(monkeypatch):
     monkeypatch.delenv(ENVIRONMENT_SWITCH, raising=False)
     with compile_small_calls(False):

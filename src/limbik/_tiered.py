@@ -14,9 +14,9 @@ same bits (``tests/test_tiered.py`` compares them).
   waits for it, so the on-disk cache is written and the next process loads the kernel.
   :func:`wait_for_compilations` waits too, and so does every ``os.fork`` (a child would
   otherwise inherit Numba's compiler lock held by a thread it does not have).
-- Calls with more than ``max_interpreted`` elements run from the Python source, unpaced,
-  while its projected time fits :data:`LARGE_CALL_BUDGET`; otherwise they wait for the
-  compiled kernel.
+- Calls with more than ``max_interpreted`` elements load the kernel where Numba's on-disk
+  cache holds it, else run from the Python source, unpaced, while its projected time
+  fits :data:`LARGE_CALL_BUDGET`; otherwise they wait for the compiled kernel.
 - The Python source and the compiler share the interpreter lock, so after the first
   element the Python source is paced to :data:`INTERPRETED_SHARE` of the time since the
   compilation started: a loop of calls slows down instead of stalling the compiler, and
@@ -346,8 +346,12 @@ class TieredRangeKernel:
         if (interpretable and small and not _compile_small[0] and _enabled()
                 and variant not in self._jobs):
             return self._interpreted_only(start, stop, args)
-        # a call larger than a small one interprets only where small calls compile
+        # a call larger than a small one interprets only where small calls compile, and
+        # only where the on-disk cache does not hold the kernel (loaded, it runs at once)
         interpret = interpretable and (small or _compile_small[0])
+        if (interpret and not small and variant not in self._jobs
+                and self._loaded(start, stop, args)):
+            return start, None
         job = self._job(variant, interpret, (start, stop, *args))
         if job is None:
             return start, None
@@ -403,6 +407,15 @@ class TieredRangeKernel:
                 element += 1
         return element, total
 
+    def _loaded(self, start: int, stop: int, args: tuple[Any, ...]) -> bool:
+        """Whether the kernel is compiled for these arguments' types, or now loaded from
+        Numba's on-disk cache (compiling nothing)."""
+        kernel = self.kernel
+        if not isinstance(kernel, Dispatcher):
+            return False
+        signature = tuple(kernel.typeof_pyval(a) for a in (start, stop, *args))
+        return signature in kernel.overloads or _load_cached(kernel, signature)
+
     def _interpreted_only(self, start: int, stop: int, args: tuple[Any, ...]
                           ) -> tuple[int, Any]:
         """A small call with background compilation off: the Python source runs every
@@ -410,14 +423,10 @@ class TieredRangeKernel:
         holds it (then the kernel runs them all), or an element raises in Python (the
         kernel, compiled now, runs the rest). Returns the first element left to the kernel
         and the sum so far."""
-        kernel = self.kernel
-        if not isinstance(kernel, Dispatcher):  # NUMBA_DISABLE_JIT: plain Python
-            return start, None
-        signature = tuple(kernel.typeof_pyval(a) for a in (start, stop, *args))
-        if signature in kernel.overloads or _load_cached(kernel, signature):
-            return start, None
+        if not isinstance(self.kernel, Dispatcher) or self._loaded(start, stop, args):
+            return start, None  # (NUMBA_DISABLE_JIT: plain Python)
         total = None
-        source = python_source(kernel)
+        source = python_source(self.kernel)
         with np.errstate(all="ignore"):
             for element in range(start, stop):
                 done, result = self._run_source(source, element, args)
