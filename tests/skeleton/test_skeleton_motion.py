@@ -238,3 +238,44 @@ def test_forward_kinematics_takes_a_forest_and_normalises_rotations():
     with pytest.raises(InvalidInputError, match="batch shapes"):
         forward_kinematics([-1, 0, 1, -1], np.broadcast_to(rot, (2, 4, 4)),
                            np.broadcast_to(trans, (3, 4, 3)))
+
+
+def test_forward_kinematics_checks_in_its_kernel_as_the_validators_do():
+    """The kernel checks unit rotations and finite translations as it goes; its answer is
+    the validated path's, bit for bit, over unit rows, rows off unit by 1e-16 to 1e-3
+    (around the 1e-12 line too), huge rows and mixes; bad values raise as before, with
+    ``out=`` too."""
+    from limbik._validation import as_points, as_unit_quaternions
+    from limbik.skeleton import forward_kinematics
+    from limbik.skeleton.motion import _forward_kinematics
+
+    rng = np.random.default_rng(8)
+    parents = np.array([-1, 0, 1, 1, 3, -1])
+    for trial in range(60):
+        rot = rng.normal(size=(7, 6, 4))
+        rot /= np.linalg.norm(rot, axis=-1, keepdims=True)
+        if trial % 2:  # scale some rows off unit: squared norms 1 ± 1e-16 .. 1e-3
+            picks = rng.random((7, 6)) < 0.2
+            off = 10.0 ** rng.uniform(-16, -3, size=(7, 6)) * rng.choice([-1, 1], (7, 6))
+            off[picks & (rng.random((7, 6)) < 0.3)] = rng.choice([0.99e-12, 1.01e-12])
+            rot[picks] *= np.sqrt(1.0 + off[picks])[:, None]
+        if trial % 5 == 0:
+            rot[rng.integers(7), rng.integers(6)] *= 1e200
+        trans = rng.normal(size=(7, 6, 3))
+        expected = _forward_kinematics(parents, as_unit_quaternions(rot, "r"),
+                                       as_points(trans, "t"))
+        for got in (forward_kinematics(parents, rot, trans),
+                    forward_kinematics(parents, rot, trans,
+                                       out=(np.empty((7, 6, 4)), np.empty((7, 6, 3))))):
+            assert got[0].tobytes() == expected[0].tobytes()
+            assert got[1].tobytes() == expected[1].tobytes()
+    rot = np.tile([0.0, 0, 0, 1], (6, 1))
+    trans = np.zeros((6, 3))
+    for bad_rot, bad_trans, argument in ((np.where(np.eye(6, 4), np.nan, rot), trans,
+                                          "local_rotations"),
+                                         (rot, np.full((6, 3), np.inf), "local_translations"),
+                                         (np.zeros((6, 4)), trans, "local_rotations")):
+        for out in (None, (np.empty((6, 4)), np.empty((6, 3)))):
+            with pytest.raises(InvalidInputError) as caught:
+                forward_kinematics(parents, bad_rot, bad_trans, out=out)
+            assert caught.value.argument == argument

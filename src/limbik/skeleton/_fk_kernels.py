@@ -13,28 +13,40 @@ from limbik._batch_threads import run_range
 SMALLEST_CHUNK = 8192
 
 
+#: A local rotation passes the kernel's check when its squared norm is within this of 1:
+#: inside :func:`limbik._validation.as_unit_quaternions`' 1e-12 by far more than the few
+#: units of 1e-16 by which the two sums of the same squares can differ.
+UNIT_MARGIN = 1e-12 - 1e-14
+
+
 def forward_kinematics_frames(parents: np.ndarray, q_local: np.ndarray, t_local: np.ndarray,
                               q_world: np.ndarray, p_world: np.ndarray,
-                              only: np.ndarray) -> None:
+                              only: np.ndarray) -> int:
     """Fill ``q_world (N, J, 4)`` and ``p_world (N, J, 3)`` from local transforms.
 
     ``parents (J,)`` come before their children; -1 marks a root. Quaternions are
     (x, y, z, w). Only joints with ``only[j]`` true are (re)computed; the others must
     already hold their world transforms (pass all true for a full pass). Frames are
     independent and spread over every thread.
+
+    Returns the number of computed joints whose local rotation is not unit to
+    :data:`UNIT_MARGIN` or whose translation is not finite (0 for validated input):
+    callers that pass unvalidated arrays validate them and run again when it is not 0.
     """
     frames, joints = q_local.shape[0], max(1, q_local.shape[1])
     arguments = (parents, q_local, t_local, q_world, p_world, only)
-    run_range(forward_kinematics_range, frames, lambda: arguments,
-              smallest=-(-SMALLEST_CHUNK // joints))
+    return sum(run_range(forward_kinematics_range, frames, lambda: arguments,
+                         smallest=-(-SMALLEST_CHUNK // joints)))
 
 
 @njit(cache=True, nogil=True)
 def forward_kinematics_range(start: int, stop: int, parents: np.ndarray, q_local: np.ndarray,
                              t_local: np.ndarray, q_world: np.ndarray, p_world: np.ndarray,
-                             only: np.ndarray) -> None:
-    """:func:`forward_kinematics_frames` on frames ``start .. stop - 1``."""
+                             only: np.ndarray) -> int:
+    """:func:`forward_kinematics_frames` on frames ``start .. stop - 1``; returns their
+    count of joints that fail its check."""
     joints = q_local.shape[1]
+    failed = 0
     for f in range(start, stop):
         for j in range(joints):
             if not only[j]:
@@ -42,6 +54,10 @@ def forward_kinematics_range(start: int, stop: int, parents: np.ndarray, q_local
             p = parents[j]
             lx, ly, lz, lw = q_local[f, j, 0], q_local[f, j, 1], q_local[f, j, 2], q_local[f, j, 3]
             vx, vy, vz = t_local[f, j, 0], t_local[f, j, 1], t_local[f, j, 2]
+            # NaN and infinity fail both tests
+            if not (abs((lx * lx + ly * ly) + (lz * lz + lw * lw) - 1.0) < UNIT_MARGIN
+                    and (vx - vx) + (vy - vy) + (vz - vz) == 0.0):
+                failed += 1
             if p < 0:
                 q_world[f, j, 0] = lx
                 q_world[f, j, 1] = ly
@@ -62,3 +78,4 @@ def forward_kinematics_range(start: int, stop: int, parents: np.ndarray, q_local
             p_world[f, j, 0] = p_world[f, p, 0] + vx + w * tx + (y * tz - z * ty)
             p_world[f, j, 1] = p_world[f, p, 1] + vy + w * ty + (z * tx - x * tz)
             p_world[f, j, 2] = p_world[f, p, 2] + vz + w * tz + (x * ty - y * tx)
+    return failed

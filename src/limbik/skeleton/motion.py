@@ -17,6 +17,7 @@ from limbik._validation import (
     as_parents,
     as_points,
     as_quaternions,
+    as_real_array,
     as_unit_quaternions,
     broadcast_shapes,
 )
@@ -47,11 +48,25 @@ def forward_kinematics(parents: Any, local_rotations: Any, local_translations: A
     Frames are spread over every thread.
     ``out``: two writable C-contiguous float64 arrays ``(..., J, 4)`` and ``(..., J, 3)``
     of the broadcast shape (e.g. an earlier call's result), written in place and
-    returned.
+    returned (on input that raises, what they hold is unspecified).
+
+    Float64 inputs are checked by the kernel as it runs, on every thread; only where a
+    rotation is not unit (or a value not finite) do the NumPy validators run, and the
+    kernel again.
     """
     par = as_parents(parents, min_joints=1, forest=True)
     joints = par.size
-    q_local = as_unit_quaternions(local_rotations, "local_rotations")
+    q_raw = as_real_array(local_rotations, "local_rotations", (4,))
+    t_raw = as_real_array(local_translations, "local_translations", (3,))
+    if (q_raw.ndim >= 2 and q_raw.shape[-2:] == (joints, 4) and t_raw.ndim >= 2
+            and t_raw.shape[-2:] == (joints, 3)
+            and _broadcastable(q_raw.shape[:-2], t_raw.shape[:-2])):
+        # the kernel checks the rows as it goes (on every thread): unit rotations and
+        # finite translations, as the checks below would pass them, need nothing else
+        done, failed = _forward_kinematics_counted(par, q_raw, t_raw, out)
+        if not failed:
+            return done
+    q_local = as_unit_quaternions(local_rotations, "local_rotations", copy=False)
     t_local = as_points(local_translations, "local_translations")
     for array, name in ((q_local, "local_rotations"), (t_local, "local_translations")):
         if array.ndim < 2 or array.shape[-2] != joints:
@@ -63,12 +78,31 @@ def forward_kinematics(parents: Any, local_rotations: Any, local_translations: A
     return _forward_kinematics(par, q_local, t_local, out)
 
 
+def _broadcastable(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
+    try:
+        np.broadcast_shapes(a, b)
+    except ValueError:
+        return False
+    return True
+
+
 def _forward_kinematics(parents: np.ndarray, local_rotations: FloatArray,
                         local_translations: FloatArray,
                         out: tuple[FloatArray, FloatArray] | None = None
                         ) -> tuple[FloatArray, FloatArray]:
     """:func:`forward_kinematics` on trusted input: ``parents`` listed before their
     children, unit quaternions, finite translations, ``J`` joints in both."""
+    return _forward_kinematics_counted(parents, local_rotations, local_translations, out)[0]
+
+
+def _forward_kinematics_counted(parents: np.ndarray, local_rotations: FloatArray,
+                                local_translations: FloatArray,
+                                out: tuple[FloatArray, FloatArray] | None = None
+                                ) -> tuple[tuple[FloatArray, FloatArray], int]:
+    """:func:`_forward_kinematics` on float64 arrays of the right shapes, not checked
+    otherwise, with the number of joints whose rotation is not unit to the kernel's
+    margin or whose translation is not finite (the world frames hold no answer, and
+    ``out`` was written, where it is not 0)."""
     q_local = np.asarray(local_rotations, dtype=np.float64)
     t_local = np.asarray(local_translations, dtype=np.float64)
     shape = np.broadcast_shapes(q_local.shape[:-1], t_local.shape[:-1])
@@ -85,11 +119,11 @@ def _forward_kinematics(parents: np.ndarray, local_rotations: FloatArray,
         q_world, p_world = empty_arrays((q.shape, np.float64), (t.shape, np.float64))
     else:
         q_world, p_world = q_out.reshape(q.shape), p_out.reshape(t.shape)
-    forward_kinematics_frames(read_only(np.ascontiguousarray(parents, dtype=np.int64)), q, t,
-                              q_world, p_world, np.ones(joints, dtype=np.bool_))
+    failed = forward_kinematics_frames(read_only(np.ascontiguousarray(parents, dtype=np.int64)),
+                                       q, t, q_world, p_world, np.ones(joints, dtype=np.bool_))
     if out is not None:
-        return q_out, p_out
-    return q_world.reshape(shape + (4,)), p_world.reshape(shape + (3,))
+        return (q_out, p_out), failed
+    return (q_world.reshape(shape + (4,)), p_world.reshape(shape + (3,))), failed
 
 
 def _out_frames(out: Any, shape: tuple[int, ...]) -> tuple[FloatArray, FloatArray]:
