@@ -115,9 +115,14 @@ def timed(fn: Callable[[], Any]) -> tuple[Any, WallTime]:
     return result, seconds
 
 
+#: The most problems a demo call may solve to run from the kernels' Python source where
+#: the kernel is not compiled yet: the scenes' few dozen problems take a second or two
+#: there, where compiling a kernel takes several.
+SMALL_CALL = 64
+
 #: The table's footnote to rows timed from Python source.
-INTERPRETED_NOTE = ("run from Python source: the demo compiles no kernel for a call this "
-                    "small (`limbik compile` builds them all)")
+INTERPRETED_NOTE = (f"run from Python source: the demo compiles no kernel for a call of up "
+                    f"to {SMALL_CALL} problems (`limbik compile` builds them all)")
 
 
 def format_table(rows: list[dict[str, object]]) -> str:
@@ -205,11 +210,6 @@ def run_scenes(names: Sequence[str] | None = None, folder: Path | None = None, *
             done = {name: future.result() for name, future in futures.items()}
     return [r for name in selected for r in done[name]]
 
-
-#: The most problems a demo call may solve to run from the kernels' Python source where
-#: the kernel is not compiled yet: the scenes' few dozen problems take a second or two
-#: there, where compiling a kernel takes several.
-SMALL_CALL = 64
 
 #: Rough cold-start cost of each scene (seconds on a 2-core machine, mostly kernel
 #: compilation), used only to order the work between processes: the slowest first. A
