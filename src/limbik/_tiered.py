@@ -277,7 +277,8 @@ class TieredRangeKernel:
         (:func:`limbik._batch_threads.run_range`). Returns the sum of the kernel's returns.
         """
         if count < 2 * smallest or (interpretable and variant not in self._compiled
-                                    and self._small_uncompiled(count)):
+                                    and not _compile_small[0]
+                                    and count <= self._small_limit()):
             # one chunk: the calling thread alone
             return self(variant, 0, count, arguments(), interpretable=interpretable)
         element, total = 0, None
@@ -320,11 +321,11 @@ class TieredRangeKernel:
             self._jobs[variant] = job
             return job
 
-    def _small_uncompiled(self, count: int) -> bool:
-        """Whether a call of ``count`` elements runs from the Python source alone: small
-        calls compile nothing and ``count`` is within their ``up_to``."""
+    def _small_limit(self) -> int:
+        """The most elements of a small call: ``max_interpreted``, or while small calls
+        compile nothing, their ``up_to`` where one is given."""
         up_to = _compile_small[1]
-        return not _compile_small[0] and up_to is not None and count <= up_to
+        return self.max_interpreted if _compile_small[0] or up_to is None else up_to
 
     def _first_calls(self, variant: Hashable, start: int, stop: int, args: tuple[Any, ...],
                      interpretable: bool) -> Any:
@@ -339,10 +340,7 @@ class TieredRangeKernel:
         source where the rules allow, and starts or waits for the compilation. Returns the
         first element not run and the sum so far; the kernel is ready for the rest (or
         compiles it in the foreground where no background compilation runs)."""
-        count = stop - start
-        up_to = _compile_small[1]
-        small = count <= (self.max_interpreted if _compile_small[0] or up_to is None
-                          else up_to)
+        small = stop - start <= self._small_limit()
         if (interpretable and small and not _compile_small[0] and _enabled()
                 and variant not in self._jobs):
             return self._interpreted_only(start, stop, args)

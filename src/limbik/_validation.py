@@ -226,6 +226,14 @@ def as_joint_rotations(value: Any, name: str, n_joints: int, shape: tuple[int, .
     return q
 
 
+#: Quaternions whose squared norm is within this of 1 are unit: kept bit for bit.
+UNIT_TOLERANCE = 1e-12
+#: A quick test of unit norm passes rows within this of 1: inside UNIT_TOLERANCE by far
+#: more than the few units of 1e-16 by which two orders of the same sum of squares differ,
+#: so a row it passes is unit by :func:`as_unit_quaternions`' own sum too.
+UNIT_MARGIN = UNIT_TOLERANCE - 1e-14
+
+
 def as_unit_quaternions(value: Any, name: str, *, copy: bool = True) -> FloatArray:
     """Quaternions ``(..., 4)`` as :func:`as_quaternions`, but rows already unit to 1e-12
     are returned bit for bit (so a weight of 0 can give back the caller's input).
@@ -237,14 +245,12 @@ def as_unit_quaternions(value: Any, name: str, *, copy: bool = True) -> FloatArr
     array = as_float_array(value, name, (4,))
     x, y, z, w = array[..., 0], array[..., 1], array[..., 2], array[..., 3]
     with np.errstate(over="ignore"):  # huge entries: not unit, so normalised below
-        # a quick test first: a sum over the short last axis costs NumPy a loop per row.
-        # Its terms in another order differ from that sum by a few units of 1e-16, well
-        # within the margin, so a row it passes is unit by the sum's test too
+        # a quick test first: a sum over the short last axis costs NumPy a loop per row
         quick = (x * x + y * y) + (z * z + w * w)
-        if bool(np.all(np.abs(quick - 1.0) < 1e-12 - 1e-14)):
+        if bool(np.all(np.abs(quick - 1.0) < UNIT_MARGIN)):
             return array.copy() if copy else array
         norms = np.sum(array * array, axis=-1, keepdims=True)
-    unit = np.abs(norms - 1.0) < 1e-12
+    unit = np.abs(norms - 1.0) < UNIT_TOLERANCE
     return np.where(unit, array, as_quaternions(array, name))
 
 

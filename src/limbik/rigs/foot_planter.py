@@ -151,21 +151,19 @@ class FootPlanter:
         direction = np.array([0.0, -self.ray_length, 0.0])
         if hasattr(self.raycast, "ground_below"):  # a Terrain: the straight-down query
             hit, point = self.raycast.ground_below(origin, self.ray_length)
-            return np.where(np.asarray(hit, dtype=bool)[..., None],
-                            np.asarray(point, dtype=np.float64), origin + direction)
-        if hasattr(self.raycast, "raycast"):
+        elif hasattr(self.raycast, "raycast"):
             hit, _, point, _ = self.raycast.raycast(origin, direction,
                                                     max_distance=self.ray_length)
-            hit = np.asarray(hit, dtype=bool)
-            point = np.asarray(point, dtype=np.float64)
-            return np.where(hit[..., None], point, origin + direction)
-        found = (origin + direction).reshape(-1, 3)
-        for leg, start in enumerate(origin.reshape(-1, 3)):
-            out = self.raycast(start.copy(), direction.copy())
-            if out is not None:
-                found[leg] = as_point(out, "raycast result" if origin.ndim == 1
-                                      else f"raycast result of leg {leg} (flat index)")
-        return found.reshape(origin.shape)
+        else:  # a callable, once per leg
+            found = (origin + direction).reshape(-1, 3)
+            for leg, start in enumerate(origin.reshape(-1, 3)):
+                out = self.raycast(start.copy(), direction.copy())
+                if out is not None:
+                    found[leg] = as_point(out, "raycast result" if origin.ndim == 1
+                                          else f"raycast result of leg {leg} (flat index)")
+            return found.reshape(origin.shape)
+        return np.where(np.asarray(hit, dtype=bool)[..., None],
+                        np.asarray(point, dtype=np.float64), origin + direction)
 
     def step(self, dt: float, part0: Frame, *, ray_origin: Any = None) -> tuple[Frame, Frame]:
         """Run the loop once, then let the tweens advance ``dt`` seconds.

@@ -7,16 +7,11 @@ from numba import njit
 
 import limbik._numba_cache  # noqa: F401  (Numba's cache: locked saves, kernel-source stamp)
 from limbik._batch_threads import run_range
+from limbik._validation import UNIT_MARGIN
 
 #: Joint transforms per chunk at least where frames are spread over threads (about
 #: 0.1 ms of work).
 SMALLEST_CHUNK = 8192
-
-
-#: A local rotation passes the kernel's check when its squared norm is within this of 1:
-#: inside :func:`limbik._validation.as_unit_quaternions`' 1e-12 by far more than the few
-#: units of 1e-16 by which the two sums of the same squares can differ.
-UNIT_MARGIN = 1e-12 - 1e-14
 
 
 def forward_kinematics_frames(parents: np.ndarray, q_local: np.ndarray, t_local: np.ndarray,
@@ -30,8 +25,9 @@ def forward_kinematics_frames(parents: np.ndarray, q_local: np.ndarray, t_local:
     independent and spread over every thread.
 
     Returns the number of computed joints whose local rotation is not unit to
-    :data:`UNIT_MARGIN` or whose translation is not finite (0 for validated input):
-    callers that pass unvalidated arrays validate them and run again when it is not 0.
+    :data:`limbik._validation.UNIT_MARGIN` (a row validation keeps as it is) or whose
+    translation is not finite (0 for validated input): callers that pass unvalidated
+    arrays validate them and run again when it is not 0.
     """
     frames, joints = q_local.shape[0], max(1, q_local.shape[1])
     arguments = (parents, q_local, t_local, q_world, p_world, only)
