@@ -9,11 +9,14 @@ the kernels from the cache). Every figure is the minimum over ``--repeat`` runs.
 Printed per family: the cold first call; "compiled", the time from the start of that
 call until its kernels are compiled (the same as the first call, except where a small
 first call runs the kernel's Python source while the kernel compiles in the background,
-as ``jacobian_ik`` does: see ``limbik/_tiered.py``), and the CPU time until then, which
-other load on the machine inflates less than the wall time; the cached first call; a
+as ``jacobian_ik`` does, or a batch runs on NumPy lanes while its kernel compiles, as
+``jacobian_ik``'s batches do: see ``limbik/_tiered.py``), and the CPU time until then
+(with the child processes that compile), which other load on the machine inflates less
+than the wall time; the cached first call; a
 warm call (the third); and the ratios compiled / cold and cached / warm, measured in
 this run. ``fabrik_batch`` and ``FabrikTree_batch`` time a first call on 1000 chains or
-trees (the parallel driver), ``jacobian_ik_pose_batch`` one on 1000 Panda pose targets.
+trees (the parallel driver), ``jacobian_ik_batch`` and ``jacobian_ik_pose_batch`` one on
+1000 Panda position or pose targets.
 Also ``import limbik`` and ``limbik --help`` against ``python -c pass`` (interpreter
 start) in the same run.
 
@@ -79,14 +82,15 @@ import limbik
 t1 = time.perf_counter()
 import numpy as np
 {setup}
+import os
 t2 = time.perf_counter()
-c2 = time.process_time()
+c2 = sum(os.times()[:4])
 {call}
 t3 = time.perf_counter()
 from limbik._tiered import wait_for_compilations
 wait_for_compilations()
 t4 = time.perf_counter()
-c4 = time.process_time()
+c4 = sum(os.times()[:4])  # with the child processes that compiled
 {call}
 t5a = time.perf_counter()
 {call}

@@ -13,7 +13,7 @@ import os
 import sys
 from typing import IO, Any
 
-__all__ = ["MESSAGE", "announce_compilation"]
+__all__ = ["MESSAGE", "announce_compilation", "note_compilation"]
 
 MESSAGE = ("limbik: compiling kernels, once… (later runs load them from the cache; "
            "`limbik compile` builds them all ahead)")
@@ -37,7 +37,9 @@ def announce_compilation(stream: IO[str] | None = None, *, once_file: str | None
         said = False
 
         def on_start(self, ev: Any) -> None:
-            dispatcher = ev.data.get("dispatcher") if isinstance(ev.data, dict) else None
+            self.notice(ev.data.get("dispatcher") if isinstance(ev.data, dict) else None)
+
+        def notice(self, dispatcher: Any) -> None:
             module = getattr(getattr(dispatcher, "py_func", None), "__module__", "") or ""
             if not self.said and module.startswith("limbik."):
                 self.said = True
@@ -60,3 +62,10 @@ def announce_compilation(stream: IO[str] | None = None, *, once_file: str | None
     event.register("numba:compile", listener)
     _installed.append(listener)
 
+
+
+def note_compilation(dispatcher: Any) -> None:
+    """Tell :func:`announce_compilation`'s listener, where installed, that ``dispatcher``
+    compiles in another process (Numba's events here then say nothing)."""
+    for listener in _installed:
+        listener.notice(dispatcher)

@@ -3,24 +3,34 @@
 A kernel's first call in a process compiles it, which takes seconds on an empty cache.
 A *range kernel* ``kernel(start, stop, *args)`` solves batch elements ``start .. stop - 1``
 one by one, each independently, and writes them into output arrays. For such a kernel a
-small call need not wait: :class:`TieredRangeKernel` starts the compilation in a
-background thread and meanwhile runs the kernel's Python source (``py_func``, with every
+small call need not wait: :class:`TieredRangeKernel` starts the compilation in the
+background and meanwhile runs the kernel's Python source (``py_func``, with every
 compiled helper it calls replaced by that helper's source), one element at a time,
 handing the remaining elements to the compiled kernel as soon as it is ready. The Python
 source does the same IEEE double operations in the same order, so every output is the
 same bits (``tests/test_tiered.py`` compares them).
 
-- The background thread is not a daemon: a process that ends during the compilation
-  waits for it, so the on-disk cache is written and the next process loads the kernel.
-  :func:`wait_for_compilations` waits too, and so does every ``os.fork`` (a child would
-  otherwise inherit Numba's compiler lock held by a thread it does not have).
+- A cached kernel of a limbik module compiles in a child process, which writes Numba's
+  on-disk cache; a daemon thread waits for it and loads the kernel from the cache. The
+  compiler then shares neither this interpreter's lock (the Python source runs at full
+  speed beside it) nor this process's exit (the child finishes the cache by itself).
+  ``LIMBIK_COMPILE_IN_CHILD=0`` in the environment, an interpreter inside another
+  application, a kernel without a cache or a child that fails: a background thread
+  compiles it instead. That thread is not a daemon: a process that ends during the
+  compilation waits for it, so the on-disk cache is written and the next process loads
+  the kernel.
+- :func:`wait_for_compilations` waits for both, and so does every ``os.fork`` (a child
+  would otherwise inherit Numba's compiler lock held by a thread it does not have).
 - Calls with more than ``max_interpreted`` elements load the kernel where Numba's on-disk
-  cache holds it, else run from the Python source, unpaced, while its projected time
-  fits :data:`LARGE_CALL_BUDGET`; otherwise they wait for the compiled kernel.
-- The Python source and the compiler share the interpreter lock, so after the first
-  element the Python source is paced to :data:`INTERPRETED_SHARE` of the time since the
-  compilation started: a loop of calls slows down instead of stalling the compiler, and
-  no call waits for the whole compilation.
+  cache holds it. Else a kernel with NumPy lanes (``lanes``: the same algorithm over many
+  elements at once) runs them; another runs from the Python source, unpaced, while its
+  projected time fits :data:`LARGE_CALL_BUDGET`, and otherwise waits for the compiled
+  kernel.
+- Where the compiler runs in a thread, it shares the interpreter lock with the Python
+  source, so after the first element a small call's Python source is paced to
+  :data:`INTERPRETED_SHARE` of the time since the compilation started: a loop of calls
+  slows down instead of stalling the compiler, and no call waits for the whole
+  compilation.
 - ``LIMBIK_BACKGROUND_COMPILE=0`` in the environment turns tiering off: every first call
   then compiles in the foreground.
 - :func:`compile_small_calls` ``(False)`` lets a short-lived process (``limbik demo``) run
@@ -34,6 +44,9 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import pickle
+import subprocess
+import sys
 import threading
 import time
 import types
@@ -51,6 +64,9 @@ __all__ = ["TieredRangeKernel", "compile_small_calls", "interpreted_elements", "
 #: Set to "0" to compile every kernel in the foreground on its first call.
 ENVIRONMENT_SWITCH = "LIMBIK_BACKGROUND_COMPILE"
 
+#: Set to "0" to compile in a thread of this process instead of a child process.
+CHILD_SWITCH = "LIMBIK_COMPILE_IN_CHILD"
+
 #: While a kernel compiles, a small call's Python source may run at most this fraction of
 #: the time (after its first element): the compiler shares the interpreter lock with it.
 INTERPRETED_SHARE = 0.2
@@ -60,6 +76,11 @@ INTERPRETED_SHARE = 0.2
 #: time, with its projected rest, fits; otherwise it waits for the kernel (a thousand
 #: FABRIK chains take about a second from the source, compiling their kernel 3.5 s).
 LARGE_CALL_BUDGET = 2.0
+
+#: Elements per call of a kernel's NumPy lanes (:attr:`TieredRangeKernel.lanes`): a
+#: thousand Panda pose targets take about a second, most of it the few slowest targets;
+#: between chunks a finished compilation takes over.
+LANES_CHUNK = 4096
 
 _sources: dict[Any, Callable[..., Any]] = {}
 _sources_lock = threading.RLock()
@@ -183,12 +204,24 @@ def _python_version(value: Any) -> Any:
 
 
 class _Compilation(threading.Thread):
-    """Compiles one signature of a kernel in the background; keeps its error, if any."""
+    """Compiles one signature of a kernel in the background; keeps its error, if any.
+
+    Where it can (:func:`_compiles_in_child`), a child process compiles the kernel into
+    Numba's on-disk cache and this thread then loads it: the compiler then shares neither
+    this process's interpreter lock nor its exit (the thread is a daemon; the child
+    finishes the cache on its own). Where the child fails, this thread compiles the
+    kernel itself (a process that ends meanwhile does not wait for it). Elsewhere it
+    compiles it in a thread that is not a daemon: a process that ends during the
+    compilation waits for it, so the cache is written.
+    """
 
     def __init__(self, kernel: Dispatcher, signature: tuple[Any, ...]) -> None:
-        super().__init__(name=f"limbik compile {kernel.py_func.__name__}", daemon=False)
+        in_child = _compiles_in_child(kernel)
+        super().__init__(name=f"limbik compile {kernel.py_func.__name__}", daemon=in_child)
         self.kernel = kernel
         self.signature = signature
+        #: whether a child process compiles it (this process's interpreter stays free)
+        self.in_child = in_child
         self.error: BaseException | None = None
         self.started = time.perf_counter()
         #: seconds spent running the kernel's Python source meanwhile
@@ -196,7 +229,9 @@ class _Compilation(threading.Thread):
 
     def run(self) -> None:
         try:
-            self.kernel.compile(self.signature)
+            if not (self.in_child and (_load_cached(self.kernel, self.signature)
+                                       or self._compile_in_child())):
+                self.kernel.compile(self.signature)
         except BaseException as exc:  # re-raised by the caller that waits for it
             self.error = exc
         finally:
@@ -204,12 +239,60 @@ class _Compilation(threading.Thread):
                 if self in _running:
                     _running.remove(self)
 
+    def _compile_in_child(self) -> bool:
+        """Compile in a child process and load the result from the cache; False where that
+        did not give the kernel (this thread then compiles it)."""
+        from limbik._compile_notice import note_compilation
 
-def wait_for_compilations() -> None:
-    """Wait until every background compilation of this process has finished."""
+        func = self.kernel.py_func
+        try:
+            payload = pickle.dumps((list(sys.path), func.__module__, func.__qualname__,
+                                    self.signature))
+        except (pickle.PicklingError, TypeError, AttributeError):
+            return False
+        note_compilation(self.kernel)
+        try:
+            done = subprocess.run([sys.executable, "-c", _CHILD_SOURCE], input=payload,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                  check=False)
+        except OSError:
+            return False
+        return done.returncode == 0 and _load_cached(self.kernel, self.signature)
+
+
+#: What a child process runs to compile a kernel into Numba's on-disk cache: it reads
+#: (sys.path, module, name, signature) pickled from its standard input.
+_CHILD_SOURCE = ("import importlib, pickle, sys\n"
+                 "path, module, name, signature = pickle.load(sys.stdin.buffer)\n"
+                 "sys.path[:] = path\n"
+                 "getattr(importlib.import_module(module), name).compile(signature)\n")
+
+
+def _compiles_in_child(kernel: Dispatcher) -> bool:
+    """Whether a child process can compile ``kernel`` for this one: not switched off
+    (:data:`CHILD_SWITCH`), this interpreter runs as a program of its own (not inside an
+    application such as Blender), and the kernel is a module's own, cached on disk (what
+    the child compiles reaches this process through the cache)."""
+    if os.environ.get(CHILD_SWITCH, "1").strip() in ("0", "false", "no", "off"):
+        return False
+    executable = os.path.basename(sys.executable or "").lower()
+    if getattr(sys, "frozen", False) or not executable.startswith(("python", "pypy")):
+        return False
+    func = kernel.py_func
+    module = sys.modules.get(func.__module__)
+    if module is None or getattr(module, func.__qualname__, None) is not kernel:
+        return False
+    cache = getattr(kernel, "_cache", None)
+    return cache is not None and type(cache).__name__ != "NullCache"
+
+
+def wait_for_compilations(*, children: bool = True) -> None:
+    """Wait until every background compilation of this process has finished (with
+    ``children=False``, those in this process's own threads only: a child process
+    finishes the on-disk cache by itself, also after this process has ended)."""
     while True:
         with _running_lock:
-            pending = list(_running)
+            pending = [job for job in _running if children or not job.in_child]
         if not pending:
             return
         for job in pending:
@@ -242,9 +325,14 @@ class TieredRangeKernel:
     """
 
     def __init__(self, kernel: Any, *, max_interpreted: int = 8,
-                 in_place: tuple[int, ...] = ()) -> None:
+                 in_place: tuple[int, ...] = (),
+                 lanes: Callable[..., Any] | None = None) -> None:
         self.kernel = kernel
         self.max_interpreted = max_interpreted
+        #: the kernel's algorithm over many elements at once in NumPy (the same arguments,
+        #: the same outputs bit for bit, its return summed): large first calls run it
+        #: instead of the element-by-element Python source
+        self.lanes = lanes
         #: positions in ``args`` of arrays whose row ``element`` the kernel updates in
         #: place: kept before the Python source runs an element, put back if it raises
         self.in_place = in_place
@@ -354,8 +442,10 @@ class TieredRangeKernel:
         if job is None:
             return start, None
         element, total = start, None
-        if interpret:
-            element, total = self._run_while_compiling(job, start, stop, args, paced=small)
+        if interpret and not small and self.lanes is not None:
+            element, total = self._run_lanes(job, start, stop, args)
+        elif interpret:
+            element, total = self._run_while_compiling(job, start, stop, args, small=small)
         if element < stop:
             job.join()
         if not job.is_alive():
@@ -368,20 +458,22 @@ class TieredRangeKernel:
         return element, total
 
     def _run_while_compiling(self, job: _Compilation, start: int, stop: int,
-                             args: tuple[Any, ...], *, paced: bool) -> tuple[int, Any]:
+                             args: tuple[Any, ...], *, small: bool) -> tuple[int, Any]:
         """Run elements ``start ..`` from the Python source while ``job`` compiles; returns
         the first element not run and the sum of the returns.
 
-        ``paced`` (a small call): after the first element, the Python source takes at most
-        :data:`INTERPRETED_SHARE` of the time since the compilation started. Otherwise (a
-        large call) it runs unpaced while the Python time spent during this compilation,
-        with this call's projected rest, fits :data:`LARGE_CALL_BUDGET`; the first
-        element always runs, to measure (so one element may overshoot the budget: calls
+        A ``small`` call runs every element while the compilation lasts; where the
+        compiler shares this interpreter (``job.in_child`` false), after the first element
+        the Python source takes at most :data:`INTERPRETED_SHARE` of the time since the
+        compilation started. A large call runs unpaced while the Python time spent during
+        this compilation, with this call's projected rest, fits :data:`LARGE_CALL_BUDGET`;
+        the first element always runs, to measure (so one element may overshoot the budget: calls
         whose elements may run very long pass ``interpretable=False``)."""
         source = python_source(self.kernel)
         total = None
         element = start
         spent = 0.0  # by this call
+        paced = small and not job.in_child
         # no NumPy warnings (as in compiled code); what Python raises goes to the kernel
         with np.errstate(all="ignore"):
             while element < stop and job.is_alive():
@@ -391,8 +483,9 @@ class TieredRangeKernel:
                     if job.interpreted > 0.0 and pause > 0.0:
                         job.join(pause)
                         continue
-                elif element > start and (job.interpreted + spent / (element - start)
-                                          * (stop - element) > LARGE_CALL_BUDGET):
+                elif not small and element > start and (
+                        job.interpreted + spent / (element - start) * (stop - element)
+                        > LARGE_CALL_BUDGET):
                     break
                 began = time.perf_counter()
                 done, result = self._run_source(source, element, args)
@@ -403,6 +496,28 @@ class TieredRangeKernel:
                 spent += took
                 job.interpreted += took
                 element += 1
+        return element, total
+
+    def _run_lanes(self, job: _Compilation, start: int, stop: int, args: tuple[Any, ...]
+                   ) -> tuple[int, Any]:
+        """Run elements ``start ..`` through :attr:`lanes`, :data:`LANES_CHUNK` at a time,
+        while ``job`` compiles; returns the first element not run and the sum of the
+        returns. A chunk that raises is left to the kernel (the lanes write their outputs
+        only once they are done)."""
+        total = None
+        element = start
+        while element < stop and job.is_alive():
+            end = min(stop, element + LANES_CHUNK)
+            began = time.perf_counter()
+            try:
+                result = self.lanes(element, end, *args)  # type: ignore[misc]
+            except (ArithmeticError, LookupError, ValueError, TypeError):
+                break
+            job.interpreted += time.perf_counter() - began
+            self.interpreted_elements += end - element
+            _interpreted_total[0] += end - element
+            total = _sum(total, result)
+            element = end
         return element, total
 
     def _loaded(self, start: int, stop: int, args: tuple[Any, ...]) -> bool:
@@ -465,16 +580,21 @@ def _load_cached(kernel: Dispatcher, signature: tuple[Any, ...]) -> bool:
     from numba.core.compiler_lock import global_compiler_lock
 
     try:
+        cache: Any = getattr(kernel, "_cache")  # noqa: B009  (private: typed as Any)
+        index = getattr(getattr(cache, "_cache_file", None), "_index_path", None)
+        if (index is not None and not os.path.exists(index)
+                and signature not in kernel.overloads):
+            return False  # nothing cached (Numba's set-up to look would take 0.3 s)
         with global_compiler_lock:
             if signature in kernel.overloads:
                 return True
-            cache: Any = getattr(kernel, "_cache")  # noqa: B009  (private: typed as Any)
             compiled = cache.load_overload(signature, kernel.targetctx)
             if compiled is None:
                 return False
             kernel.targetctx.insert_user_function(compiled.entry_point, compiled.fndesc,
                                                   [compiled.library])
             kernel.add_overload(compiled)
+            getattr(kernel, "_cache_hits")[signature] += 1  # noqa: B009  (as compile counts it)
             return True
     except Exception:  # a private part of Numba: without it, the Python source runs
         return False

@@ -1035,8 +1035,9 @@ def _main(argv: Sequence[str] | None) -> int:
         code = handler(args)
         sys.stdout.flush()  # a closed pipe shows up here, not at interpreter exit
         tiered = sys.modules.get("limbik._tiered")
-        if tiered is not None:  # kernels compiling in the background: done before exit, so
-            tiered.wait_for_compilations()  # Ctrl-C here is handled below
+        if tiered is not None:  # kernels compiling in a thread: done before exit, so
+            # Ctrl-C here is handled below (a child process finishes on its own)
+            tiered.wait_for_compilations(children=False)
         return code
     except BrokenPipeError:
         _silence_stdout()

@@ -7,15 +7,24 @@ per-target seeds, joints at their limits, prismatic and unlimited joints, target
 reach, no iterations at all, and a range that does not start at 0.
 """
 
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+import limbik
 from chains import planar_arm, seven_dof_arm, spatial_arm
 from limbik import Frame
 from limbik.solvers import _jacobian_kernels as jk
 from limbik.solvers._joint_problem import joint_problem
 from limbik.solvers._lm_lanes import lm_lanes
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _both(problem, start=0, stop=None, lam=1e-9):
@@ -121,3 +130,36 @@ def test_lanes_give_the_kernels_bits_on_degenerate_targets():
                            restarts=2)
         for lam in (0.0, 1e-9):
             _assert_same_bits(_both(problem, lam=lam))
+
+
+_LARGE_LM_CALL = textwrap.dedent("""
+    import json, sys
+    import numpy as np
+    import limbik
+    from limbik.solvers import _joint_problem as jp
+    arm = limbik.load_urdf(sys.argv[1], "panda_link0", "panda_hand_tcp")
+    goal = arm.forward(arm.random_q(300, np.random.default_rng(4)))
+    sol = limbik.jacobian_ik(arm, goal)
+    print(json.dumps({"lanes": jp._LM_RANGE.interpreted_elements,
+                      "q": sol.q.tobytes().hex(), "positions": sol.positions.tobytes().hex(),
+                      "iterations": sol.iterations.tolist(), "reached": sol.reached.tolist()}))
+""")
+
+
+def test_a_large_first_call_runs_the_lanes_with_the_kernels_bits(panda, tmp_path):
+    """A 300-target pose batch in a process with an empty cache runs on the lanes while
+    the kernel compiles, and gives the compiled kernel's answer."""
+    from conftest import PANDA_URDF, SHARED_DATA
+
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "PYTHONPATH": str(ROOT / "src")}
+    env.pop("LIMBIK_BACKGROUND_COMPILE", None)
+    done = subprocess.run([sys.executable, "-c", _LARGE_LM_CALL, str(SHARED_DATA / PANDA_URDF)],
+                          env=env, capture_output=True, text=True, timeout=300, check=True)
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["lanes"] == 300
+    goal = panda.forward(panda.random_q(300, np.random.default_rng(4)))
+    compiled = limbik.jacobian_ik(panda, goal)
+    assert bytes.fromhex(found["q"]) == compiled.q.tobytes()
+    assert bytes.fromhex(found["positions"]) == compiled.positions.tobytes()
+    assert found["iterations"] == compiled.iterations.tolist()
+    assert found["reached"] == compiled.reached.tolist()

@@ -26,6 +26,7 @@ from limbik.errors import InvalidInputError
 from limbik.geometry.frame import Frame
 from limbik.solvers import _jacobian_kernels as _jk
 from limbik.solvers import _joint_kernels as _k
+from limbik.solvers._lm_lanes import lm_lanes
 from limbik.solvers.solution import Solution, out_arrays, written
 from limbik.tolerances import ITERATIVE_RTOL, WARM_START_JUMP_COST
 
@@ -45,7 +46,7 @@ SMALLEST_CHUNK = 16
 
 #: The serial drivers. Until one is compiled in this process, calls of up to 8 targets
 #: run its Python source while it compiles in the background (see :mod:`limbik._tiered`).
-_LM_RANGE = TieredRangeKernel(_jk.lm_solve_range)
+_LM_RANGE = TieredRangeKernel(_jk.lm_solve_range, lanes=lm_lanes)
 _JOINT_RANGE = TieredRangeKernel(_k.joint_solve_range)
 
 
