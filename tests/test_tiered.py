@@ -560,6 +560,57 @@ def test_a_large_first_call_runs_from_source_within_its_budget(monkeypatch, use_
         assert out.tobytes() == expected.tobytes()
 
 
+_FOREGROUND_CALL = textwrap.dedent("""
+    import importlib, json, sys, time
+    import numpy as np
+    import limbik
+    from limbik import _tiered
+    fabrik = importlib.import_module("limbik.solvers.fabrik")
+    if sys.argv[1] == "over budget":
+        _tiered.LARGE_CALL_BUDGET = 0.0
+    else:  # the source gives up at once, after a child process has started
+        _tiered.TieredRangeKernel._run_while_compiling = (
+            lambda self, job, start, stop, args, **options: (start, None))
+    rng = np.random.default_rng(6)
+    chains = np.cumsum(rng.normal(size=(200, 5, 3)), axis=1)
+    sol = limbik.fabrik(chains, rng.normal(scale=2.0, size=(200, 3)))
+    kernel = fabrik._CHAIN_RANGE
+    jobs = list(kernel._jobs.values())
+    for job in jobs:
+        job.join(60)
+    print(json.dumps({
+        "interpreted": kernel.interpreted_elements,
+        "misses": sum(kernel.kernel.stats.cache_misses.values()),
+        "jobs": [[job.in_child, job._cancelled, job.is_alive(), job.error is None]
+                 for job in jobs],
+        "positions": sol.positions.tobytes().hex()}))
+""")
+
+
+@pytest.mark.parametrize("case", ["over budget", "child cancelled"])
+def test_a_large_call_the_source_cannot_run_compiles_here_at_once(tmp_path, case):
+    """A large first call whose projected Python time is over the budget after its first
+    element starts no child process and compiles the kernel here, in the foreground; one
+    that leaves the source while a child has barely started stops the child and does the
+    same. Both give the compiled kernel's bits."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "PYTHONPATH": str(ROOT / "src")}
+    env.pop(ENVIRONMENT_SWITCH, None)
+    env.pop(CHILD_SWITCH, None)
+    done = subprocess.run([sys.executable, "-c", _FOREGROUND_CALL, case], capture_output=True,
+                          text=True, env=env, timeout=300, check=True)
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["misses"] == 1  # compiled in this process
+    if case == "over budget":
+        assert found["interpreted"] == 1 and found["jobs"] == []
+    else:
+        assert found["interpreted"] == 1
+        assert found["jobs"] == [[True, True, False, True]]  # cancelled, ended, no error
+    rng = np.random.default_rng(6)
+    chains = np.cumsum(rng.normal(size=(200, 5, 3)), axis=1)
+    compiled = limbik.fabrik(chains, rng.normal(scale=2.0, size=(200, 3)))
+    assert bytes.fromhex(found["positions"]) == compiled.positions.tobytes()
+
+
 def test_an_element_python_cannot_run_goes_to_the_compiled_kernel(monkeypatch):
     """Plain Python floats raise on 1 / 0 where the kernel gives inf: that element (and
     the rest) waits for the compiled kernel, and the outputs are the kernel's."""

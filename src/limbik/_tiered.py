@@ -77,6 +77,11 @@ INTERPRETED_SHARE = 0.2
 #: FABRIK chains take about a second from the source, compiling their kernel 3.5 s).
 LARGE_CALL_BUDGET = 2.0
 
+#: Seconds a child process takes to start compiling (its interpreter and imports): a large
+#: call that leaves the Python source sooner than this after the child started stops the
+#: child and compiles the kernel in the foreground instead, which is done sooner.
+CHILD_HEAD_START = 1.0
+
 #: Elements per call of a kernel's NumPy lanes (:attr:`TieredRangeKernel.lanes`): a
 #: thousand Panda pose targets take about a second, most of it the few slowest targets;
 #: between chunks a finished compilation takes over.
@@ -226,12 +231,16 @@ class _Compilation(threading.Thread):
         self.started = time.perf_counter()
         #: seconds spent running the kernel's Python source meanwhile
         self.interpreted = 0.0
+        self._child: subprocess.Popen[bytes] | None = None
+        self._cancelled = False
+        self._child_lock = threading.Lock()
 
     def run(self) -> None:
         try:
-            if not (self.in_child and (_load_cached(self.kernel, self.signature)
-                                       or self._compile_in_child())):
-                self.kernel.compile(self.signature)
+            if self.in_child and (_load_cached(self.kernel, self.signature)
+                                  or self._compile_in_child() is not False):
+                return  # loaded, or cancelled: the caller compiles it
+            self.kernel.compile(self.signature)
         except BaseException as exc:  # re-raised by the caller that waits for it
             self.error = exc
         finally:
@@ -239,9 +248,19 @@ class _Compilation(threading.Thread):
                 if self in _running:
                     _running.remove(self)
 
-    def _compile_in_child(self) -> bool:
-        """Compile in a child process and load the result from the cache; False where that
-        did not give the kernel (this thread then compiles it)."""
+    def cancel_child(self) -> None:
+        """Stop the child process (a caller compiles the kernel in the foreground
+        instead); this thread then ends without the kernel. Killing the child is safe:
+        Numba replaces cache files whole, and the cache lock goes with the process."""
+        with self._child_lock:
+            self._cancelled = True
+            if self._child is not None:
+                self._child.kill()
+
+    def _compile_in_child(self) -> bool | None:
+        """Compile in a child process and load the result from the cache: True where that
+        gave the kernel, None where cancelled, False where it failed (this thread then
+        compiles it)."""
         from limbik._compile_notice import note_compilation
 
         func = self.kernel.py_func
@@ -251,13 +270,24 @@ class _Compilation(threading.Thread):
         except (pickle.PicklingError, TypeError, AttributeError):
             return False
         note_compilation(self.kernel)
+        with self._child_lock:
+            if self._cancelled:
+                return None
+            try:
+                child = self._child = subprocess.Popen(
+                    [sys.executable, "-c", _CHILD_SOURCE], stdin=subprocess.PIPE,
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            except OSError:
+                return False
         try:
-            done = subprocess.run([sys.executable, "-c", _CHILD_SOURCE], input=payload,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                  check=False)
-        except OSError:
-            return False
-        return done.returncode == 0 and _load_cached(self.kernel, self.signature)
+            child.communicate(payload)
+        except OSError:  # killed before it read its input
+            child.wait()
+        with self._child_lock:
+            self._child = None
+            if self._cancelled:
+                return None
+        return child.returncode == 0 and _load_cached(self.kernel, self.signature)
 
 
 #: What a child process runs to compile a kernel into Numba's on-disk cache: it reads
@@ -435,18 +465,39 @@ class TieredRangeKernel:
         # a call larger than a small one interprets only where small calls compile, and
         # only where the on-disk cache does not hold the kernel (loaded, it runs at once)
         interpret = interpretable and (small or _compile_small[0])
-        if (interpret and not small and variant not in self._jobs
-                and self._loaded(start, stop, args)):
-            return start, None
+        element, total, spent = start, None, 0.0
+        if interpret and not small and variant not in self._jobs:
+            if self._loaded(start, stop, args):
+                return start, None
+            if self.lanes is None and _enabled():
+                # one element from the source tells whether the rest fits the budget;
+                # where it does not, the kernel compiles in the foreground at once
+                # (quicker than a child process, which starts an interpreter first)
+                began = time.perf_counter()
+                with np.errstate(all="ignore"):
+                    done, total = self._run_source(python_source(self.kernel), start, args)
+                spent = time.perf_counter() - began
+                if not done:
+                    return start, None
+                element += 1
+                if element == stop or spent * (stop - element) > LARGE_CALL_BUDGET:
+                    return element, total
         job = self._job(variant, interpret, (start, stop, *args))
         if job is None:
-            return start, None
-        element, total = start, None
+            return element, total
+        job.interpreted += spent
         if interpret and not small and self.lanes is not None:
             element, total = self._run_lanes(job, start, stop, args)
         elif interpret:
-            element, total = self._run_while_compiling(job, start, stop, args, small=small)
+            more, result = self._run_while_compiling(job, element, stop, args, small=small,
+                                                     measured=(start, spent))
+            element, total = more, _sum(total, result)
         if element < stop:
+            if (job.in_child and self.lanes is None
+                    and time.perf_counter() - job.started < CHILD_HEAD_START):
+                # the child has barely started: quicker to compile here, in the foreground
+                job.cancel_child()
+                return element, total
             job.join()
         if not job.is_alive():
             if job.error is not None:
@@ -458,7 +509,8 @@ class TieredRangeKernel:
         return element, total
 
     def _run_while_compiling(self, job: _Compilation, start: int, stop: int,
-                             args: tuple[Any, ...], *, small: bool) -> tuple[int, Any]:
+                             args: tuple[Any, ...], *, small: bool,
+                             measured: tuple[int, float] | None = None) -> tuple[int, Any]:
         """Run elements ``start ..`` from the Python source while ``job`` compiles; returns
         the first element not run and the sum of the returns.
 
@@ -468,11 +520,12 @@ class TieredRangeKernel:
         compilation started. A large call runs unpaced while the Python time spent during
         this compilation, with this call's projected rest, fits :data:`LARGE_CALL_BUDGET`;
         the first element always runs, to measure (so one element may overshoot the budget: calls
-        whose elements may run very long pass ``interpretable=False``)."""
+        whose elements may run very long pass ``interpretable=False``). ``measured``: the
+        call's first element and the seconds its elements before ``start`` took."""
         source = python_source(self.kernel)
         total = None
         element = start
-        spent = 0.0  # by this call
+        first, spent = (start, 0.0) if measured is None else measured  # by this call
         paced = small and not job.in_child
         # no NumPy warnings (as in compiled code); what Python raises goes to the kernel
         with np.errstate(all="ignore"):
@@ -483,8 +536,8 @@ class TieredRangeKernel:
                     if job.interpreted > 0.0 and pause > 0.0:
                         job.join(pause)
                         continue
-                elif not small and element > start and (
-                        job.interpreted + spent / (element - start) * (stop - element)
+                elif not small and element > first and (
+                        job.interpreted + spent / (element - first) * (stop - element)
                         > LARGE_CALL_BUDGET):
                     break
                 began = time.perf_counter()
