@@ -235,9 +235,18 @@ class _Compilation(threading.Thread):
         self._cancelled = False
         self._child_lock = threading.Lock()
 
+    def start(self) -> None:
+        """Start the thread; a child process that has a compilation to do starts at once,
+        from the calling thread (the new thread may wait for the interpreter lock as long
+        as the caller runs Python)."""
+        if self.in_child and _cache_lacks(self.kernel):
+            self._spawn()
+        super().start()
+
     def run(self) -> None:
         try:
-            if self.in_child and (_load_cached(self.kernel, self.signature)
+            if self.in_child and ((self._child is None
+                                   and _load_cached(self.kernel, self.signature))
                                   or self._compile_in_child() is not False):
                 return  # loaded, or cancelled: the caller compiles it
             self.kernel.compile(self.signature)
@@ -257,10 +266,8 @@ class _Compilation(threading.Thread):
             if self._child is not None:
                 self._child.kill()
 
-    def _compile_in_child(self) -> bool | None:
-        """Compile in a child process and load the result from the cache: True where that
-        gave the kernel, None where cancelled, False where it failed (this thread then
-        compiles it)."""
+    def _spawn(self) -> bool:
+        """Start the child process, its input written; False where it could not start."""
         from limbik._compile_notice import note_compilation
 
         func = self.kernel.py_func
@@ -269,20 +276,33 @@ class _Compilation(threading.Thread):
                                     self.signature))
         except (pickle.PicklingError, TypeError, AttributeError):
             return False
-        note_compilation(self.kernel)
         with self._child_lock:
             if self._cancelled:
-                return None
+                return False
             try:
                 child = self._child = subprocess.Popen(
                     [sys.executable, "-c", _CHILD_SOURCE], stdin=subprocess.PIPE,
                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             except OSError:
                 return False
+        note_compilation(self.kernel)
         try:
-            child.communicate(payload)
-        except OSError:  # killed before it read its input
-            child.wait()
+            assert child.stdin is not None
+            child.stdin.write(payload)  # a few kilobytes: within the pipe's buffer
+            child.stdin.close()
+        except OSError:  # it ended before it read its input (killed): it fails
+            pass
+        return True
+
+    def _compile_in_child(self) -> bool | None:
+        """Compile in a child process (the one started already, if any) and load the
+        result from the cache: True where that gave the kernel, None where cancelled,
+        False where it failed (this thread then compiles it)."""
+        if self._child is None and not self._spawn():
+            return None if self._cancelled else False
+        child = self._child
+        assert child is not None
+        child.wait()
         with self._child_lock:
             self._child = None
             if self._cancelled:
@@ -626,6 +646,15 @@ class TieredRangeKernel:
         return True, result
 
 
+def _cache_lacks(kernel: Dispatcher) -> bool:
+    """Whether Numba's on-disk cache surely holds no machine code of ``kernel`` (it has no
+    index file for it); False where it may, or where this Numba lays its cache out
+    otherwise."""
+    cache = getattr(kernel, "_cache", None)
+    index = getattr(getattr(cache, "_cache_file", None), "_index_path", None)
+    return isinstance(index, str) and not os.path.exists(index)
+
+
 def _load_cached(kernel: Dispatcher, signature: tuple[Any, ...]) -> bool:
     """Load ``kernel``'s machine code for ``signature`` from Numba's on-disk cache, as
     ``Dispatcher.compile`` does before it compiles; compile nothing. False where the cache
@@ -634,9 +663,7 @@ def _load_cached(kernel: Dispatcher, signature: tuple[Any, ...]) -> bool:
 
     try:
         cache: Any = getattr(kernel, "_cache")  # noqa: B009  (private: typed as Any)
-        index = getattr(getattr(cache, "_cache_file", None), "_index_path", None)
-        if (index is not None and not os.path.exists(index)
-                and signature not in kernel.overloads):
+        if _cache_lacks(kernel) and signature not in kernel.overloads:
             return False  # nothing cached (Numba's set-up to look would take 0.3 s)
         with global_compiler_lock:
             if signature in kernel.overloads:
