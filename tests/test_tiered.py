@@ -611,6 +611,70 @@ def test_a_large_call_the_source_cannot_run_compiles_here_at_once(tmp_path, case
     assert bytes.fromhex(found["positions"]) == compiled.positions.tobytes()
 
 
+_MARKER_OF = textwrap.dedent("""
+    import importlib
+    import numpy as np
+    from limbik import _tiered
+    fabrik = importlib.import_module("limbik.solvers.fabrik")
+    markers = []
+    class Record(_tiered._Compilation):  # the signature of the first call's job
+        def __init__(self, kernel, signature):
+            markers.append(_tiered._compiling_marker(kernel, signature))
+            raise RuntimeError("not compiling")
+    _tiered._Compilation = Record
+    chain = np.c_[np.arange(5.0), np.zeros(5), np.zeros(5)]
+    try:
+        fabrik.fabrik(chain, [1.5, 2.5, 1.0])
+    except RuntimeError:
+        pass
+    print(markers[0])
+""")
+
+_WAITS_ELSEWHERE = textwrap.dedent("""
+    import importlib, json, sys
+    import numpy as np
+    import limbik
+    fabrik = importlib.import_module("limbik.solvers.fabrik")
+    chain = np.c_[np.arange(5.0), np.zeros(5), np.zeros(5)]
+    first = limbik.fabrik(chain, [1.5, 2.5, 1.0])
+    job = next(iter(fabrik._CHAIN_RANGE._jobs.values()))
+    print(json.dumps({"elsewhere": job._elsewhere is not None,
+                      "child": job._child is not None, "alive": job.is_alive()}), flush=True)
+    sys.stdin.readline()  # the lock's holder lets go
+    job.join(60)
+    second = limbik.fabrik(chain, [1.5, 2.5, 1.0])
+    print(json.dumps({"obtained": job.obtained, "alive": job.is_alive(),
+                      "same": first.positions.tobytes() == second.positions.tobytes(),
+                      "signatures": len(fabrik._CHAIN_RANGE.kernel.signatures)}))
+""")
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the lock file needs fcntl")
+def test_a_process_waits_for_another_process_compiling_the_same_kernel(tmp_path):
+    """While another process holds a kernel's lock file (its child compiling), a first
+    call starts no child of its own but waits for that one; where that gave nothing, the
+    next call compiles here, with the same bits."""
+    import fcntl
+
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "PYTHONPATH": str(ROOT / "src")}
+    env.pop(ENVIRONMENT_SWITCH, None)
+    env.pop(CHILD_SWITCH, None)
+    marker = subprocess.run([sys.executable, "-c", _MARKER_OF], capture_output=True,
+                            text=True, env=env, timeout=120, check=True).stdout.strip()
+    fd = os.open(marker, os.O_CREAT | os.O_RDWR, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    with subprocess.Popen([sys.executable, "-c", _WAITS_ELSEWHERE], stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, text=True, env=env) as proc:
+        try:
+            before = json.loads(proc.stdout.readline())
+        finally:
+            os.close(fd)  # lets go of the lock
+        out, _ = proc.communicate("go\n", timeout=300)
+    after = json.loads(out.strip().splitlines()[-1])
+    assert before == {"elsewhere": True, "child": False, "alive": True}
+    assert after == {"obtained": False, "alive": False, "same": True, "signatures": 1}
+
+
 def test_an_element_python_cannot_run_goes_to_the_compiled_kernel(monkeypatch):
     """Plain Python floats raise on 1 / 0 where the kernel gives inf: that element (and
     the rest) waits for the compiled kernel, and the outputs are the kernel's."""

@@ -212,12 +212,13 @@ class _Compilation(threading.Thread):
     """Compiles one signature of a kernel in the background; keeps its error, if any.
 
     Where it can (:func:`_compiles_in_child`), a child process compiles the kernel into
-    Numba's on-disk cache and this thread then loads it: the compiler then shares neither
-    this process's interpreter lock nor its exit (the thread is a daemon; the child
-    finishes the cache on its own). Where the child fails, this thread compiles the
-    kernel itself (a process that ends meanwhile does not wait for it). Elsewhere it
-    compiles it in a thread that is not a daemon: a process that ends during the
-    compilation waits for it, so the cache is written.
+    Numba's on-disk cache and this thread, a daemon, then loads it: the compiler shares
+    neither this process's interpreter lock nor its exit (the child finishes the cache on
+    its own). While another process's child compiles the same kernel, this thread waits
+    for that one instead of starting a child of its own. Where no child gives the kernel,
+    ``obtained`` stays False and the caller compiles it in the foreground. Elsewhere this
+    thread compiles it and is not a daemon: a process that ends during the compilation
+    waits for it, so the cache is written.
     """
 
     def __init__(self, kernel: Dispatcher, signature: tuple[Any, ...]) -> None:
@@ -227,11 +228,15 @@ class _Compilation(threading.Thread):
         self.signature = signature
         #: whether a child process compiles it (this process's interpreter stays free)
         self.in_child = in_child
+        #: whether this compilation gave the kernel (compiled, or loaded from the cache)
+        self.obtained = False
         self.error: BaseException | None = None
         self.started = time.perf_counter()
         #: seconds spent running the kernel's Python source meanwhile
         self.interpreted = 0.0
         self._child: subprocess.Popen[bytes] | None = None
+        #: the lock file of another process's child compiling this kernel, to wait on
+        self._elsewhere: str | None = None
         self._cancelled = False
         self._child_lock = threading.Lock()
 
@@ -241,15 +246,21 @@ class _Compilation(threading.Thread):
         as the caller runs Python)."""
         if self.in_child and _cache_lacks(self.kernel):
             self._spawn()
-        super().start()
+        try:
+            super().start()
+        except BaseException:
+            self.cancel_child()
+            raise
 
     def run(self) -> None:
         try:
-            if self.in_child and ((self._child is None
-                                   and _load_cached(self.kernel, self.signature))
-                                  or self._compile_in_child() is not False):
-                return  # loaded, or cancelled: the caller compiles it
-            self.kernel.compile(self.signature)
+            if self.in_child:
+                self.obtained = ((self._child is None and self._elsewhere is None
+                                  and _load_cached(self.kernel, self.signature))
+                                 or self._compile_in_child())
+            else:
+                self.kernel.compile(self.signature)
+                self.obtained = True
         except BaseException as exc:  # re-raised by the caller that waits for it
             self.error = exc
         finally:
@@ -267,55 +278,142 @@ class _Compilation(threading.Thread):
                 self._child.kill()
 
     def _spawn(self) -> bool:
-        """Start the child process, its input written; False where it could not start."""
+        """Start the child process with its input written, or, where another process's
+        child compiles this kernel now, note its lock file to wait on; False where
+        neither. The child inherits this kernel's lock file, locked here first: no other
+        process starts a child for it until this one ends."""
         from limbik._compile_notice import note_compilation
 
         func = self.kernel.py_func
+        marker = _compiling_marker(self.kernel, self.signature)
+        lock = None if marker is None else _lock_now(marker)
+        if lock == _HELD_ELSEWHERE:
+            self._elsewhere = marker
+            return True
         try:
-            payload = pickle.dumps((list(sys.path), func.__module__, func.__qualname__,
-                                    self.signature))
-        except (pickle.PicklingError, TypeError, AttributeError):
-            return False
-        with self._child_lock:
-            if self._cancelled:
-                return False
             try:
-                child = self._child = subprocess.Popen(
-                    [sys.executable, "-c", _CHILD_SOURCE], stdin=subprocess.PIPE,
-                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            except OSError:
+                path = pickle.dumps(list(sys.path))
+                job = pickle.dumps((func.__module__, func.__qualname__, self.signature))
+            except (pickle.PicklingError, TypeError, AttributeError):
                 return False
+            with self._child_lock:
+                if self._cancelled:
+                    return False
+                try:
+                    child = self._child = subprocess.Popen(
+                        [sys.executable, "-c", _CHILD_SOURCE], stdin=subprocess.PIPE,
+                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                        pass_fds=() if lock is None else (lock,))
+                except OSError:
+                    return False
+        finally:
+            if lock is not None:
+                os.close(lock)  # the child holds the lock now (or, not started, nobody)
         note_compilation(self.kernel)
+        stdin = child.stdin
+        assert stdin is not None
         try:
-            assert child.stdin is not None
-            child.stdin.write(payload)  # a few kilobytes: within the pipe's buffer
-            child.stdin.close()
+            stdin.write(path + job)  # a few kilobytes: within the pipe's buffer
         except OSError:  # it ended before it read its input (killed): it fails
             pass
+        finally:
+            with contextlib.suppress(OSError):
+                stdin.close()
         return True
 
-    def _compile_in_child(self) -> bool | None:
-        """Compile in a child process (the one started already, if any) and load the
-        result from the cache: True where that gave the kernel, None where cancelled,
-        False where it failed (this thread then compiles it)."""
-        if self._child is None and not self._spawn():
-            return None if self._cancelled else False
-        child = self._child
-        assert child is not None
-        child.wait()
-        with self._child_lock:
-            self._child = None
-            if self._cancelled:
-                return None
-        return child.returncode == 0 and _load_cached(self.kernel, self.signature)
+    def _compile_in_child(self) -> bool:
+        """Compile in a child process (the one started already, if any), or wait for
+        another process's, and load the result from the cache: whether that gave the
+        kernel (not where cancelled or failed)."""
+        if self._child is None and self._elsewhere is None and not self._spawn():
+            return False
+        if self._elsewhere is not None:
+            _wait_for_lock(self._elsewhere)
+        else:
+            child = self._child
+            assert child is not None
+            child.wait()
+            with self._child_lock:
+                self._child = None
+            if child.returncode != 0:
+                return False
+        return not self._cancelled and _load_cached(self.kernel, self.signature)
 
 
 #: What a child process runs to compile a kernel into Numba's on-disk cache: it reads
-#: (sys.path, module, name, signature) pickled from its standard input.
-_CHILD_SOURCE = ("import importlib, pickle, sys\n"
-                 "path, module, name, signature = pickle.load(sys.stdin.buffer)\n"
-                 "sys.path[:] = path\n"
-                 "getattr(importlib.import_module(module), name).compile(signature)\n")
+#: sys.path, then (module, name, signature), pickled, from its standard input. (It holds
+#: the kernel's lock file through a descriptor it inherited, until it ends.)
+_CHILD_SOURCE = ("import pickle, sys\n"
+                 "sys.path[:] = pickle.load(sys.stdin.buffer)\n"
+                 "from limbik._tiered import _compile_as_child\n"
+                 "_compile_as_child(sys.stdin.buffer)\n")
+
+#: What :func:`_lock_now` gives where another process holds the lock
+_HELD_ELSEWHERE = -1
+
+
+def _compile_as_child(stream: Any) -> None:
+    """In a child process: compile the kernel that ``stream`` names into Numba's on-disk
+    cache (or load it, where another child has just cached it)."""
+    import importlib
+
+    module, name, signature = pickle.load(stream)
+    getattr(importlib.import_module(module), name).compile(signature)
+
+
+def _compiling_marker(kernel: Dispatcher, signature: tuple[Any, ...]) -> str | None:
+    """The lock file held while a child process compiles ``kernel`` for ``signature``:
+    beside the kernel's cache index, in a folder that exists; None where there is none
+    (or no ``fcntl``)."""
+    try:
+        import fcntl  # noqa: F401  (POSIX only)
+    except ImportError:
+        return None
+    import hashlib
+
+    cache = getattr(kernel, "_cache", None)
+    index = getattr(getattr(cache, "_cache_file", None), "_index_path", None)
+    if not isinstance(index, str) or not os.path.isdir(os.path.dirname(index)):
+        return None
+    key = hashlib.sha1(repr(signature).encode(), usedforsecurity=False).hexdigest()[:16]
+    return f"{index}.{key}.compiling"
+
+
+def _lock_now(marker: str) -> int | None:
+    """An open descriptor of the lock file ``marker``, locked (without waiting);
+    :data:`_HELD_ELSEWHERE` where another process holds the lock; None where the file
+    cannot be opened or locked."""
+    import fcntl
+
+    try:
+        fd = os.open(marker, os.O_CREAT | os.O_RDWR, 0o644)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return _HELD_ELSEWHERE
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _wait_for_lock(marker: str) -> None:
+    """Wait until no process holds the lock file ``marker``."""
+    import fcntl
+
+    try:
+        fd = os.open(marker, os.O_RDWR)
+    except OSError:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # (drops the interpreter lock while it waits)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)  # (closing lets go of it)
 
 
 def _compiles_in_child(kernel: Dispatcher) -> bool:
@@ -448,14 +546,14 @@ class TieredRangeKernel:
             if signature in kernel.overloads:
                 return None
             job = _Compilation(kernel, signature)
+            # listed once started (a thread that waits for it must not meet an unstarted
+            # one); the job takes itself off the list when it ends, which needs this lock
             with _running_lock:
+                try:
+                    job.start()
+                except RuntimeError:  # no thread to be had: compile in the foreground
+                    return None
                 _running.append(job)
-            try:
-                job.start()
-            except RuntimeError:  # no thread to be had: compile in the foreground
-                with _running_lock:
-                    _running.remove(job)
-                return None
             self._jobs[variant] = job
             return job
 
@@ -525,7 +623,8 @@ class TieredRangeKernel:
                     if self._jobs.get(variant) is job:
                         del self._jobs[variant]
                 raise job.error
-            self._compiled.add(variant)
+            if job.obtained:  # (else the caller compiles it, in the foreground)
+                self._compiled.add(variant)
         return element, total
 
     def _run_while_compiling(self, job: _Compilation, start: int, stop: int,

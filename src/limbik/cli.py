@@ -1036,7 +1036,8 @@ def _main(argv: Sequence[str] | None) -> int:
         sys.stdout.flush()  # a closed pipe shows up here, not at interpreter exit
         tiered = sys.modules.get("limbik._tiered")
         if tiered is not None:  # kernels compiling in a thread: done before exit, so
-            # Ctrl-C here is handled below (a child process finishes on its own)
+            # Ctrl-C here is handled below (a child process that compiles goes on after
+            # this one ends, and writes the cache)
             tiered.wait_for_compilations(children=False)
         return code
     except BrokenPipeError:
