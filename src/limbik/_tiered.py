@@ -14,11 +14,14 @@ same bits (``tests/test_tiered.py`` compares them).
   on-disk cache; a daemon thread waits for it and loads the kernel from the cache. The
   compiler then shares neither this interpreter's lock (the Python source runs at full
   speed beside it) nor this process's exit (the child finishes the cache by itself).
-  ``LIMBIK_COMPILE_IN_CHILD=0`` in the environment, an interpreter inside another
-  application, a kernel without a cache or a child that fails: a background thread
-  compiles it instead. That thread is not a daemon: a process that ends during the
-  compilation waits for it, so the on-disk cache is written and the next process loads
-  the kernel.
+  Processes that make the same first call at once share one child: each child holds a
+  lock file per kernel signature beside the cache index, and a process that finds it
+  held waits for that child instead of starting its own. A child that fails leaves the
+  kernel to the caller, which compiles it in the foreground. ``LIMBIK_COMPILE_IN_CHILD=0``
+  in the environment, an interpreter inside another application or a kernel without a
+  cache: a background thread compiles it instead. That thread is not a daemon: a process
+  that ends during the compilation waits for it, so the on-disk cache is written and the
+  next process loads the kernel.
 - :func:`wait_for_compilations` waits for both, and so does every ``os.fork`` (a child
   would otherwise inherit Numba's compiler lock held by a thread it does not have).
 - Calls with more than ``max_interpreted`` elements load the kernel where Numba's on-disk
