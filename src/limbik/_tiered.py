@@ -374,9 +374,8 @@ def _compiling_marker(kernel: Dispatcher, signature: tuple[Any, ...]) -> str | N
         return None
     import hashlib
 
-    cache = getattr(kernel, "_cache", None)
-    index = getattr(getattr(cache, "_cache_file", None), "_index_path", None)
-    if not isinstance(index, str) or not os.path.isdir(os.path.dirname(index)):
+    index = _cache_index(kernel)
+    if index is None or not os.path.isdir(os.path.dirname(index)):
         return None
     key = hashlib.sha1(repr(signature).encode(), usedforsecurity=False).hexdigest()[:16]
     return f"{index}.{key}.compiling"
@@ -424,7 +423,7 @@ def _compiles_in_child(kernel: Dispatcher) -> bool:
     (:data:`CHILD_SWITCH`), this interpreter runs as a program of its own (not inside an
     application such as Blender), and the kernel is a module's own, cached on disk (what
     the child compiles reaches this process through the cache)."""
-    if os.environ.get(CHILD_SWITCH, "1").strip() in ("0", "false", "no", "off"):
+    if _switched_off(CHILD_SWITCH):
         return False
     executable = os.path.basename(sys.executable or "").lower()
     if getattr(sys, "frozen", False) or not executable.startswith(("python", "pypy")):
@@ -454,9 +453,13 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(before=wait_for_compilations)
 
 
+def _switched_off(name: str) -> bool:
+    """Whether the environment variable ``name`` says "0", "false", "no" or "off"."""
+    return os.environ.get(name, "1").strip() in ("0", "false", "no", "off")
+
+
 def _enabled() -> bool:
-    return (_COMPILED_MATH is not None
-            and os.environ.get(ENVIRONMENT_SWITCH, "1").strip() not in ("0", "false", "no", "off"))
+    return _COMPILED_MATH is not None and not _switched_off(ENVIRONMENT_SWITCH)
 
 
 class TieredRangeKernel:
@@ -689,8 +692,7 @@ class TieredRangeKernel:
             except (ArithmeticError, LookupError, ValueError, TypeError):
                 break
             job.interpreted += time.perf_counter() - began
-            self.interpreted_elements += end - element
-            _interpreted_total[0] += end - element
+            self._count_interpreted(end - element)
             total = _sum(total, result)
             element = end
         return element, total
@@ -743,18 +745,29 @@ class TieredRangeKernel:
             for i, row in zip(self.in_place, kept, strict=True):
                 args[i][element] = row
             return False, None
-        self.interpreted_elements += 1
-        _interpreted_total[0] += 1
+        self._count_interpreted(1)
         return True, result
+
+    def _count_interpreted(self, elements: int) -> None:
+        """Count ``elements`` run without the compiled kernel (Python source or lanes)."""
+        self.interpreted_elements += elements
+        _interpreted_total[0] += elements
+
+
+def _cache_index(kernel: Dispatcher) -> str | None:
+    """The path of ``kernel``'s index file in Numba's on-disk cache (which may not exist
+    yet); None where this Numba lays its cache out otherwise."""
+    cache = getattr(kernel, "_cache", None)
+    index = getattr(getattr(cache, "_cache_file", None), "_index_path", None)
+    return index if isinstance(index, str) else None
 
 
 def _cache_lacks(kernel: Dispatcher) -> bool:
     """Whether Numba's on-disk cache surely holds no machine code of ``kernel`` (it has no
     index file for it); False where it may, or where this Numba lays its cache out
     otherwise."""
-    cache = getattr(kernel, "_cache", None)
-    index = getattr(getattr(cache, "_cache_file", None), "_index_path", None)
-    return isinstance(index, str) and not os.path.exists(index)
+    index = _cache_index(kernel)
+    return index is not None and not os.path.exists(index)
 
 
 def _load_cached(kernel: Dispatcher, signature: tuple[Any, ...]) -> bool:

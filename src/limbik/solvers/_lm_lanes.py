@@ -79,23 +79,24 @@ class _Chain:
 
     def __init__(self, pre_rot: np.ndarray, pre_trans: np.ndarray, axis: np.ndarray,
                  kind: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> None:
-        #: ``(m + 1, 3, 4)``: each fixed transform's rotation, its translation last
+        #: ``(m + 1, 3, 4, 1)``: each fixed transform's rotation, its translation last (the
+        #: last axis meets the lanes)
         self.fixed = np.concatenate([pre_rot, pre_trans[:, :, None]], axis=2)[..., None]
         self.axis = axis
         self.m = axis.shape[0]
         self.prismatic = [bool(k == 1) for k in kind.tolist()]
-        self.kind = kind
         self.lower = lower
         self.upper = upper
         #: unlimited rotations: wrapped into (-π, π]
         self.wraps = (kind == 0) & (lower == -np.inf) & (upper == np.inf)
+        self.any_wraps = bool(self.wraps.any())
 
     def clip(self, q: np.ndarray) -> np.ndarray:
         """``_clip_q`` over rows ``q (k, m)``; a new array."""
         below = q < self.lower
         above = ~below & (q > self.upper)
         out = np.where(below, self.lower, np.where(above, self.upper, q))
-        if self.wraps.any():
+        if self.any_wraps:
             wrap = ~below & ~above & self.wraps & ((q > np.pi) | (q <= -np.pi))
             if wrap.any():
                 wrapped = q - _TWO_PI * np.floor((q + np.pi) / _TWO_PI)
@@ -167,7 +168,7 @@ class _Chain:
     def jump(self, q: np.ndarray, centre: np.ndarray) -> np.ndarray:
         """``jump_size`` of rows ``q (k, m)`` from ``centre (k, m)``: ``(k,)``."""
         d = np.abs(q - centre)
-        if self.wraps.any():
+        if self.any_wraps:
             turned = np.fmod(d, _TWO_PI)  # d >= 0: Python's % and C's fmod agree
             d = np.where(self.wraps, _py_min(turned, _TWO_PI - turned), d)
         big = np.zeros(q.shape[0])
