@@ -55,6 +55,6 @@ def test_cli_says_once_when_kernels_compile(tmp_path):
             "--target", "0.2", "0.3", "0.1", "--pole", "0", "0", "1"]
     cold = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
     warm = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
-    assert cold.stderr.count("compiling kernels, once") == 1
+    assert cold.stderr.count("compiling kernels on first use") == 1
     assert "compiling" not in warm.stderr
     assert cold.stdout == warm.stdout and "two_bone: reached" in cold.stdout

@@ -14,7 +14,6 @@ from typing import Any as _Any
 if _TYPE_CHECKING:
     __version__: str
     from limbik import errors, metrics, roblox
-    from limbik._output_pool import release_memory
     from limbik.chain import Joint, JointChain, load_urdf, parse_urdf
     from limbik.errors import InvalidInputError, LimbikError
     from limbik.geometry import Frame
@@ -59,7 +58,7 @@ if _TYPE_CHECKING:
         rotations_from_positions,
         two_bone,
     )
-    from limbik.threads import get_num_threads, set_num_threads
+    from limbik.threads import get_num_threads, release_memory, set_num_threads
     from limbik.warmup import compile_kernels
 
 # Names load on first use, so ``import limbik`` (and the ``limbik`` command, which
@@ -108,7 +107,7 @@ _LAZY = {
     "read_gltf": "limbik.skeleton",
     "read_motion": "limbik.skeleton",
     "resample": "limbik.skeleton",
-    "release_memory": "limbik._output_pool",
+    "release_memory": "limbik.threads",
     "roblox": "limbik.roblox",
     "set_num_threads": "limbik.threads",
     "rotations_from_positions": "limbik.solvers",

@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 
 from limbik.threads import get_num_threads, most_threads
 
-__all__ = ["chunk_size", "run_chunks", "run_range", "thread_count"]
+__all__ = ["chunk_size", "run_batch", "run_chunks", "run_range", "thread_count"]
 
 T = TypeVar("T")
 
@@ -164,3 +164,14 @@ def run_range(kernel: Any, count: int, arguments: Callable[[], tuple[Any, ...]],
 
     return run_chunks(start, count, chunk_size(left, threads, smallest, granule), threads,
                       worker)
+
+
+def run_batch(kernel: Any, count: int, arguments: Callable[[], tuple[Any, ...]], *,
+              smallest: int, granule: int = 1) -> Any:
+    """:func:`run_range` over every element; returns the sum of the chunks' results, or
+    None for a kernel that returns nothing."""
+    total = None
+    for result in run_range(kernel, count, arguments, smallest=smallest, granule=granule):
+        if result is not None:
+            total = result if total is None else total + result
+    return total

@@ -387,3 +387,15 @@ def broadcast_shapes(*pairs: tuple[str, tuple[int, ...]]) -> tuple[int, ...]:
         raise InvalidInputError(
             f"batch shapes must broadcast together, got {described}"
         ) from None
+
+
+def read_only(array: np.ndarray) -> np.ndarray:
+    """A read-only view of ``array`` (no copy), for a kernel input.
+
+    Numba compiles a kernel for each combination of argument types, and a read-only
+    array is another type than a writable one: inputs handed over as read-only views
+    keep one type whatever the caller passed (a broadcast array, a frozen class's
+    array or a fresh one)."""
+    view = array.view()
+    view.flags.writeable = False
+    return view

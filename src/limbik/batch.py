@@ -406,16 +406,11 @@ def _machine_slots_here() -> int:
 def _with_task_threads(function: Callable[..., Any], *args: Any) -> Any:
     """``function(*args)`` in a Dask task, its batches on the task's share of the cores
     (the machine's workers run that many tasks at once, and each using every core would
-    oversubscribe them); the worker thread's count is restored after, and the output
-    memory limbik kept for the task is given back."""
-    from limbik._output_pool import release_memory
+    oversubscribe them); the worker thread's count is restored after."""
     from limbik.threads import num_threads
 
-    try:
-        with num_threads(_task_threads(_machine_slots_here())):
-            return function(*args)
-    finally:
-        release_memory()
+    with num_threads(_task_threads(_machine_slots_here())):
+        return function(*args)
 
 
 def _tell_workers_their_slots(client: Any, jobs: int) -> None:

@@ -139,7 +139,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from limbik._compile_notice import announce_compilation
     from limbik.demo import run_demo
 
-    announce_compilation()  # worker processes say it themselves (see demo.run_scenes)
+    announce_compilation()
 
     return run_demo(out=args.out, json_output=args.json, pictures=not args.no_pictures,
                     scenes=args.scene, jobs=args.jobs)
@@ -1034,11 +1034,6 @@ def _main(argv: Sequence[str] | None) -> int:
             return EXIT_USAGE
         code = handler(args)
         sys.stdout.flush()  # a closed pipe shows up here, not at interpreter exit
-        tiered = sys.modules.get("limbik._tiered")
-        if tiered is not None:  # kernels compiling in a thread: done before exit, so
-            # Ctrl-C here is handled below (a child process that compiles goes on after
-            # this one ends, and writes the cache)
-            tiered.wait_for_compilations(children=False)
         return code
     except BrokenPipeError:
         _silence_stdout()

@@ -45,20 +45,16 @@ class SceneResult:
     iterations: np.ndarray
     seconds: float
     pictures: tuple[str, ...] = field(default=())
-    #: whether the timed call ran from Python source (a small call: see run_scenes)
-    interpreted: bool = False
 
     @classmethod
     def from_solution(cls, scene: str, solver: str, solution: Solution, seconds: float,
                       pictures: Sequence[str] = ()) -> SceneResult:
-        """A row from a :class:`Solution` (every batch element counts); ``seconds`` from
-        :func:`timed` also says whether the call ran from Python source."""
+        """A row from a :class:`Solution` (every batch element counts)."""
         import numpy as np
 
         return cls(scene, solver, np.asarray(solution.reached).reshape(-1),
                    np.asarray(solution.error, dtype=np.float64).reshape(-1),
-                   np.asarray(solution.iterations).reshape(-1), seconds, tuple(pictures),
-                   getattr(seconds, "interpreted", False))
+                   np.asarray(solution.iterations).reshape(-1), seconds, tuple(pictures))
 
     def row(self) -> dict[str, object]:
         """The JSON-ready row: reached as ``"k/n"``, the largest error, mean iterations."""
@@ -72,7 +68,6 @@ class SceneResult:
             "mean_iterations": (float(np.mean(self.iterations)) if self.iterations.size
                                 else 0.0),
             "ms": 1e3 * self.seconds,
-            "interpreted": self.interpreted,
             "pictures": list(self.pictures),
         }
 
@@ -92,52 +87,28 @@ def scene(name: str) -> Callable[[Scene], Scene]:
     return register
 
 
-class WallTime(float):
-    """Seconds of wall time, and whether any of it ran kernels from Python source."""
-
-    interpreted: bool = False
-
-
-def timed(fn: Callable[[], Any]) -> tuple[Any, WallTime]:
+def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
     """Run ``fn`` twice; return the second result and its wall time in seconds.
 
-    The first call compiles the kernels it needs (or, for a call small enough, runs their
-    Python source: see :func:`run_scenes`), so the time is the warm solve time.
+    The first call compiles the kernels it needs (or loads them from the cache), so the
+    time is the warm solve time.
     """
-    from limbik._tiered import interpreted_elements
-
     fn()
-    before = interpreted_elements()
     start = time.perf_counter()
     result = fn()
-    seconds = WallTime(time.perf_counter() - start)
-    seconds.interpreted = interpreted_elements() > before
-    return result, seconds
-
-
-#: The most problems a demo call may solve to run from the kernels' Python source where
-#: the kernel is not compiled yet: the scenes' few dozen problems take a second or two
-#: there, where compiling a kernel takes several.
-SMALL_CALL = 64
-
-#: The table's footnote to rows timed from Python source.
-INTERPRETED_NOTE = (f"run from Python source: the demo compiles no kernel for a call of up "
-                    f"to {SMALL_CALL} problems (`limbik compile` builds them all)")
+    return result, time.perf_counter() - start
 
 
 def format_table(rows: list[dict[str, object]]) -> str:
     """A plain-text table of demo rows."""
     headers = ["scene", "solver", "reached", "max error", "iters", "ms (warm)"]
     body = [[str(r["scene"]), str(r["solver"]), str(r["reached"]), f"{r['max_error']:.2e}",
-             f"{r['mean_iterations']:.1f}", f"{r['ms']:.2f}" + (" *" if r.get("interpreted")
-                                                                 else "")] for r in rows]
+             f"{r['mean_iterations']:.1f}", f"{r['ms']:.2f}"] for r in rows]
     widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h)
               for i, h in enumerate(headers)]
     line = "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True))
     out = [line, "  ".join("-" * w for w in widths)]
     out += ["  ".join(c.ljust(w) for c, w in zip(b, widths, strict=True)) for b in body]
-    if any(r.get("interpreted") for r in rows):
-        out.append(f"* {INTERPRETED_NOTE}")
     return "\n".join(out)
 
 
@@ -149,14 +120,11 @@ def _load_scenes() -> dict[str, Scene]:
 
 def _run_scene(name: str, folder: Path | None) -> list[SceneResult]:
     """Run one scene by name (the unit of work of a worker process)."""
-    from limbik._tiered import compile_small_calls
-
     if folder is not None:
         import matplotlib
 
         matplotlib.use("Agg")
-    with compile_small_calls(False, up_to=SMALL_CALL):
-        return _load_scenes()[name](folder)
+    return _load_scenes()[name](folder)
 
 
 def scene_names() -> list[str]:
@@ -180,11 +148,8 @@ def run_scenes(names: Sequence[str] | None = None, folder: Path | None = None, *
     """Run the named scenes (default: all) and return their rows in table order.
 
     ``jobs > 1`` runs scenes in that many worker processes (spawned, so each compiles
-    its own kernels; results are the same as in-process). Calls of up to
-    :data:`SMALL_CALL` problems (the FABRIK, CCD and Jacobian rows) compile nothing: they
-    run their kernels from the cache where it holds them, else from the kernels' Python
-    source (rows marked), as the demo would otherwise spend seconds compiling kernels it
-    calls once (:func:`limbik._tiered.compile_small_calls`).
+    its own kernels, or loads them from the on-disk cache; results are the same as
+    in-process).
     """
     selected = _select(names)
     jobs = max(1, min(int(jobs), len(selected)))
@@ -195,19 +160,10 @@ def run_scenes(names: Sequence[str] | None = None, folder: Path | None = None, *
 
     # the slowest scenes first, so the two workers finish together
     order = sorted(selected, key=lambda n: -_COST.get(n, 1.0))
-    import tempfile
-    from functools import partial
-
-    from limbik._compile_notice import announce_compilation
-
     context = multiprocessing.get_context("spawn")
-    with tempfile.TemporaryDirectory() as scratch:
-        # the workers compile; the first one that does says so, once
-        notice = partial(announce_compilation, once_file=os.path.join(scratch, "said"))
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=context,
-                                 initializer=notice) as pool:
-            futures = {name: pool.submit(_run_scene, name, folder) for name in order}
-            done = {name: future.result() for name, future in futures.items()}
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+        futures = {name: pool.submit(_run_scene, name, folder) for name in order}
+        done = {name: future.result() for name, future in futures.items()}
     return [r for name in selected for r in done[name]]
 
 
@@ -216,9 +172,6 @@ def run_scenes(names: Sequence[str] | None = None, folder: Path | None = None, *
 #: scene's figure is its cost once the scenes before it in this order have written their
 #: kernels to the cache: ``footplanter`` and ``rotations`` run ``footplant`` too, which
 #: they then load (run beside ``footplant`` instead, they compiled it a second time).
-#: Measured before the ``jacobian`` and ``fabrik`` scenes ran their calls from Python
-#: source (now about 7 and 1 s); the order they give still has both workers end within
-#: a second of each other.
 _COST = {"footplant": 14.6, "jacobian": 12.6, "fabrik": 4.2, "rotations": 2.1,
          "footplanter": 1.9, "arm": 1.4, "leg": 0.6, "planar": 0.3}
 

@@ -198,11 +198,8 @@ def available_cores() -> int:
 
 def _compile_family(name: str) -> float:
     """Make one family's calls in this process; return the seconds they took."""
-    from limbik._tiered import wait_for_compilations
-
     start = time.perf_counter()
     FAMILIES[name]()
-    wait_for_compilations()  # small first calls compile in the background
     return time.perf_counter() - start
 
 
@@ -260,15 +257,10 @@ def _compile_in_worker(names: list[str]) -> dict[str, float]:
     import subprocess
     import sys
 
-    from limbik._tiered import CHILD_SWITCH
-
     code = ("import sys; from limbik.warmup import _compile_family; "
             "[print(name, repr(_compile_family(name))) for name in sys.argv[1:]]")
-    # the workers fill the cores already: each compiles in its own threads, not in child
-    # processes of its own (36-38 s for all families here, against 44-48 s)
-    env = {**os.environ, CHILD_SWITCH: "0"}
     done = subprocess.run([sys.executable, "-c", code, *names], capture_output=True,
-                          text=True, env=env, check=False)
+                          text=True, check=False)
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no error output"])[-1]
         raise KernelCompileError(f"compiling the {' and '.join(names)} kernels failed (exit "

@@ -38,8 +38,7 @@ from typing import Any
 import numpy as np
 
 from limbik import metrics
-from limbik._kernel_options import read_only
-from limbik._validation import as_flag, as_float
+from limbik._validation import as_flag, as_float, read_only
 from limbik.errors import InvalidInputError
 from limbik.geometry.quaternion import (
     quaternion_conjugate,

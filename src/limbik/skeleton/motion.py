@@ -8,8 +8,6 @@ from typing import Any
 
 import numpy as np
 
-from limbik._kernel_options import read_only
-from limbik._output_pool import empty_arrays
 from limbik._validation import (
     FloatArray,
     as_float,
@@ -20,6 +18,7 @@ from limbik._validation import (
     as_real_array,
     as_unit_quaternions,
     broadcast_shapes,
+    read_only,
 )
 from limbik.errors import InvalidInputError
 from limbik.geometry.frame import Frame
@@ -116,7 +115,7 @@ def _forward_kinematics_counted(parents: np.ndarray, local_rotations: FloatArray
     q = _kernel_rows(q_local, shape + (4,))
     t = _kernel_rows(t_local, shape + (3,))
     if out is None:
-        q_world, p_world = empty_arrays((q.shape, np.float64), (t.shape, np.float64))
+        q_world, p_world = np.empty(q.shape), np.empty(t.shape)
     else:
         q_world, p_world = q_out.reshape(q.shape), p_out.reshape(t.shape)
     failed = forward_kinematics_frames(read_only(np.ascontiguousarray(parents, dtype=np.int64)),

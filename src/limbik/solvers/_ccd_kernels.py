@@ -12,12 +12,8 @@ import math
 import numpy as np
 from numba import njit
 
-import limbik._numba_cache  # noqa: F401  (Numba's cache: locked saves, kernel-source stamp)
-from limbik._kernel_options import KERNEL_ONLY
-
-#: Compiled helpers called only from compiled code: no Python or C entry point is built
-#: for them, which shortens a first call.
-_helper = njit(cache=True, **KERNEL_ONLY)
+#: Compiled helpers called from the kernels here.
+_helper = njit(cache=True)
 
 #: A joint's objective ``A cos φ + B sin φ`` whose amplitude is below this fraction of its
 #: scale (``w_p² |h| |d|`` plus ``3 w_o²``) is flat: the joint is left as it is.

@@ -22,8 +22,7 @@ import numpy as np
 from numba import njit
 from numba.extending import register_jitable
 
-import limbik._numba_cache  # noqa: F401  (Numba's cache: locked saves, kernel-source stamp)
-from limbik._kernel_options import read_only
+from limbik._validation import read_only
 from limbik.solvers._ccd_kernels import _perpendicular, _rotate_about
 
 #: helpers called only from :func:`_close_gaps`: compiled into it, with no Python wrapper,

@@ -36,9 +36,6 @@ import numpy as np
 from numba import njit
 from numba.extending import register_jitable
 
-import limbik._numba_cache  # noqa: F401  (Numba's cache: locked saves, kernel-source stamp)
-from limbik._kernel_options import NO_REFCOUNT
-
 FREE = 0
 CONE = 1
 ELLIPSE = 2
@@ -50,13 +47,12 @@ _BISECTION_CAP = 256
 
 #: entry points (called from Python, cached on disk)
 _jit = njit(cache=True, error_model="numpy", fastmath=False)
-#: entry points that allocate nothing (see :data:`limbik._kernel_options.NO_REFCOUNT`)
-_jit_no_alloc = njit(cache=True, error_model="numpy", fastmath=False, nogil=True, **NO_REFCOUNT)
+#: entry points that run on a batch's threads
+_jit_no_alloc = njit(cache=True, error_model="numpy", fastmath=False, nogil=True)
 #: helpers called only from compiled code: compiled into their callers, so they cost no
-#: Python wrapper, machine code or cache file of their own (a cold first call is shorter);
-#: those that allocate nothing also go without reference counting
+#: Python wrapper, machine code or cache file of their own (a cold first call is shorter)
 _inner_alloc = register_jitable(error_model="numpy", fastmath=False)
-_inner = register_jitable(error_model="numpy", fastmath=False, **NO_REFCOUNT)
+_inner = register_jitable(error_model="numpy", fastmath=False)
 
 
 # --------------------------------------------------------------------------- small vectors

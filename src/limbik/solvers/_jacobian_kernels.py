@@ -19,9 +19,6 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-import limbik._numba_cache  # noqa: F401  (Numba's cache: locked saves, kernel-source stamp)
-from limbik._kernel_options import KERNEL_ONLY, NO_REFCOUNT
-
 METHOD_TRANSPOSE = 0
 METHOD_PINV = 1
 METHOD_DLS = 2
@@ -30,16 +27,11 @@ METHOD_SVD_DLS = 3
 METHOD_LM = 5
 
 
-#: Kernels that allocate nothing (see :data:`limbik._kernel_options.NO_REFCOUNT`; the
-#: Levenberg–Marquardt kernel's first call is ~0.2 s shorter for it), called from Python
-#: or other kernels only: no C-callable wrapper is built for them (0.03 s less to compile).
-_NO_ALLOCATION: dict[str, Any] = {"cache": True, "error_model": "numpy",
-                                  "no_cfunc_wrapper": True, **NO_REFCOUNT}
+#: The options of every kernel here: cached on disk, NumPy's floating-point error model.
+_NO_ALLOCATION: dict[str, Any] = {"cache": True, "error_model": "numpy"}
 
-#: Compiled helpers called only from other kernels: no Python entry point is built for
-#: them either, which shortens the first compilation.
-_HELPER_OPTIONS: dict[str, Any] = {**_NO_ALLOCATION, **KERNEL_ONLY}
-_kernel_helper = njit(**_HELPER_OPTIONS)
+#: Compiled helpers called from the kernels here.
+_kernel_helper = njit(**_NO_ALLOCATION)
 
 @_kernel_helper
 def splitmix64(state):  # pragma: no cover - compiled

@@ -13,7 +13,6 @@ import math
 import numpy as np
 from numba import njit
 
-import limbik._numba_cache  # noqa: F401  (Numba's cache: locked saves, kernel-source stamp)
 from limbik.solvers._ccd_kernels import ccd_sweep
 from limbik.solvers._jacobian_kernels import (
     _NO_ALLOCATION,

@@ -13,20 +13,19 @@ every thread for a large batch.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from limbik._tiered import TieredRangeKernel
+from limbik._batch_threads import run_batch
 from limbik._validation import FloatArray, as_float, as_int, as_points, broadcast_shapes
 from limbik.chain.joint_chain import MAX_MAGNITUDE, JointChain
 from limbik.errors import InvalidInputError
 from limbik.geometry.frame import Frame
 from limbik.solvers import _jacobian_kernels as _jk
 from limbik.solvers import _joint_kernels as _k
-from limbik.solvers._lm_lanes import lm_lanes
 from limbik.solvers.solution import Solution, out_arrays, written
 from limbik.tolerances import ITERATIVE_RTOL, WARM_START_JUMP_COST
 
@@ -44,10 +43,6 @@ to the true target."""
 #: 30 µs, so a chunk 0.1 ms or more). Smaller batches run on the calling thread.
 SMALLEST_CHUNK = 16
 
-#: The serial drivers. Until one is compiled in this process, calls of up to 8 targets
-#: run its Python source while it compiles in the background (see :mod:`limbik._tiered`).
-_LM_RANGE = TieredRangeKernel(_jk.lm_solve_range, lanes=lm_lanes)
-_JOINT_RANGE = TieredRangeKernel(_k.joint_solve_range)
 
 
 def check_chain(chain: Any) -> JointChain:
@@ -180,24 +175,18 @@ class JointProblem:
         return args, limits
 
     def serial_call(self, method: int, lam: float, cutoff: float, outs: tuple[Any, ...]
-                    ) -> tuple[TieredRangeKernel, Hashable, Callable[[], tuple[Any, ...]]]:
-        """The serial driver of ``method``, the variant of its argument types, and a
-        function giving its arguments after ``start, stop`` (writing into ``outs``, from
-        :meth:`outputs`), with the calling thread's scratch space."""
+                    ) -> tuple[Any, Callable[[], tuple[Any, ...]]]:
+        """The serial driver of ``method`` and a function giving its arguments after
+        ``start, stop`` (writing into ``outs``, from :meth:`outputs`), with the calling
+        thread's scratch space."""
         args, limits = self._arguments(method)
         if method == _jk.METHOD_LM:
             m = self.chain.dof
             head = (*args, float(lam), self.max_step, *limits)
-            # the kernel's argument types differ only by a position or pose target, and
-            # by a warm start's jump cost or None
-            return (_LM_RANGE, (self.use_rot, self.jump_cost is None),
-                    lambda: (*head, *_jk.lm_scratch(m), *outs))
+            return _jk.lm_solve_range, lambda: (*head, *_jk.lm_scratch(m), *outs)
         every = (*args, method, float(lam), float(cutoff), self.max_step, *limits)
         m = self.chain.dof
-        # the kernel's argument types differ by CCD or a Jacobian rule, and by a warm
-        # start's jump cost or None
-        return (_JOINT_RANGE, (method == _k.METHOD_CCD, self.jump_cost is None),
-                lambda: (*every, *_k.joint_scratch(m, method), *outs))
+        return _k.joint_solve_range, lambda: (*every, *_k.joint_scratch(m, method), *outs)
 
     def out_fields(self) -> tuple[tuple[str, tuple[int, ...], Any], ...]:
         """The :func:`~limbik.solvers.solution.out_arrays` fields of :meth:`outputs`."""
@@ -227,11 +216,8 @@ class JointProblem:
             for array in outs[:4]:
                 array.fill(0)  # as new outputs start
         q, err, reached, iters, positions = outs
-        kernel, variant, arguments = self.serial_call(method, lam, cutoff, outs)
-        # Python takes about 0.3 ms an iteration: far more than the defaults allow
-        # (LM 31 x 300) would take longer than the compiler
-        kernel.batch(variant, count, arguments, smallest=SMALLEST_CHUNK,
-                     interpretable=self.max_iterations * (1 + self.restarts) <= 10_000)
+        kernel, arguments = self.serial_call(method, lam, cutoff, outs)
+        run_batch(kernel, count, arguments, smallest=SMALLEST_CHUNK)
         if self.far_targets is not None:  # honest error and reached for far targets
             far = np.isfinite(self.far_targets[:, 0])
             miss = positions[far, -1] - self.far_targets[far]

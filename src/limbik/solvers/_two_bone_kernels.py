@@ -15,9 +15,6 @@ from typing import Any
 import numpy as np
 from numba import njit, types
 
-import limbik._numba_cache  # noqa: F401  (Numba's cache: locked saves, kernel-source stamp)
-from limbik._kernel_options import KERNEL_ONLY
-
 #: Bend-direction modes.
 MODE_ROLLED = 0  # the seed's rolled plane of the world axes (the default)
 MODE_POINT = 1  # a pole / reference point
@@ -31,9 +28,8 @@ POLICY_STRETCH = 2
 #: Fast-math flags without ``nnan``/``ninf``, so the fused finiteness check survives.
 _FASTMATH = {"nsz", "arcp", "contract", "afn", "reassoc"}
 
-#: Compiled helpers called only from the kernels here: no Python or C entry point is built
-#: for them, which shortens a first call (LLVM inlines them into their callers).
-_helper = njit(cache=True, fastmath=_FASTMATH, error_model="numpy", **KERNEL_ONLY)
+#: Compiled helpers called from the kernels here (LLVM inlines them into their callers).
+_helper = njit(cache=True, fastmath=_FASTMATH, error_model="numpy")
 
 #: Below this fraction of the reach the target is "at the root": the direction falls back.
 AT_ROOT_RTOL = 1e-15

@@ -26,7 +26,6 @@ from typing import Any
 import numpy as np
 
 from limbik._batch_threads import run_range
-from limbik._output_pool import empty_arrays
 from limbik._validation import (
     as_flag,
     as_float,
@@ -186,9 +185,8 @@ def _ccd_points(positions: Any, target: Any, tolerance: float | None, max_iterat
     radius2 = (damping * length) ** 2  # the motion cost's radius, squared (B,)
     fields = chain_out_fields(n, return_rotations or constraints is not None)
     if out is None:
-        solved, err, reached, iters = empty_arrays(
-            (flat.shape, np.float64), ((count,), np.float64), ((count,), np.bool_),
-            ((count,), np.int64))
+        solved, err = np.empty(flat.shape), np.empty(count)
+        reached, iters = np.empty(count, dtype=np.bool_), np.empty(count, dtype=np.int64)
     else:  # flat is the solver's own copy: out.positions may be the input pose
         views = out_arrays(out, shape, fields)
         solved, reached, err, iters = views[:4]

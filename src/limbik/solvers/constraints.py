@@ -27,7 +27,6 @@ from typing import Any
 
 import numpy as np
 
-from limbik._kernel_options import read_only
 from limbik._validation import (
     FloatArray,
     as_directions,
@@ -35,6 +34,7 @@ from limbik._validation import (
     as_points,
     as_quaternions,
     finite_squares,
+    read_only,
 )
 from limbik.errors import InvalidInputError
 from limbik.geometry.vectors import cross

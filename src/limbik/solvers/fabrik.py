@@ -15,8 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from limbik._output_pool import empty_arrays
-from limbik._tiered import TieredRangeKernel
+from limbik._batch_threads import run_batch
 from limbik._validation import (
     FloatArray,
     as_directions,
@@ -44,10 +43,6 @@ _IDENTITY_FRAME = np.array([[0.0, 0.0, -1.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0]])
 _NO_DIRECTION = np.zeros((1, 3))
 _NO_ROTATION = np.array([0.0, 0.0, 0.0, 1.0])
 
-#: The serial chain driver: until it is compiled in this process, a call of up to 8
-#: chains runs its Python source while it compiles (see :mod:`limbik._tiered`); it
-#: updates the poses (argument 0 after start, stop) in place.
-_CHAIN_RANGE = TieredRangeKernel(K.solve_chain_range, in_place=(0,))
 
 #: Chains per chunk at least where a batch is spread over threads (a chain takes about a
 #: microsecond, so a chunk 0.05 ms or more). Smaller batches run on the calling thread.
@@ -249,9 +244,10 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
         given = as_joint_rotations(rotations, "rotations", n, shape)
     fields = chain_out_fields(n, want_rotations)
     if out is None:
-        p, reached, error, iterations = empty_arrays(
-            ((size, n, 3), np.float64), ((size,), np.bool_), ((size,), np.float64),
-            ((size,), np.int64))
+        p = np.empty((size, n, 3))
+        reached = np.empty(size, dtype=np.bool_)
+        error = np.empty(size)
+        iterations = np.empty(size, dtype=np.int64)
     else:
         views = out_arrays(out, shape, fields)
         p, reached, error, iterations = views[:4]
@@ -276,9 +272,8 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
         min_imp = min_imp / unit
     args = (p, t, d, has_dir, tol_abs, tol_rel, max_it, min_imp, bool(fixed_root), frame0,
             limits, reached, error, iterations)
-    # the kernel's argument types differ only by constrained or not
-    skipped = _CHAIN_RANGE.batch(limits is None, size, lambda: (*args, K.chain_workspace(n)),
-                                 smallest=SMALLEST_CHUNK, interpretable=max_it <= 1000)
+    skipped = run_batch(K.solve_chain_range, size, lambda: (*args, K.chain_workspace(n)),
+                        smallest=SMALLEST_CHUNK)
     if skipped:  # the kernel found NaN or inf: raise the error that names it
         as_float_array(positions, "positions", ())
         as_points(target, "target")

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from limbik._tiered import TieredRangeKernel
+from limbik._batch_threads import run_batch
 from limbik._validation import (
     FloatArray,
     as_flag,
@@ -47,10 +47,6 @@ __all__ = ["FabrikTree"]
 def _check_parents(parents: Any) -> np.ndarray:
     return as_parents(parents)
 
-#: The serial tree driver: until it is compiled in this process, a call of up to 8 trees
-#: runs its Python source while it compiles (see :mod:`limbik._tiered`); it updates the
-#: poses (argument 0 after start, stop) in place.
-_TREE_RANGE = TieredRangeKernel(K.solve_tree_range, in_place=(0,))
 
 #: Trees per chunk at least where a batch is spread over threads (a tree takes several
 #: microseconds, so a chunk 0.05 ms or more). Smaller batches run on the calling thread.
@@ -184,10 +180,8 @@ class FabrikTree:
         args = (p, self.parents, tg, eff, wt, tol_abs, tol_rel, max_it, min_imp, fixed_root,
                 self._frame0, self._limits, reached, error, iterations)
         parents = self.parents
-        # the kernel's argument types differ only by constrained or not
-        _TREE_RANGE.batch(self._limits is None, size,
-                          lambda: (*args, K.tree_workspace(parents, eff)),
-                          smallest=SMALLEST_CHUNK, interpretable=max_it <= MAX_TREE_ITERATIONS)
+        run_batch(K.solve_tree_range, size, lambda: (*args, K.tree_workspace(parents, eff)),
+                  smallest=SMALLEST_CHUNK)
         p *= unit
         error *= unit
         solved = p.reshape(shape + (n, 3))

@@ -15,13 +15,13 @@ from typing import Any
 
 import numpy as np
 
-from limbik._kernel_options import read_only
 from limbik._validation import (
     FloatArray,
     as_flag,
     as_float_array,
     as_quaternions,
     broadcast_shapes,
+    read_only,
 )
 from limbik.errors import InvalidInputError
 from limbik.geometry.frame import Frame

@@ -13,8 +13,6 @@ from typing import Any
 import numpy as np
 
 from limbik._batch_threads import run_range
-from limbik._kernel_options import read_only
-from limbik._output_pool import empty_arrays
 from limbik._validation import (
     FloatArray,
     as_float,
@@ -26,6 +24,7 @@ from limbik._validation import (
     broadcast_shapes,
     check_finite,
     choice,
+    read_only,
 )
 from limbik.errors import InvalidInputError
 from limbik.geometry.frame import Frame
@@ -316,8 +315,8 @@ def _outputs(out: Solution | None, shape: tuple[int, ...], inputs: list[Any]
     are read as they were given."""
     if out is None:
         count = math.prod(shape)
-        return empty_arrays(((count, 3, 3), _F64), ((count,), _F64),
-                            ((count,), np.bool_)), inputs
+        return [np.empty((count, 3, 3)), np.empty(count),
+                np.empty(count, dtype=np.bool_)], inputs
     views = out_arrays(out, shape, _OUT_FIELDS)
     return views, detached(inputs, views[:2])
 
