@@ -169,7 +169,7 @@ def main() -> None:
     py = sys.executable
     base = min(wall([py, "-c", "pass"]) for _ in range(args.repeat * 3))
     imp = min(wall([py, "-c", "import limbik"]) for _ in range(args.repeat * 3))
-    cli = min(wall([py, "-m", "limbik.cli", "--help"]) for _ in range(args.repeat * 3))
+    cli = min(wall([py, "-m", "limbik", "--help"]) for _ in range(args.repeat * 3))
     print(f"python -c pass    {base:7.3f} s")
     print(f"import limbik     {imp:7.3f} s   ({imp - base:.3f} s over the interpreter, "
           f"{imp / base:.2f}x python -c pass)")

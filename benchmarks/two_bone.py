@@ -29,8 +29,8 @@ from pathlib import Path
 import numpy as np
 
 import limbik
-from limbik._batch_threads import run_range
-from limbik.solvers import _two_bone_kernels as kernels
+from limbik._runtime.batch_threads import run_range
+from limbik.solvers.two_bone import _kernels as kernels
 
 HERE = Path(__file__).resolve().parent
 RTOL = 1e-9

@@ -223,7 +223,7 @@ def problem_json(rng: random.Random) -> str:
 
 
 def fuzz_problem_json(seed: int, count: int) -> list[str]:
-    from limbik.cli import main
+    from limbik.app.cli import main
 
     rng = random.Random(seed)
     failures = []

@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 
 import limbik
-from limbik._io import atomic_save, atomic_write
+from limbik._runtime.atomic import atomic_save, atomic_write
 from limbik.errors import UnwritableFileError
 
-IO_MODULE = Path(limbik.__file__).with_name("_io.py")
+IO_MODULE = Path(limbik.__file__).parent / "_runtime" / "atomic.py"
 posix_only = pytest.mark.skipif(os.name != "posix", reason="POSIX modes and signals")
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from limbik.cli import main
-from limbik.demo import (
+from limbik.app.cli import main
+from limbik.app.demo import (
     SCENES,
     format_table,
     run_scenes,
@@ -126,7 +126,7 @@ def test_worker_processes_give_the_same_rows():
 
 def test_no_pictures_never_imports_matplotlib():
     src = Path(__file__).resolve().parents[1] / "src"
-    code = ("import sys; from limbik.cli import main; "
+    code = ("import sys; from limbik.app.cli import main; "
             "main(['demo', '--no-pictures', '--json', '--jobs', '1', '--scene', 'planar', "
             "'--scene', 'arm']); assert 'matplotlib' not in sys.modules, 'imported'")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -176,13 +176,13 @@ def test_every_picture_reads_at_100_percent(gallery):
 def test_help_lists_every_scene():
     """``demo --help`` and the worker processes' parent name the scenes without importing
     them: the same list, in table order."""
-    from limbik.demo import SCENE_NAMES
+    from limbik.app.demo import SCENE_NAMES
 
     assert list(SCENE_NAMES) == scene_names()
 
 
 def test_handing_scenes_to_workers_imports_no_solver():
-    code = ("import sys, limbik.demo as d; d._select(None); d._select(['fabrik']); "
+    code = ("import sys, limbik.app.demo as d; d._select(None); d._select(['fabrik']); "
             "print(sorted(m for m in sys.modules if m.startswith(('numba', 'numpy', "
             "'limbik.solvers', 'matplotlib'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

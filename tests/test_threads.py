@@ -79,7 +79,7 @@ def test_results_are_bit_identical_on_one_and_two_threads(name, threads, monkeyp
     cannot change a single bit of any output."""
     from numba import config
 
-    from limbik import _batch_threads
+    from limbik._runtime import batch_threads as _batch_threads
 
     if int(config.NUMBA_NUM_THREADS) < 2:  # type: ignore[attr-defined]
         pytest.skip("Numba started with one thread (NUMBA_NUM_THREADS=1)")

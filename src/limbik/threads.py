@@ -1,7 +1,7 @@
 """How many threads the batched kernels use.
 
 Batched solvers and forward kinematics split their batch into chunks that several
-threads solve at once (:mod:`limbik._batch_threads`); each element is solved by the same
+threads solve at once (:mod:`limbik._runtime.batch_threads`); each element is solved by the same
 compiled code whichever thread takes it, so results are identical for any thread count.
 By default they use every core. Set the count for the calling thread with
 :func:`set_num_threads` (for a block, ``with num_threads(n):``), or before Python

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 import limbik
+from limbik.body.look_at import look_at
 from limbik.errors import InvalidInputError
 from limbik.geometry.quaternion import quaternion_multiply, quaternion_normalize, rotate_vectors
-from limbik.skeleton.look_at import look_at
 from limbik.solvers.aim import aim, aim_chain, limit_to_cone
 
 AXIS = np.array([0.0, 0.0, -1.0])

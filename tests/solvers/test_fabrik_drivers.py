@@ -93,7 +93,7 @@ def test_a_single_unconstrained_solve_compiles_only_the_serial_free_kernel():
 import json
 import numpy as np
 import limbik
-from limbik.solvers import _fabrik_kernels as K
+from limbik.solvers.fabrik import _kernels as K
 chain = np.c_[np.arange(6.0), np.zeros(6), np.zeros(6)]
 limbik.fabrik(chain, [2.0, 3.0, 1.0])
 tree = limbik.FabrikTree([-1, 0, 1, 2], chain[:4])

@@ -21,7 +21,7 @@ from xml.parsers import expat
 
 import numpy as np
 
-from limbik._reading import read_bytes
+from limbik._runtime.reading import read_bytes
 from limbik.chain.joint_chain import (
     JOINT_TYPES,
     MAX_MAGNITUDE,

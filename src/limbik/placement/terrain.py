@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from limbik._validation import (
+from limbik._runtime.validation import (
     MAX_MAGNITUDE,
     FloatArray,
     as_float,

@@ -1,8 +1,8 @@
 """Compiled loops of cyclic coordinate descent (CCD), on joint chains and on point chains.
 
 On joint chains this module holds the sweep only: the batch loop with restarts is
-:func:`limbik.solvers._joint_kernels.joint_solve_range`, with the forward kinematics of
-:mod:`limbik.solvers._jacobian_kernels`.
+:func:`limbik.solvers.joint._kernels.joint_solve_range`, with the forward kinematics of
+:mod:`limbik.solvers.joint._jacobian_kernels`.
 """
 
 from __future__ import annotations

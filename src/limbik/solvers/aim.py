@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from limbik._validation import (
+from limbik._runtime.validation import (
     FloatArray,
     as_directions,
     as_float,

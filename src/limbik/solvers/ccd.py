@@ -5,7 +5,7 @@
 - a :class:`~limbik.chain.JointChain`: each sweep goes from the tip joint to the
   base joint, giving each joint the coordinate within its limits that best moves the
   tip to the target (position, or pose with weights), the others held. Random
-  restarts as in :func:`~limbik.solvers.jacobian.jacobian_ik`.
+  restarts as in :func:`~limbik.solvers.joint.jacobian.jacobian_ik`.
 - joint positions ``(..., n, 3)`` (the ``fabrik`` input form): each sweep turns the
   rest of the chain about each joint, from the one next to the end effector to the
   root, toward the target about the axis of the smallest rotation that points the end
@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from limbik._batch_threads import run_range
-from limbik._validation import (
+from limbik._runtime.batch_threads import run_range
+from limbik._runtime.validation import (
     as_flag,
     as_float,
     as_int,
@@ -37,11 +37,11 @@ from limbik._validation import (
 from limbik.chain.joint_chain import JointChain
 from limbik.errors import InvalidInputError
 from limbik.solvers import _ccd_kernels as _k
-from limbik.solvers._joint_kernels import METHOD_CCD
-from limbik.solvers._joint_problem import joint_problem
 from limbik.solvers._scale import length_scale
 from limbik.solvers.constraints import SwingTwistLimit, encode_limits
-from limbik.solvers.jacobian import MAX_DAMPING
+from limbik.solvers.joint._kernels import METHOD_CCD
+from limbik.solvers.joint.jacobian import MAX_DAMPING
+from limbik.solvers.joint.problem import joint_problem
 from limbik.solvers.rotations import _joint_rotations
 from limbik.solvers.solution import Solution, chain_out_fields, out_arrays, written
 from limbik.tolerances import (
@@ -78,7 +78,7 @@ def ccd(chain: JointChain | Any, target: Any, *, tolerance: float | None = None,
     max_iterations : int
         Sweep cap (per attempt for joint chains).
     q0, angle_tolerance, patience, position_weight, orientation_weight, restarts, rng
-        Joint chains only; as in :func:`~limbik.solvers.jacobian.jacobian_ik`
+        Joint chains only; as in :func:`~limbik.solvers.joint.jacobian.jacobian_ik`
         (``restarts`` defaults to ``JACOBIAN_RESTARTS``).
     min_improvement : float, optional
         Point chains only: stop when a sweep brings the end effector less than this
@@ -113,7 +113,7 @@ def ccd(chain: JointChain | Any, target: Any, *, tolerance: float | None = None,
     Returns
     -------
     Solution
-        For joint chains, as :func:`~limbik.solvers.jacobian.jacobian_ik` (with ``q``).
+        For joint chains, as :func:`~limbik.solvers.joint.jacobian.jacobian_ik` (with ``q``).
         For point chains: ``positions (..., n, 3)``, ``reached``, ``error`` (end-effector
         distance) and ``iterations`` (sweeps); ``q`` is None and ``rotations`` as above.
     """

@@ -15,10 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from limbik._validation import (
+from limbik._runtime.validation import (
     FloatArray,
     as_flag,
     as_float_array,
+    as_parents,
     as_quaternions,
     broadcast_shapes,
     read_only,
@@ -35,7 +36,6 @@ from limbik.geometry.quaternion import (
 )
 from limbik.solvers import _rotation_kernels as _rk
 from limbik.solvers._scale import length_scale
-from limbik.solvers.fabrik_tree import _check_parents
 
 __all__ = ["joint_rotations", "rotations_from_positions"]
 
@@ -86,7 +86,7 @@ def rotations_from_positions(positions: Any, rest_positions: Any, *, parents: An
             f"rest_positions must have {n} joints like positions, got {rest.shape[-2]}",
             argument="rest_positions")
     par = (np.arange(-1, n - 1, dtype=np.int64) if parents is None
-           else _check_parents(parents))
+           else as_parents(parents))
     if par.size != n:
         raise InvalidInputError(f"parents must have {n} entries, got {par.size}",
                                 argument="parents")
@@ -178,7 +178,7 @@ def joint_rotations(positions: Any, input_positions: Any, *,
     shape = broadcast_shapes(*pairs)
     if parents is None:
         return _joint_rotations(pos, start, rot, shape)
-    par = _check_parents(parents)
+    par = as_parents(parents)
     if par.size != n:
         raise InvalidInputError(f"parents must have {n} entries, got {par.size}",
                                 argument="parents")
