@@ -2,7 +2,7 @@
 
 Numba compiles each kernel on its first call and caches it on disk (``__pycache__``
 next to the sources, or ``NUMBA_CACHE_DIR``), so the first call of a family after an
-install waits for the compiler: 1.4 to 3.5 s for a single solve on a 2-core machine,
+install waits for the compiler (seconds per family),
 more for batched calls and foot placement. :func:`compile_kernels` makes those first
 calls ahead of time (in a container build, on a cluster node, behind a game's loading
 screen), the families in worker processes so that they compile on all cores at once.
