@@ -138,6 +138,12 @@ def _by_name(skeleton: Skeleton, roles: dict[str, tuple[tuple[str, ...], ...]],
                 tail = best[-1]
                 options = [(rank, _hops(skeleton, tail, j), j)
                            for rank, j in candidates[side][role] if _hops(skeleton, tail, j)]
+                if not options and role == "toe" and "ankle" in chosen:
+                    # SMPL's order (ankle, then "foot"): a foot joint below the
+                    # chosen ankle is the ball of the foot
+                    options = [(rank, _hops(skeleton, tail, j), j)
+                               for rank, j in candidates[side]["ankle"]
+                               if _hops(skeleton, tail, j)]
                 chosen[role] = min(options)[2] if options else None
         out[side] = chosen
     return out
