@@ -611,6 +611,8 @@ def _unbend(p, t, lengths, total):
         c2 = min(1.0, (along * along - s2) / (total * total - s2))
         ca = math.sqrt(c2)
         sa = math.sqrt(1.0 - c2)
+    elif _three_links(p, lengths, along, ux, uy, uz, wx, wy, wz):
+        return True
     else:
         ca = math.cos(1.2)
         sa = math.sin(1.2)
@@ -627,6 +629,77 @@ def _unbend(p, t, lengths, total):
         sy = p[i + 1, 0] * sa
         bx = rc * ca - rs * sy  # the bone's direction in the plane (along u, along w)
         by = rs * ca + rc * sy
+        p[i + 1, 0] = p[i, 0] + lengths[i] * (bx * ux + by * wx)
+        p[i + 1, 1] = p[i, 1] + lengths[i] * (bx * uy + by * wy)
+        p[i + 1, 2] = p[i, 2] + lengths[i] * (bx * uz + by * wz)
+    return True
+
+
+@_inner
+def _three_links(p, lengths, d, ux, uy, uz, wx, wy, wz):
+    """Lay the chain (in place, from its root) as three straight links that end at distance
+    ``d`` along ``u``, in the plane of ``u`` and ``w``: the bones, longest first, each
+    join the link of least length so far (ties: the first), and every bone takes its
+    link's direction (the end is the sum of the links, whatever the bones' order). Link
+    0 turns to ``+w``, link 1 bends back at the middle of its possible distances from
+    the target. Returns False (the pose untouched beyond ``p[1:, 1]``) when three such
+    links cannot reach ``d``."""
+    n = p.shape[0]
+    for i in range(n - 1):
+        p[i + 1, 1] = -1.0  # the bone's link, -1 while unassigned
+    x = 0.0
+    y = 0.0
+    z = 0.0
+    for _ in range(n - 1):
+        k = -1
+        for i in range(n - 1):
+            if p[i + 1, 1] < 0.0 and (k < 0 or lengths[i] > lengths[k]):
+                k = i
+        if x <= y and x <= z:
+            p[k + 1, 1] = 0.0
+            x += lengths[k]
+        elif y <= z:
+            p[k + 1, 1] = 1.0
+            y += lengths[k]
+        else:
+            p[k + 1, 1] = 2.0
+            z += lengths[k]
+    # link 0 ends at distance r from the target, r within reach of links 1 and 2
+    lo = max(abs(y - z), abs(d - x))
+    hi = min(y + z, d + x)
+    if lo > hi or y <= 0.0 or z <= 0.0:
+        return False
+    r = 0.5 * (lo + hi)
+    cos0 = (d * d + x * x - r * r) / (2.0 * d * x) if d * x > 0.0 else 0.0
+    cos0 = min(1.0, max(-1.0, cos0))
+    e0x = cos0  # link 0's direction (along u, along w)
+    e0y = math.sqrt(1.0 - cos0 * cos0)
+    qx = d - x * e0x  # from link 0's end to the target
+    qy = -x * e0y
+    qn = math.sqrt(qx * qx + qy * qy)
+    if qn > 0.0:
+        qx /= qn
+        qy /= qn
+    else:
+        qx, qy = -e0x, -e0y
+    cos1 = min(1.0, max(-1.0, (qn * qn + y * y - z * z) / (2.0 * qn * y))) if qn > 0.0 \
+        else 1.0
+    sin1 = math.sqrt(1.0 - cos1 * cos1)
+    e1x = qx * cos1 - qy * sin1  # link 1: q turned toward -w
+    e1y = qx * sin1 + qy * cos1
+    e2x = (qn * qx - y * e1x) / z
+    e2y = (qn * qy - y * e1y) / z
+    en = math.sqrt(e2x * e2x + e2y * e2y)
+    e2x /= en
+    e2y /= en
+    for i in range(n - 1):
+        link = p[i + 1, 1]
+        if link == 0.0:
+            bx, by = e0x, e0y
+        elif link == 1.0:
+            bx, by = e1x, e1y
+        else:
+            bx, by = e2x, e2y
         p[i + 1, 0] = p[i, 0] + lengths[i] * (bx * ux + by * wx)
         p[i + 1, 1] = p[i, 1] + lengths[i] * (bx * uy + by * wy)
         p[i + 1, 2] = p[i, 2] + lengths[i] * (bx * uz + by * wz)

@@ -40,7 +40,7 @@ from limbik.errors import InvalidInputError
 from limbik.solvers import _ccd_kernels as _k
 from limbik.solvers._joint_kernels import METHOD_CCD
 from limbik.solvers._joint_problem import joint_problem
-from limbik.solvers._scale import length_scale
+from limbik.solvers._scale import element_units
 from limbik.solvers.constraints import SwingTwistLimit, encode_limits
 from limbik.solvers.jacobian import MAX_DAMPING
 from limbik.solvers.rotations import _joint_rotations
@@ -170,8 +170,9 @@ def _ccd_points(positions: Any, target: Any, tolerance: float | None, max_iterat
         goal = np.broadcast_to(goal, shape + (3,))
     flat = np.ascontiguousarray(pts.reshape(count, n, 3))
     goal = np.ascontiguousarray(goal.reshape(count, 3))
-    unit = length_scale(flat, goal, always=True)  # problem-sized units (exact, 2^k)
-    flat, goal = flat / unit, goal / unit
+    # each chain in units of its own size (exact, 2^k)
+    unit = element_units(flat, goal)
+    flat, goal = flat / unit[:, None, None], goal / unit[:, None]
     bones = flat[:, 1:] - flat[:, :-1]
     length = np.sqrt((bones * bones).sum(axis=-1)).sum(axis=-1)  # np.linalg.norm's sums
     if tolerance is None:
@@ -212,7 +213,7 @@ def _ccd_points(positions: Any, target: Any, tolerance: float | None, max_iterat
             turned = _joint_rotations(solved, flat, start, (count,)).reshape(shape + (n, 4))
             if out is not None:
                 np.copyto(views[4].reshape(turned.shape), turned)
-    solved *= unit
+    solved *= unit[:, None, None]
     err *= unit
     if out is not None:
         return Solution._trusted(**written(out, shape, fields, views))

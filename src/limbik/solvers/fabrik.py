@@ -33,7 +33,7 @@ from limbik._validation import (
 from limbik.errors import InvalidInputError, NonFiniteInputError
 from limbik.geometry.frame import Frame
 from limbik.solvers import _fabrik_kernels as K
-from limbik.solvers._scale import length_scale
+from limbik.solvers._scale import element_units, unit_groups
 from limbik.solvers.constraints import Constraint, encode_constraints
 from limbik.solvers.solution import Solution, chain_out_fields, detached, out_arrays, written
 from limbik.tolerances import ITERATIVE_RTOL, MAX_ITERATIONS
@@ -268,26 +268,22 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
         t = np.array(t, order="C")
     d = np.array(np.broadcast_to(dvec, shape + (3,)).reshape(size, 3), order="C") if has_dir \
         else _NO_DIRECTION
-    unit = length_scale(p, t, always=True)  # solve in units of the problem's size (exact, 2^k)
-    if unit != 1.0:
-        p /= unit  # the solver's own copy
-        t = t / unit
-        tol_abs = tol_abs / unit if tol_abs >= 0 else tol_abs
-        min_imp = min_imp / unit
-    args = (p, t, d, has_dir, tol_abs, tol_rel, max_it, min_imp, bool(fixed_root), frame0,
-            limits, reached, error, iterations)
-    # the kernel's argument types differ only by constrained or not
-    skipped = _CHAIN_RANGE.batch(limits is None, size, lambda: (*args, K.chain_workspace(n)),
-                                 smallest=SMALLEST_CHUNK, interpretable=max_it <= 1000)
+    # each chain in units of its own size (exact, 2^k): one kernel run per unit
+    skipped = 0
+    for unit, rows in unit_groups(element_units(p, t)):
+        if rows is None:
+            skipped += _solve_rows(p, t, d, has_dir, tol_abs, tol_rel, max_it, min_imp, fixed_root,
+                        frame0, limits, closing, unit, reached, error, iterations, n)
+            continue
+        part = p[rows]
+        r, e, i = reached[rows], error[rows], iterations[rows]
+        skipped += _solve_rows(part, t[rows], d[rows] if has_dir else d, has_dir, tol_abs, tol_rel,
+                    max_it, min_imp, fixed_root, frame0, limits, closing, unit, r, e, i, n)
+        p[rows], reached[rows], error[rows], iterations[rows] = part, r, e, i
     if skipped:  # the kernel found NaN or inf: raise the error that names it
         as_float_array(positions, "positions", ())
         as_points(target, "target")
         raise NonFiniteInputError("positions and target must be finite")  # pragma: no cover
-    if closing:
-        _close_gaps(p, t, tol_abs, tol_rel, reached, error)  # in the problem's units
-    if unit != 1.0:
-        p *= unit
-        error *= unit
     solved = p.reshape(shape + (n, 3))
     turned = None
     if want_rotations:  # joint_rotations on arrays checked above
@@ -300,3 +296,32 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
         return Solution._trusted(**written(out, shape, fields, views))
     return Solution._trusted(solved, reached.reshape(shape), error.reshape(shape),
                              iterations.reshape(shape), rotations=turned)
+
+
+def _solve_rows(p: np.ndarray, t: np.ndarray, d: np.ndarray, has_dir: bool, tol_abs: float,
+                tol_rel: float, max_it: int, min_imp: float, fixed_root: bool,
+                frame0: np.ndarray, limits: Any, closing: bool, unit: float,
+                reached: np.ndarray, error: np.ndarray, iterations: np.ndarray, n: int
+                ) -> int:
+    """FABRIK on rows ``p (B, n, 3)`` (in place) toward ``t (B, 3)``, solved in units of
+    ``unit`` (a power of two: exact) and written back in the caller's units. Returns the
+    number of rows holding NaN or inf (then nothing is written back)."""
+    if unit != 1.0:
+        p /= unit  # the solver's own copy
+        t = t / unit
+        tol_abs = tol_abs / unit if tol_abs >= 0 else tol_abs
+        min_imp = min_imp / unit
+    size = p.shape[0]
+    args = (p, t, d, has_dir, tol_abs, tol_rel, max_it, min_imp, bool(fixed_root), frame0,
+            limits, reached, error, iterations)
+    # the kernel's argument types differ only by constrained or not
+    skipped = _CHAIN_RANGE.batch(limits is None, size, lambda: (*args, K.chain_workspace(n)),
+                                 smallest=SMALLEST_CHUNK, interpretable=max_it <= 1000)
+    if skipped:  # the kernel found NaN or inf: the caller raises the error that names it
+        return int(skipped)
+    if closing:
+        _close_gaps(p, t, tol_abs, tol_rel, reached, error)  # in the problem's units
+    if unit != 1.0:
+        p *= unit
+        error *= unit
+    return 0
