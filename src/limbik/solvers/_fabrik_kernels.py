@@ -547,8 +547,9 @@ def _unbend(p, t, lengths, total):
     ``u`` is within about 26° of x), every bone at the angle ``a`` from the line, leaning
     to ``+w`` or ``−w`` (taken longest bone first, ties by index, each to the side that
     brings the sum of ``±length`` so far back toward 0, ``+w`` at 0), turned in that
-    plane about the root so the end points at the target. ``a`` puts the end at the target's distance where the zigzag can (the
-    distance is at least the leans' sum), else a = 1.2 rad.
+    plane about the root so the end points at the target. ``a`` puts the end at the
+    target's distance where the zigzag can (the distance is at least the leans' sum);
+    else three straight links do (:func:`_three_links`) where they can; else a = 1.2 rad.
     Returns True when the chain was bent.
     """
     n = p.shape[0]
