@@ -61,7 +61,7 @@ def test_no_bend_exceeds_30_degrees_after_random_solves(rng, constraint):
     """Random starts (which violate the limits) and random targets: every bend <= 30° + 1e-9."""
     start = random_chains(rng, 500)
     target = rng.normal(size=(500, 3)) * 4.0
-    s = fabrik(start, target, constraints=[constraint] * 9)
+    s = fabrik(start, target, constraints=[None] + [constraint] * 8)
     assert np.all(np.isfinite(s.positions))
     assert bends(s.positions).max() <= DEG30 + 1e-9
     assert np.abs(np.linalg.norm(np.diff(s.positions, axis=1), axis=-1) - 1.0).max() <= 1e-9
@@ -81,8 +81,10 @@ def test_constraint_holds_for_unreachable_targets(rng):
 
 
 def test_bone_zero_is_free_without_root_frame(rng):
+    """...and the call says so, naming constraints[0] and root_frame."""
     start = straight_chains(1)[0]
-    s = fabrik(start, [6.0, 0.0, 0.0], constraints=[Cone(0.1)] * 9)
+    with pytest.warns(UserWarning, match=r"constraints\[0\].*root_frame"):
+        s = fabrik(start, [6.0, 0.0, 0.0], constraints=[Cone(0.1)] * 9)
     d0 = s.positions[1] - s.positions[0]
     assert math.acos(-d0[2]) > 0.5  # bone 0 turned far from -Z
 
@@ -92,7 +94,7 @@ def test_asymmetric_elliptical_cone_holds_in_the_carried_frames(rng):
     cone = EllipticalCone(math.radians(10), math.radians(40), math.radians(25), math.radians(5))
     start = straight_chains(300)
     target = rng.normal(size=(300, 3)) * 3.0
-    s = fabrik(start, target, constraints=[cone] * 9)
+    s = fabrik(start, target, constraints=[None] + [cone] * 8)
     tl, tr, tu, td = np.tan([cone.left, cone.right, cone.up, cone.down])
     worst = 0.0
     for p in s.positions:

@@ -10,6 +10,7 @@ no iterations, as in the seed.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -75,8 +76,16 @@ def kernel_limits(kinds: np.ndarray, params: FloatArray, axes: FloatArray,
     unconstrained solve compiles and runs no constraint code.
 
     ``from_root`` (n_bones,) bool marks the bones that leave the root: their
-    constraints apply only with a root frame (``constrain_root``).
+    constraints apply only with a root frame (``constrain_root``); without one a
+    ``UserWarning`` names them and ``root_frame``.
     """
+    ignored = np.flatnonzero((kinds != K.FREE) & from_root) if not constrain_root else ()
+    if len(ignored):
+        warnings.warn(
+            f"constraints[{', '.join(map(str, ignored))}] limit bones leaving the root "
+            "against root_frame, and are ignored without one: pass root_frame= (e.g. "
+            "Frame.identity()) to apply them, or None in their place", UserWarning,
+            stacklevel=3)
     if not np.any((kinds != K.FREE) & (constrain_root | ~from_root)):
         return None
     return kinds, params, axes, bool(constrain_root), bool(seed_frames)
@@ -150,7 +159,7 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
     constraints : sequence of Constraint or None, optional
         One entry per bone (n − 1), ``None`` for a free bone. Entry i limits
         bone i relative to bone i − 1's frame; entry 0 is relative to
-        ``root_frame`` and ignored without one (see
+        ``root_frame``, and without one it is ignored with a ``UserWarning`` (see
         :mod:`limbik.solvers.constraints`).
     fixed_root : bool
         Keep the root in place (default). When False the root follows the

@@ -43,6 +43,10 @@ __all__ = ["UNREACHABLE_POLICIES", "two_bone"]
 #: The largest ``max_stretch``: stretched bones stay far from overflow at any target.
 MAX_STRETCH = 1e6
 
+#: ``max_stretch`` under ``unreachable="stretch"`` when none is given: Unreal's Two Bone
+#: IK cap, 1.25 times the limb's length.
+DEFAULT_MAX_STRETCH = 1.25
+
 #: Accepted values of ``two_bone(..., unreachable=...)``.
 UNREACHABLE_POLICIES = ("extend", "push_root", "stretch")
 _POLICY = {"extend": _k.POLICY_EXTEND, "push_root": _k.POLICY_PUSH_ROOT,
@@ -69,7 +73,8 @@ def _single_entry() -> Any:
 
 def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None,
              reference: Any = None, root_frame: Frame | None = None,
-             unreachable: str = "extend", max_stretch: float = 1.0, bend_axis: Any = None,
+             unreachable: str = "extend", max_stretch: float | None = None,
+             bend_axis: Any = None,
              reference_offsets: tuple[float, float] | None = None,
              softness: Any = 0.0, pose: Any = None,
              pose_rotations: Any = None, target_rotation: Any = None,
@@ -98,8 +103,9 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
         Only the frame's rotation is used.
     unreachable : {"extend", "push_root", "stretch"}
         What to do with targets out of reach (see Notes).
-    max_stretch : float, 1 to ``MAX_STRETCH`` (1e6)
-        Largest bone scale for ``"stretch"``.
+    max_stretch : float, 1 to ``MAX_STRETCH`` (1e6), optional
+        Largest bone scale for ``"stretch"`` (other policies do not scale bones);
+        default ``DEFAULT_MAX_STRETCH`` (1.25, Unreal's cap).
     pose : array_like, shape (..., 3, 3), optional
         The input (animated) pose: root, mid and end joint positions. Needed by the
         weights and rotations below; with it and no ``pole``/``reference``/``root_frame``
@@ -124,8 +130,9 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
         The end joint's rotation is ``slerp(carried, target_rotation, rotation_weight)``,
         where ``carried`` is its input rotation turned with the lower bone.
     pole_weight : array_like, shape (...), in [0, 1], optional
-        With a ``pole``: the bend plane turns this fraction of the (signed, within ±π)
-        angle from the input pose's plane to the pole's; default 1.
+        With a ``pole`` (without one it is refused): the bend plane turns this fraction
+        of the (signed, within ±π) angle from the input pose's plane to the pole's;
+        default 1.
     stretch_start : float, optional
         Unreal's stretch start ratio, with ``unreachable="stretch"``, in
         ``(0, max_stretch]``: bones start to scale when ``|target − root|`` exceeds
@@ -205,6 +212,8 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
         The end stops short of such targets (``error`` says by how much). 0 (default)
         is off; ignored where ``"stretch"`` stretches.
     """
+    if max_stretch is None:
+        max_stretch = DEFAULT_MAX_STRETCH if unreachable == "stretch" else 1.0
     if not (type(max_stretch) is float and 1.0 <= max_stretch <= MAX_STRETCH):
         max_stretch = as_float(max_stretch, "max_stretch", minimum=1.0, maximum=MAX_STRETCH)
     # from here on a Python float within [1, MAX_STRETCH]
@@ -459,6 +468,9 @@ def _two_bone_posed(root: Any, target: Any, upper: Any, lower: Any, pole: Any,
                     stretch_start: float | None, bend: dict[str, Any]) -> Solution:
     """``two_bone`` with an input pose, weights, a target rotation or a stretch start;
     ``bend`` holds the ``bend_axis``/``reference_offsets``/``softness`` keywords."""
+    if pole_weight is not None and pole is None:
+        raise InvalidInputError("pole_weight turns the bend plane toward pole=, got no pole",
+                                argument="pole_weight")
     goal = _array(target, "target", 1)
     goal_rotation = (None if target_rotation is None
                      else as_quaternions(target_rotation, "target_rotation"))
