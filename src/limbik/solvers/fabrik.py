@@ -183,8 +183,14 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
         Also fill ``Solution.rotations`` ``(..., n, 4)``: the joints' world rotations,
         each bone turned from its input pose by its minimal rotation, so it keeps its
         input twist (the rule of ``two_bone`` and ``ccd``; see
-        :func:`limbik.joint_rotations`). Without ``rotations`` the input rotations are
-        the identity, so row ``j < n − 1`` is bone ``j``'s turn from the input pose.
+        :func:`limbik.joint_rotations`). With ``constraints`` each bone's turn is
+        instead carried down the chain like the frames the limits are measured in
+        (``Q_i = swing(Q_{i−1} · input_dir → solved_dir) · Q_{i−1}``, see
+        :func:`limbik.rotations_from_positions`): every joint's rotation relative to
+        its parent differs from its input one by a swing alone, so no joint twists
+        and a ``SwingTwistLimit``'s twist range (which includes 0) holds. The end joint
+        turns with the last bone. Without ``rotations`` the input rotations are the
+        identity, so row ``j < n − 1`` is bone ``j``'s turn from the input pose.
     rotations : array_like, shape (..., n, 4), optional
         World rotations (x, y, z, w) of the joints in the input pose; implies
         ``return_rotations``.
@@ -296,9 +302,11 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
     solved = p.reshape(shape + (n, 3))
     turned = None
     if want_rotations:  # joint_rotations on arrays checked above
-        from limbik.solvers.rotations import _joint_rotations
+        from limbik.solvers.rotations import _carried_joint_rotations, _joint_rotations
 
-        turned = _joint_rotations(solved, pos, given, shape)
+        # with limits, the frames they are measured in: no joint twists about its bone
+        turned = (_joint_rotations if limits is None else _carried_joint_rotations)(
+            solved, pos, given, shape)
     if out is not None:
         if turned is not None:
             np.copyto(views[4].reshape(turned.shape), turned)
