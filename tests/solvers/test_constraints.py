@@ -267,3 +267,49 @@ def test_constraint_validation():
         Hinge([1.0, 0.0, 0.0], 1.0, 0.0)
     with pytest.raises(AttributeError, match="immutable"):
         Cone(0.3).angle = 1.0  # type: ignore[misc]
+
+
+def _cone_pose(rng, n, angle, lengths):
+    """A random chain whose every bend is within ``angle`` of its parent bone."""
+    d = rng.normal(size=3)
+    d /= np.linalg.norm(d)
+    points = [np.zeros(3)]
+    for i in range(n - 1):
+        if i:
+            side = np.cross(d, rng.normal(size=3))
+            side /= np.linalg.norm(side)
+            bend = angle * (np.sqrt(rng.uniform()) if rng.uniform() < 0.7
+                            else rng.uniform(0.9, 1.0))
+            d = np.cos(bend) * d + np.sin(bend) * side
+        points.append(points[-1] + lengths[i] * d)
+    return np.array(points)
+
+
+def test_cones_reach_truly_reachable_targets_from_a_straight_chain(rng):
+    """Targets are end points of random poses within the cones; FABRIK starts straight."""
+    reached, count = 0, 300
+    for _ in range(count):
+        n = int(rng.integers(4, 12))
+        angle = np.radians(rng.uniform(10, 60))
+        lengths = rng.uniform(0.5, 1.5, n - 1)
+        target = _cone_pose(rng, n, angle, lengths)[-1]
+        start = np.concatenate([[0.0], np.cumsum(lengths)])[:, None] * [0.0, 1.0, 0.0]
+        s = fabrik(start, target, constraints=[None] + [Cone(angle)] * (n - 2))
+        reached += bool(s.reached)
+        bones = np.diff(s.positions, axis=0)
+        bones /= np.linalg.norm(bones, axis=-1, keepdims=True)
+        bend = np.arccos(np.clip(np.sum(bones[1:] * bones[:-1], -1), -1, 1))
+        assert bend.max() <= angle + 1e-9
+        np.testing.assert_allclose(np.linalg.norm(np.diff(s.positions, axis=0), axis=-1),
+                                   lengths, rtol=1e-9)
+    assert reached >= 0.99 * count
+
+
+def test_readme_cone_example_reaches():
+    chain = fabrik(np.c_[np.zeros(10), np.arange(10.0), np.zeros(10)], [3.0, 5.0, 2.0],
+                   constraints=[None] + [Cone(np.radians(30))] * 8)
+    assert chain.reached
+    bones = np.diff(chain.positions, axis=0)
+    bones /= np.linalg.norm(bones, axis=-1, keepdims=True)
+    assert np.arccos(np.clip(np.sum(bones[1:] * bones[:-1], -1), -1, 1)).max() \
+        <= np.radians(30) + 1e-9

@@ -336,9 +336,93 @@ def _solve_rows(p: np.ndarray, t: np.ndarray, d: np.ndarray, has_dir: bool, tol_
                                  smallest=SMALLEST_CHUNK, interpretable=max_it <= 1000)
     if skipped:  # the kernel found NaN or inf: the caller raises the error that names it
         return int(skipped)
+    bends = _arc_bends(limits) if fixed_root and not has_dir and n > 2 else None
+    if bends is not None and max_it > 0 and not reached.all():
+        # cones stopped FABRIK short: again from the arc whose end is on the target
+        rows = np.flatnonzero(~reached)
+        start = _arc_poses(p[rows], t[rows], bends)
+        if start is not None:
+            rows, start = rows[start[0]], start[1]
+            r, e, i = reached[rows], error[rows], iterations[rows]
+            more = (start, np.ascontiguousarray(t[rows]), d, has_dir, tol_abs, tol_rel, max_it,
+                    min_imp, bool(fixed_root), frame0, limits, r, e, i)
+            _CHAIN_RANGE.batch(False, rows.size, lambda: (*more, K.chain_workspace(n)),
+                               smallest=SMALLEST_CHUNK, interpretable=max_it <= 1000)
+            better = e < error[rows]
+            rows = rows[better]
+            p[rows], reached[rows], error[rows] = start[better], r[better], e[better]
+            iterations[rows] += i[better]
     if closing:
         _close_gaps(p, t, tol_abs, tol_rel, reached, error)  # in the problem's units
     if unit != 1.0:
         p *= unit
         error *= unit
     return 0
+
+
+def _arc_bends(limits: Any) -> np.ndarray | None:
+    """Per bone, a bend (rad) that its constraint allows about any axis (bone 0: 0, it
+    turns about the root): a cone's angle, the smallest of an elliptical cone's four,
+    π/2 for a free bone (and at most π/2 for any). None where a constraint has no such
+    bend (hinges, seed cones) or bone 0 is limited against ``root_frame``."""
+    if limits is None:
+        return None
+    kinds, params, _, constrain_root, _ = limits
+    if np.any((kinds == K.HINGE) | (kinds == K.SEED)) or (constrain_root and kinds[0] != K.FREE):
+        return None
+    bends = np.full(kinds.size, np.pi / 2)
+    cone = kinds == K.CONE
+    bends[cone] = np.minimum(params[cone, 0], np.pi / 2)
+    ellipse = kinds == K.ELLIPSE
+    bends[ellipse] = np.minimum(np.arctan(params[ellipse].min(axis=-1)), np.pi / 2)
+    bends[0] = 0.0
+    return bends
+
+
+def _arc_poses(p: np.ndarray, t: np.ndarray, bends: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray] | None:
+    """Admissible chains that end on their targets: for rows ``p (B, n, 3)`` a planar arc,
+    bone ``i`` turned ``s · bends[i]`` from bone ``i − 1`` in the plane of the root→target
+    direction ``u`` and ``w`` (``u × x``, or ``u × y`` near x), with the smallest ``s`` in
+    [0, 1] that puts the end at the target's distance (a scan of 64 steps, then
+    bisection), turned about the root onto the target. Returns the rows where such an
+    ``s`` exists and their poses ``(m, n, 3)``, or None where there are none."""
+    root = p[:, 0]
+    lengths = np.linalg.norm(np.diff(p, axis=1), axis=-1)  # (B, n - 1)
+    u = t - root
+    dist = np.linalg.norm(u, axis=-1)
+    total = lengths.sum(axis=-1)
+    ok = (dist > 1e-9 * total) & (dist <= total)
+    u = u / np.where(ok, dist, 1.0)[:, None]
+    turned = np.cumsum(bends)  # each bone's angle from bone 0, at s = 1
+
+    def reach(s: np.ndarray) -> np.ndarray:  # (B, k) → end distances
+        angle = s[..., None] * turned
+        return np.hypot((lengths[:, None] * np.cos(angle)).sum(-1),
+                        (lengths[:, None] * np.sin(angle)).sum(-1))
+
+    grid = np.broadcast_to(np.linspace(0.0, 1.0, 65), (p.shape[0], 65))
+    inside = reach(grid) <= dist[:, None]
+    ok &= inside.any(axis=-1)
+    if not ok.any():
+        return None
+    first = np.argmax(inside, axis=-1)
+    hi = grid[0][first]
+    lo = grid[0][np.maximum(first - 1, 0)]
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        far = reach(mid[:, None])[:, 0] > dist
+        lo = np.where(far, mid, lo)
+        hi = np.where(far, hi, mid)
+    angle = hi[:, None] * turned  # (B, n - 1)
+    ex = (lengths * np.cos(angle)).sum(-1)
+    ey = (lengths * np.sin(angle)).sum(-1)
+    angle = angle - np.arctan2(ey, ex)[:, None]  # the end along u
+    side = np.where((np.abs(u[:, 0]) < 0.9)[:, None], np.cross(u, [1.0, 0.0, 0.0]),
+                    np.cross(u, [0.0, 1.0, 0.0]))
+    w = side / np.linalg.norm(side, axis=-1, keepdims=True)
+    bones = lengths[..., None] * (np.cos(angle)[..., None] * u[:, None]
+                                  + np.sin(angle)[..., None] * w[:, None])
+    poses = np.concatenate([root[:, None], root[:, None] + np.cumsum(bones, axis=1)], axis=1)
+    rows = np.flatnonzero(ok)
+    return rows, np.ascontiguousarray(poses[rows])
