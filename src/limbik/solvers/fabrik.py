@@ -340,9 +340,9 @@ def _solve_rows(p: np.ndarray, t: np.ndarray, d: np.ndarray, has_dir: bool, tol_
     if bends is not None and max_it > 0 and not reached.all():
         # cones stopped FABRIK short: again from the arc whose end is on the target
         rows = np.flatnonzero(~reached)
-        start = _arc_poses(p[rows], t[rows], bends)
-        if start is not None:
-            rows, start = rows[start[0]], start[1]
+        arcs = _arc_poses(p[rows], t[rows], bends)
+        if arcs is not None:
+            rows, start = rows[arcs[0]], arcs[1]
             r, e, i = reached[rows], error[rows], iterations[rows]
             more = (start, np.ascontiguousarray(t[rows]), d, has_dir, tol_abs, tol_rel, max_it,
                     min_imp, bool(fixed_root), frame0, limits, r, e, i)

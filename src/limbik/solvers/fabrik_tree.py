@@ -190,9 +190,12 @@ class FabrikTree:
                 imp_u = min_imp / unit
             args = (part, parents, goal, eff, w, tol_u, tol_rel, max_it, imp_u, fixed_root,
                     self._frame0, self._limits, r, e, i)
+
+            def arguments(args: tuple[Any, ...] = args) -> tuple[Any, ...]:
+                return (*args, K.tree_workspace(parents, eff))
+
             # the kernel's argument types differ only by constrained or not
-            _TREE_RANGE.batch(self._limits is None, part.shape[0],
-                              lambda args=args: (*args, K.tree_workspace(parents, eff)),
+            _TREE_RANGE.batch(self._limits is None, part.shape[0], arguments,
                               smallest=SMALLEST_CHUNK,
                               interpretable=max_it <= MAX_TREE_ITERATIONS)
             part *= unit
