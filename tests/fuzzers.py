@@ -391,7 +391,7 @@ FUZZERS: dict[str, Callable[[int, int], list[str]]] = {
 
 
 # --------------------------------------------------------------------------- solvers
-def _straight_chain(rng: np.random.Generator, scale: float = 1.0
+def straight_chain(rng: np.random.Generator, scale: float = 1.0
                     ) -> tuple[np.ndarray, np.ndarray]:
     """A straight chain of 3-8 joints at a random place and direction, and a target on its
     line (a third of them up to 1e-9 of the reach off it) inside its reach."""
@@ -417,7 +417,7 @@ def fuzz_line_targets(seed: int, count: int) -> list[str]:
     rng = np.random.default_rng(seed)
     failures = []
     for case in range(count):
-        pose, target = _straight_chain(rng, 2.0 ** float(rng.integers(-60, 61)))
+        pose, target = straight_chain(rng, 2.0 ** float(rng.integers(-60, 61)))
         for name, solve in (("fabrik", limbik.fabrik), ("ccd", limbik.ccd)):
             s = solve(pose, target)
             if not s.reached:
