@@ -313,3 +313,26 @@ def test_readme_cone_example_reaches():
     bones /= np.linalg.norm(bones, axis=-1, keepdims=True)
     assert np.arccos(np.clip(np.sum(bones[1:] * bones[:-1], -1), -1, 1)).max() \
         <= np.radians(30) + 1e-9
+
+
+def test_cones_from_the_root_frame_reach_truly_reachable_targets(rng):
+    """Bone 0 limited against root_frame too (look −Z)."""
+    reached, count = 0, 300
+    for _ in range(count):
+        n = int(rng.integers(4, 12))
+        angle = np.radians(rng.uniform(10, 60))
+        lengths = rng.uniform(0.5, 1.5, n - 1)
+        pose = _cone_pose(rng, n + 1, angle, np.r_[1e-3, lengths])  # bone 0 of the pose:
+        first = pose[1] - pose[0]  # a direction for the frame's look
+        look = Frame.look_at(np.zeros(3), first)
+        target = pose[-1] - pose[1]
+        start = np.concatenate([[0.0], np.cumsum(lengths)])[:, None] * first / np.linalg.norm(
+            first)
+        s = fabrik(start, target, constraints=[Cone(angle)] * (n - 1), root_frame=look)
+        reached += bool(s.reached)
+        bones = np.diff(s.positions, axis=0)
+        bones = np.vstack([first / np.linalg.norm(first), bones / np.linalg.norm(
+            bones, axis=-1, keepdims=True)])
+        assert np.arccos(np.clip(np.sum(bones[1:] * bones[:-1], -1), -1, 1)).max() \
+            <= angle + 1e-9
+    assert reached >= 0.98 * count

@@ -340,7 +340,9 @@ def _solve_rows(p: np.ndarray, t: np.ndarray, d: np.ndarray, has_dir: bool, tol_
     if bends is not None and max_it > 0 and not reached.all():
         # cones stopped FABRIK short: again from the arc whose end is on the target
         rows = np.flatnonzero(~reached)
-        arcs = _arc_poses(p[rows], t[rows], bends)
+        # bone 0 limited against root_frame: the arc leans it toward the frame's look
+        look = frame0[0] if limits[3] and limits[0][0] != K.FREE else None
+        arcs = _arc_poses(p[rows], t[rows], bends, look)
         if arcs is not None:
             rows, start = rows[arcs[0]], arcs[1]
             r, e, i = reached[rows], error[rows], iterations[rows]
@@ -364,11 +366,11 @@ def _arc_bends(limits: Any) -> np.ndarray | None:
     """Per bone, a bend (rad) that its constraint allows about any axis (bone 0: 0, it
     turns about the root): a cone's angle, the smallest of an elliptical cone's four,
     π/2 for a free bone (and at most π/2 for any). None where a constraint has no such
-    bend (hinges, seed cones) or bone 0 is limited against ``root_frame``."""
+    bend (hinges, seed cones)."""
     if limits is None:
         return None
     kinds, params, _, constrain_root, _ = limits
-    if np.any((kinds == K.HINGE) | (kinds == K.SEED)) or (constrain_root and kinds[0] != K.FREE):
+    if np.any((kinds == K.HINGE) | (kinds == K.SEED)):
         return None
     bends = np.full(kinds.size, np.pi / 2)
     cone = kinds == K.CONE
@@ -379,14 +381,16 @@ def _arc_bends(limits: Any) -> np.ndarray | None:
     return bends
 
 
-def _arc_poses(p: np.ndarray, t: np.ndarray, bends: np.ndarray
+def _arc_poses(p: np.ndarray, t: np.ndarray, bends: np.ndarray, look: np.ndarray | None
                ) -> tuple[np.ndarray, np.ndarray] | None:
-    """Admissible chains that end on their targets: for rows ``p (B, n, 3)`` a planar arc,
-    bone ``i`` turned ``s · bends[i]`` from bone ``i − 1`` in the plane of the root→target
-    direction ``u`` and ``w`` (``u × x``, or ``u × y`` near x), with the smallest ``s`` in
-    [0, 1] that puts the end at the target's distance (a scan of 64 steps, then
-    bisection), turned about the root onto the target. Returns the rows where such an
-    ``s`` exists and their poses ``(m, n, 3)``, or None where there are none."""
+    """Chains that end on their targets: for rows ``p (B, n, 3)`` a planar arc, bone ``i``
+    turned ``s · bends[i]`` from bone ``i − 1`` in the plane of the root→target direction
+    ``u`` and ``w`` (``u × x``, or ``u × y`` near x; with ``look``, the plane of ``u`` and
+    ``look``, bone 0 on the side of ``look``), with the smallest ``s`` in [0, 1] that puts
+    the end at the target's distance (a scan of 64 steps, then bisection), turned about
+    the root onto the target. The bends keep every bone but bone 0 within ``bends``.
+    Returns the rows where such an ``s`` exists and their poses ``(m, n, 3)``, or None
+    where there are none."""
     root = p[:, 0]
     lengths = np.linalg.norm(np.diff(p, axis=1), axis=-1)  # (B, n - 1)
     u = t - root
@@ -420,6 +424,10 @@ def _arc_poses(p: np.ndarray, t: np.ndarray, bends: np.ndarray
     angle = angle - np.arctan2(ey, ex)[:, None]  # the end along u
     side = np.where((np.abs(u[:, 0]) < 0.9)[:, None], np.cross(u, [1.0, 0.0, 0.0]),
                     np.cross(u, [0.0, 1.0, 0.0]))
+    if look is not None:  # bone 0 turns toward -w: w away from look
+        away = (u * look).sum(-1, keepdims=True) * u - look
+        size = np.linalg.norm(away, axis=-1, keepdims=True)
+        side = np.where(size > 1e-9, away, side)
     w = side / np.linalg.norm(side, axis=-1, keepdims=True)
     bones = lengths[..., None] * (np.cos(angle)[..., None] * u[:, None]
                                   + np.sin(angle)[..., None] * w[:, None])
