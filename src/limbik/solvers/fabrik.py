@@ -369,7 +369,7 @@ def _arc_bends(limits: Any) -> np.ndarray | None:
     bend (hinges, seed cones)."""
     if limits is None:
         return None
-    kinds, params, _, constrain_root, _ = limits
+    kinds, params = limits[0], limits[1]
     if np.any((kinds == K.HINGE) | (kinds == K.SEED)):
         return None
     bends = np.full(kinds.size, np.pi / 2)
