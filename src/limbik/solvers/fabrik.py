@@ -336,8 +336,10 @@ def _solve_rows(p: np.ndarray, t: np.ndarray, d: np.ndarray, has_dir: bool, tol_
                                  smallest=SMALLEST_CHUNK, interpretable=max_it <= 1000)
     if skipped:  # the kernel found NaN or inf: the caller raises the error that names it
         return int(skipped)
-    bends = _arc_bends(limits) if fixed_root and not has_dir and n > 2 else None
-    if bends is not None and max_it > 0 and not reached.all():
+    arcs_to_try = _arc_bends(limits) if fixed_root and not has_dir and n > 2 else []
+    for bends in arcs_to_try:
+        if max_it == 0 or reached.all():
+            break
         # cones stopped FABRIK short: again from the arc whose end is on the target
         rows = np.flatnonzero(~reached)
         # bone 0 limited against root_frame: the arc leans it toward the frame's look
@@ -348,8 +350,12 @@ def _solve_rows(p: np.ndarray, t: np.ndarray, d: np.ndarray, has_dir: bool, tol_
             r, e, i = reached[rows], error[rows], iterations[rows]
             more = (start, np.ascontiguousarray(t[rows]), d, has_dir, tol_abs, tol_rel, max_it,
                     min_imp, bool(fixed_root), frame0, limits, r, e, i)
-            _CHAIN_RANGE.batch(False, rows.size, lambda: (*more, K.chain_workspace(n)),
-                               smallest=SMALLEST_CHUNK, interpretable=max_it <= 1000)
+
+            def again(more: tuple[Any, ...] = more) -> tuple[Any, ...]:
+                return (*more, K.chain_workspace(n))
+
+            _CHAIN_RANGE.batch(False, rows.size, again, smallest=SMALLEST_CHUNK,
+                               interpretable=max_it <= 1000)
             better = e < error[rows]
             rows = rows[better]
             p[rows], reached[rows], error[rows] = start[better], r[better], e[better]
@@ -362,23 +368,29 @@ def _solve_rows(p: np.ndarray, t: np.ndarray, d: np.ndarray, has_dir: bool, tol_
     return 0
 
 
-def _arc_bends(limits: Any) -> np.ndarray | None:
-    """Per bone, a bend (rad) that its constraint allows about any axis (bone 0: 0, it
-    turns about the root): a cone's angle, the smallest of an elliptical cone's four,
-    π/2 for a free bone (and at most π/2 for any). None where a constraint has no such
-    bend (hinges, seed cones)."""
+def _arc_bends(limits: Any) -> list[np.ndarray]:
+    """Per bone, bends (rad) to lay an arc with (bone 0: 0, it turns about the root): a
+    cone's angle, π/2 for a free bone (and at most π/2 for any); an elliptical cone's
+    smallest angle, which it allows about any axis, then (a second arc, where the first
+    one did not reach) its largest, which the forward pass then projects. No arc
+    where a constraint has no such bend (hinges, seed cones)."""
     if limits is None:
-        return None
+        return []
     kinds, params = limits[0], limits[1]
     if np.any((kinds == K.HINGE) | (kinds == K.SEED)):
-        return None
+        return []
     bends = np.full(kinds.size, np.pi / 2)
     cone = kinds == K.CONE
     bends[cone] = np.minimum(params[cone, 0], np.pi / 2)
     ellipse = kinds == K.ELLIPSE
-    bends[ellipse] = np.minimum(np.arctan(params[ellipse].min(axis=-1)), np.pi / 2)
     bends[0] = 0.0
-    return bends
+    if not ellipse.any():
+        return [bends]
+    widest = bends.copy()
+    bends[ellipse] = np.minimum(np.arctan(params[ellipse].min(axis=-1)), np.pi / 2)
+    widest[ellipse] = np.minimum(np.arctan(params[ellipse].max(axis=-1)), np.pi / 2)
+    widest[0] = 0.0
+    return [bends, widest]
 
 
 def _arc_poses(p: np.ndarray, t: np.ndarray, bends: np.ndarray, look: np.ndarray | None
