@@ -337,14 +337,14 @@ def _solve_rows(p: np.ndarray, t: np.ndarray, d: np.ndarray, has_dir: bool, tol_
     if skipped:  # the kernel found NaN or inf: the caller raises the error that names it
         return int(skipped)
     arcs_to_try = _arc_bends(limits) if fixed_root and not has_dir and n > 2 else []
-    for bends in arcs_to_try:
+    for bends, spin in arcs_to_try:
         if max_it == 0 or reached.all():
             break
         # cones stopped FABRIK short: again from the arc whose end is on the target
         rows = np.flatnonzero(~reached)
         # bone 0 limited against root_frame: the arc leans it toward the frame's look
         look = frame0[0] if limits[3] and limits[0][0] != K.FREE else None
-        arcs = _arc_poses(p[rows], t[rows], bends, look)
+        arcs = _arc_poses(p[rows], t[rows], bends, look, spin)
         if arcs is not None:
             rows, start = rows[arcs[0]], arcs[1]
             r, e, i = reached[rows], error[rows], iterations[rows]
@@ -368,12 +368,13 @@ def _solve_rows(p: np.ndarray, t: np.ndarray, d: np.ndarray, has_dir: bool, tol_
     return 0
 
 
-def _arc_bends(limits: Any) -> list[np.ndarray]:
-    """Per bone, bends (rad) to lay an arc with (bone 0: 0, it turns about the root): a
-    cone's angle, π/2 for a free bone (and at most π/2 for any); an elliptical cone's
-    smallest angle, which it allows about any axis, then (a second arc, where the first
-    one did not reach) its largest, which the forward pass then projects. No arc
-    where a constraint has no such bend (hinges, seed cones)."""
+def _arc_bends(limits: Any) -> list[tuple[np.ndarray, float]]:
+    """The arcs to start again from, in order: per bone, bends (rad) (bone 0: 0, it turns
+    about the root) and the turn of the arc's plane about the root→target line (rad). A
+    cone's angle, π/2 for a free bone (and at most π/2 for any). With elliptical cones,
+    their smallest angle (allowed about any axis), then their largest (which the
+    forward pass then projects) in 16 planes 22.5° apart. No arc where a constraint has
+    no such bend (hinges, seed cones)."""
     if limits is None:
         return []
     kinds, params = limits[0], limits[1]
@@ -385,24 +386,24 @@ def _arc_bends(limits: Any) -> list[np.ndarray]:
     ellipse = kinds == K.ELLIPSE
     bends[0] = 0.0
     if not ellipse.any():
-        return [bends]
+        return [(bends, 0.0)]
     widest = bends.copy()
     bends[ellipse] = np.minimum(np.arctan(params[ellipse].min(axis=-1)), np.pi / 2)
     widest[ellipse] = np.minimum(np.arctan(params[ellipse].max(axis=-1)), np.pi / 2)
     widest[0] = 0.0
-    return [bends, widest]
+    return [(bends, 0.0)] + [(widest, k * np.pi / 8) for k in range(16)]
 
 
-def _arc_poses(p: np.ndarray, t: np.ndarray, bends: np.ndarray, look: np.ndarray | None
-               ) -> tuple[np.ndarray, np.ndarray] | None:
+def _arc_poses(p: np.ndarray, t: np.ndarray, bends: np.ndarray, look: np.ndarray | None,
+               spin: float = 0.0) -> tuple[np.ndarray, np.ndarray] | None:
     """Chains that end on their targets: for rows ``p (B, n, 3)`` a planar arc, bone ``i``
     turned ``s · bends[i]`` from bone ``i − 1`` in the plane of the root→target direction
     ``u`` and ``w`` (``u × x``, or ``u × y`` near x; with ``look``, the plane of ``u`` and
     ``look``, bone 0 on the side of ``look``), with the smallest ``s`` in [0, 1] that puts
     the end at the target's distance (a scan of 64 steps, then bisection), turned about
     the root onto the target. The bends keep every bone but bone 0 within ``bends``.
-    Returns the rows where such an ``s`` exists and their poses ``(m, n, 3)``, or None
-    where there are none."""
+    ``spin`` turns the plane about ``u`` by that angle (rad). Returns the rows where such
+    an ``s`` exists and their poses ``(m, n, 3)``, or None where there are none."""
     root = p[:, 0]
     lengths = np.linalg.norm(np.diff(p, axis=1), axis=-1)  # (B, n - 1)
     u = t - root
@@ -441,6 +442,8 @@ def _arc_poses(p: np.ndarray, t: np.ndarray, bends: np.ndarray, look: np.ndarray
         size = np.linalg.norm(away, axis=-1, keepdims=True)
         side = np.where(size > 1e-9, away, side)
     w = side / np.linalg.norm(side, axis=-1, keepdims=True)
+    if spin:  # the plane turned about u
+        w = np.cos(spin) * w + np.sin(spin) * np.cross(u, w)
     bones = lengths[..., None] * (np.cos(angle)[..., None] * u[:, None]
                                   + np.sin(angle)[..., None] * w[:, None])
     poses = np.concatenate([root[:, None], root[:, None] + np.cumsum(bones, axis=1)], axis=1)
