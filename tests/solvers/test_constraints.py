@@ -336,3 +336,23 @@ def test_cones_from_the_root_frame_reach_truly_reachable_targets(rng):
         assert np.arccos(np.clip(np.sum(bones[1:] * bones[:-1], -1), -1, 1)).max() \
             <= angle + 1e-9
     assert reached >= 0.98 * count
+
+
+def test_elliptical_cones_reach_most_targets_their_poses_allow(rng):
+    """Targets: random poses made admissible by the constraints' own forward pass."""
+    reached, count = 0, 150
+    for _ in range(count):
+        n = int(rng.integers(4, 12))
+        lengths = rng.uniform(0.5, 1.5, n - 1)
+        limits = [None] + [EllipticalCone(*np.radians(rng.uniform(5, 60, 4)))] * (n - 2)
+        bones = rng.normal(size=(n - 1, 3))
+        bones *= (lengths / np.linalg.norm(bones, axis=-1))[:, None]
+        raw = np.concatenate([[np.zeros(3)], np.cumsum(bones, axis=0)])
+        target = fabrik(raw, raw[-1], constraints=limits, max_iterations=0).positions[-1]
+        start = np.concatenate([[0.0], np.cumsum(lengths)])[:, None] * [0.0, 1.0, 0.0]
+        s = fabrik(start, target, constraints=limits)
+        reached += bool(s.reached)
+        # admissible: the forward pass leaves it where it is
+        again = fabrik(s.positions, target, constraints=limits, max_iterations=0).positions
+        np.testing.assert_allclose(again, s.positions, atol=1e-9)
+    assert reached >= 0.9 * count
