@@ -285,13 +285,17 @@ def _cone_pose(rng, n, angle, lengths):
     return np.array(points)
 
 
+def _random_cone_chain(rng):
+    """Joint count 4-11, a cone angle of 10-60°, bone lengths 0.5-1.5."""
+    n = int(rng.integers(4, 12))
+    return n, np.radians(rng.uniform(10, 60)), rng.uniform(0.5, 1.5, n - 1)
+
+
 def test_cones_reach_truly_reachable_targets_from_a_straight_chain(rng):
     """Targets are end points of random poses within the cones; FABRIK starts straight."""
     reached, count = 0, 300
     for _ in range(count):
-        n = int(rng.integers(4, 12))
-        angle = np.radians(rng.uniform(10, 60))
-        lengths = rng.uniform(0.5, 1.5, n - 1)
+        n, angle, lengths = _random_cone_chain(rng)
         target = _cone_pose(rng, n, angle, lengths)[-1]
         start = np.concatenate([[0.0], np.cumsum(lengths)])[:, None] * [0.0, 1.0, 0.0]
         s = fabrik(start, target, constraints=[None] + [Cone(angle)] * (n - 2))
@@ -319,9 +323,7 @@ def test_cones_from_the_root_frame_reach_truly_reachable_targets(rng):
     """Bone 0 limited against root_frame too (look −Z)."""
     reached, count = 0, 300
     for _ in range(count):
-        n = int(rng.integers(4, 12))
-        angle = np.radians(rng.uniform(10, 60))
-        lengths = rng.uniform(0.5, 1.5, n - 1)
+        n, angle, lengths = _random_cone_chain(rng)
         pose = _cone_pose(rng, n + 1, angle, np.r_[1e-3, lengths])  # bone 0 of the pose:
         first = pose[1] - pose[0]  # a direction for the frame's look
         look = Frame.look_at(np.zeros(3), first)
