@@ -682,7 +682,8 @@ def _solve(problem: dict[str, Any]) -> tuple[str, Any, Any, tuple[str, ...]]:
         return method, target, two_bone(
             root, target, float(lengths[0]), float(lengths[1]), **hints,
             unreachable=problem.get("unreachable", "extend"),
-            max_stretch=as_float(problem.get("max_stretch", 1.0), "max_stretch", minimum=1.0)), ()
+            max_stretch=(as_float(problem["max_stretch"], "max_stretch", minimum=1.0)
+                         if "max_stretch" in problem else None)), ()
     if has_urdf:
         from limbik.chain.urdf import load_urdf
 
@@ -955,7 +956,7 @@ Examples:
     solve.add_argument("--unreachable", choices=("extend", "push_root", "stretch"),
                        help="two_bone: policy for targets out of reach (default extend)")
     solve.add_argument("--max-stretch", type=float, help="two_bone: largest bone scale for "
-                       "--unreachable stretch (default 1)")
+                       "--unreachable stretch (default 1.25)")
     solve.add_argument("--tolerance", type=float, help="reach distance (default 1e-6 of the "
                        "chain length)")
     solve.add_argument("--max-iterations", type=_non_negative_int,

@@ -37,7 +37,9 @@ def look_at(motion: Motion, joints: Sequence[int | str], target: Any, *,
     target : array_like, shape (F, 3) or (3,)
         World point to look at, per frame or fixed.
     axis : array_like, shape (3,)
-        The aim joint's local forward axis (default +Z, a BVH character's forward).
+        The aim joint's local forward axis (default +Z, a BVH character's forward;
+        note that :func:`~limbik.solvers.aim.aim` and ``aim_chain``, on arrays,
+        default to −Z, limbik's forward).
     weights, up, world_up, weight, limit, tolerance, max_iterations
         As in :func:`~limbik.solvers.aim.aim_chain`; ``weight`` may be per frame
         ``(F,)`` and ``limit``'s cone is around the aim joint's animated forward.

@@ -170,7 +170,8 @@ def write_positions(path: str | Path, positions: Any, like: PositionFile) -> Non
     def save(tmp: str) -> None:
         with open(tmp, "wb") as handle:
             if suffix == ".npz":
-                np.savez(handle, **{like.key or NPZ_KEYS[0]: out})
+                arrays: dict[str, Any] = {like.key or NPZ_KEYS[0]: out}
+                np.savez(handle, **arrays)
             else:
                 np.save(handle, out, allow_pickle=False)
 

@@ -37,7 +37,7 @@ from limbik._runtime.validation import (
 from limbik.chain.joint_chain import JointChain
 from limbik.errors import InvalidInputError
 from limbik.solvers import _ccd_kernels as _k
-from limbik.solvers._scale import length_scale
+from limbik.solvers._scale import element_units
 from limbik.solvers.constraints import SwingTwistLimit, encode_limits
 from limbik.solvers.joint._kernels import METHOD_CCD
 from limbik.solvers.joint.jacobian import MAX_DAMPING
@@ -169,8 +169,9 @@ def _ccd_points(positions: Any, target: Any, tolerance: float | None, max_iterat
         goal = np.broadcast_to(goal, shape + (3,))
     flat = np.ascontiguousarray(pts.reshape(count, n, 3))
     goal = np.ascontiguousarray(goal.reshape(count, 3))
-    unit = length_scale(flat, goal, always=True)  # problem-sized units (exact, 2^k)
-    flat, goal = flat / unit, goal / unit
+    # each chain in units of its own size (exact, 2^k)
+    unit = element_units(flat, goal)
+    flat, goal = flat / unit[:, None, None], goal / unit[:, None]
     bones = flat[:, 1:] - flat[:, :-1]
     length = np.sqrt((bones * bones).sum(axis=-1)).sum(axis=-1)  # np.linalg.norm's sums
     if tolerance is None:
@@ -210,7 +211,7 @@ def _ccd_points(positions: Any, target: Any, tolerance: float | None, max_iterat
             turned = _joint_rotations(solved, flat, start, (count,)).reshape(shape + (n, 4))
             if out is not None:
                 np.copyto(views[4].reshape(turned.shape), turned)
-    solved *= unit
+    solved *= unit[:, None, None]
     err *= unit
     if out is not None:
         return Solution._trusted(**written(out, shape, fields, views))

@@ -270,3 +270,20 @@ def _rows(array: FloatArray, shape: tuple[int, ...], n: int, width: int, count: 
     ``(count, n, width)``."""
     return read_only(np.ascontiguousarray(np.broadcast_to(array, shape + (n, width))).reshape(
         count, n, width))
+
+
+def _carried_joint_rotations(pos: FloatArray, start: FloatArray, rot: FloatArray,
+                             shape: tuple[int, ...]) -> FloatArray:
+    """World rotations ``(..., n, 4)`` of a chain's joints after a solve, each bone turned
+    from its input pose by ``Q_i = swing(Q_{i−1} · input_dir → solved_dir) · Q_{i−1}``
+    (:func:`rotations_from_positions`), times its input rotation ``rot``; the end joint
+    turns with the last bone. A joint's rotation relative to its parent then differs
+    from its input one by a swing alone: no joint twists about its bone."""
+    n = pos.shape[-2]
+    unit = length_scale(pos, start)  # as in _joint_rotations
+    if unit != 1.0:
+        pos, start = pos / unit, start / unit
+    turn = rotations_from_positions(np.broadcast_to(pos, shape + (n, 3)),
+                                    np.broadcast_to(start, shape + (n, 3)))
+    turn = np.concatenate([turn, turn[..., -1:, :]], axis=-2)
+    return quaternion_normalize(quaternion_multiply(turn, np.broadcast_to(rot, shape + (n, 4))))

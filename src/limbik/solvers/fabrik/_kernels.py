@@ -533,36 +533,55 @@ def _moved(a, b):
 
 @_inner
 def _unbend(p, t, lengths, total):
-    """Bend the chain into a small zigzag (in place) when all joints and the target share a line.
+    """Bend the chain off its line (in place) when all joints and the target share a line.
 
-    FABRIK never leaves such a line: every step moves joints along it. Returns
-    True when the chain was bent.
+    FABRIK and CCD never leave such a line: every step moves joints along it. The
+    line runs from the root through the joint farthest from it (through the target
+    when every joint is at the root); joints and target within ``1e-6 × total`` of it
+    count as on it. The new pose depends on the pose and target only: a zigzag in the
+    plane of the line ``u`` and ``w`` (the unit vector of ``u × x``, or ``u × y`` when
+    ``u`` is within about 26° of x), every bone at the angle ``a`` from the line, leaning
+    to ``+w`` or ``−w`` (taken longest bone first, ties by index, each to the side that
+    brings the sum of ``±length`` so far back toward 0, ``+w`` at 0), turned in that
+    plane about the root so the end points at the target. ``a`` puts the end at the
+    target's distance where the zigzag can (the distance is at least the leans' sum);
+    else three straight links do (:func:`_three_links`) where they can; else a = 1.2 rad.
+    Returns True when the chain was bent.
     """
     n = p.shape[0]
-    ux = t[0] - p[0, 0]
-    uy = t[1] - p[0, 1]
-    uz = t[2] - p[0, 2]
-    m = math.sqrt(ux * ux + uy * uy + uz * uz)
-    if m < 1e-12 * total:
-        ux, uy, uz = 0.0, 0.0, 0.0
-        for i in range(n - 1):
-            if lengths[i] > 1e-12 * total:
-                ux = (p[i + 1, 0] - p[i, 0]) / lengths[i]
-                uy = (p[i + 1, 1] - p[i, 1]) / lengths[i]
-                uz = (p[i + 1, 2] - p[i, 2]) / lengths[i]
-                break
-        if ux == 0.0 and uy == 0.0 and uz == 0.0:
-            ux = 0.0
-            uy = 1.0
-    else:
-        ux /= m
-        uy /= m
-        uz /= m
-    tol = 1e-9 * total
+    ux, uy, uz = 0.0, 0.0, 0.0
+    m = 0.0
     for i in range(1, n):
-        cx, cy, cz = _cross(p[i, 0] - p[0, 0], p[i, 1] - p[0, 1], p[i, 2] - p[0, 2], ux, uy, uz)
+        dx = p[i, 0] - p[0, 0]
+        dy = p[i, 1] - p[0, 1]
+        dz = p[i, 2] - p[0, 2]
+        d = math.sqrt(dx * dx + dy * dy + dz * dz)
+        if d > m:
+            m = d
+            ux, uy, uz = dx, dy, dz
+    if m < 1e-12 * total:
+        ux = t[0] - p[0, 0]
+        uy = t[1] - p[0, 1]
+        uz = t[2] - p[0, 2]
+        m = math.sqrt(ux * ux + uy * uy + uz * uz)
+        if m < 1e-12 * total:
+            ux, uy, uz, m = 0.0, 1.0, 0.0, 1.0
+    ux /= m
+    uy /= m
+    uz /= m
+    tol = 1e-6 * total
+    for i in range(1, n + 1):
+        if i < n:
+            cx, cy, cz = _cross(p[i, 0] - p[0, 0], p[i, 1] - p[0, 1], p[i, 2] - p[0, 2],
+                                ux, uy, uz)
+        else:
+            cx, cy, cz = _cross(t[0] - p[0, 0], t[1] - p[0, 1], t[2] - p[0, 2], ux, uy, uz)
         if cx * cx + cy * cy + cz * cz > tol * tol:
             return False
+    # the target's side of the root along the line
+    along = (t[0] - p[0, 0]) * ux + (t[1] - p[0, 1]) * uy + (t[2] - p[0, 2]) * uz
+    if along < 0.0:
+        ux, uy, uz, along = -ux, -uy, -uz, -along
     # a unit vector perpendicular to the line
     if abs(ux) < 0.9:
         wx, wy, wz = _cross(ux, uy, uz, 1.0, 0.0, 0.0)
@@ -572,15 +591,115 @@ def _unbend(p, t, lengths, total):
     wx /= wn
     wy /= wn
     wz /= wn
-    ox, oy, oz = p[0, 0], p[0, 1], p[0, 2]
+    # the bones, longest first, each lean to the side that brings the sum of leans back
+    # toward 0; a bone's side (±1) is kept in p[i + 1, 0], which is rewritten below
     for i in range(n - 1):
-        dx, dy, dz = _normalize(p[i + 1, 0] - ox, p[i + 1, 1] - oy, p[i + 1, 2] - oz, ux, uy, uz)
-        ox, oy, oz = p[i + 1, 0], p[i + 1, 1], p[i + 1, 2]
-        sgn = 0.2 if i % 2 == 0 else -0.2
-        dx, dy, dz = _normalize(dx + sgn * wx, dy + sgn * wy, dz + sgn * wz, ux, uy, uz)
-        p[i + 1, 0] = p[i, 0] + lengths[i] * dx
-        p[i + 1, 1] = p[i, 1] + lengths[i] * dy
-        p[i + 1, 2] = p[i, 2] + lengths[i] * dz
+        p[i + 1, 0] = 0.0
+    alternating = 0.0
+    for _ in range(n - 1):
+        k = -1
+        for i in range(n - 1):
+            if p[i + 1, 0] == 0.0 and (k < 0 or lengths[i] > lengths[k]):
+                k = i
+        p[k + 1, 0] = 1.0 if alternating <= 0.0 else -1.0
+        alternating += p[k + 1, 0] * lengths[k]
+    s2 = alternating * alternating
+    if total * total > s2 and along * along >= s2:
+        c2 = min(1.0, (along * along - s2) / (total * total - s2))
+        ca = math.sqrt(c2)
+        sa = math.sqrt(1.0 - c2)
+    elif _three_links(p, lengths, along, ux, uy, uz, wx, wy, wz):
+        return True
+    else:
+        ca = math.cos(1.2)
+        sa = math.sin(1.2)
+    # the zigzag's end (total cos a, alternating sin a), turned onto the line
+    ex = total * ca
+    ey = alternating * sa
+    en = math.sqrt(ex * ex + ey * ey)
+    if en > 0.0:
+        rc = ex / en
+        rs = -ey / en
+    else:
+        rc, rs = 1.0, 0.0
+    for i in range(n - 1):
+        sy = p[i + 1, 0] * sa
+        bx = rc * ca - rs * sy  # the bone's direction in the plane (along u, along w)
+        by = rs * ca + rc * sy
+        p[i + 1, 0] = p[i, 0] + lengths[i] * (bx * ux + by * wx)
+        p[i + 1, 1] = p[i, 1] + lengths[i] * (bx * uy + by * wy)
+        p[i + 1, 2] = p[i, 2] + lengths[i] * (bx * uz + by * wz)
+    return True
+
+
+@_inner
+def _three_links(p, lengths, d, ux, uy, uz, wx, wy, wz):
+    """Lay the chain (in place, from its root) as three straight links that end at distance
+    ``d`` along ``u``, in the plane of ``u`` and ``w``: the bones, longest first, each
+    join the link of least length so far (ties: the first), and every bone takes its
+    link's direction (the end is the sum of the links, whatever the bones' order). Link
+    0 turns to ``+w``, link 1 bends back at the middle of its possible distances from
+    the target. Returns False (the pose untouched beyond ``p[1:, 1]``) when three such
+    links cannot reach ``d``."""
+    n = p.shape[0]
+    for i in range(n - 1):
+        p[i + 1, 1] = -1.0  # the bone's link, -1 while unassigned
+    x = 0.0
+    y = 0.0
+    z = 0.0
+    for _ in range(n - 1):
+        k = -1
+        for i in range(n - 1):
+            if p[i + 1, 1] < 0.0 and (k < 0 or lengths[i] > lengths[k]):
+                k = i
+        if x <= y and x <= z:
+            p[k + 1, 1] = 0.0
+            x += lengths[k]
+        elif y <= z:
+            p[k + 1, 1] = 1.0
+            y += lengths[k]
+        else:
+            p[k + 1, 1] = 2.0
+            z += lengths[k]
+    # link 0 ends at distance r from the target, r within reach of links 1 and 2
+    lo = max(abs(y - z), abs(d - x))
+    hi = min(y + z, d + x)
+    if lo > hi or y <= 0.0 or z <= 0.0:
+        return False
+    r = 0.5 * (lo + hi)
+    cos0 = (d * d + x * x - r * r) / (2.0 * d * x) if d * x > 0.0 else 0.0
+    cos0 = min(1.0, max(-1.0, cos0))
+    e0x = cos0  # link 0's direction (along u, along w)
+    e0y = math.sqrt(1.0 - cos0 * cos0)
+    qx = d - x * e0x  # from link 0's end to the target
+    qy = -x * e0y
+    qn = math.sqrt(qx * qx + qy * qy)
+    if qn > 0.0:
+        qx /= qn
+        qy /= qn
+    else:
+        qx, qy = -e0x, -e0y
+    cos1 = min(1.0, max(-1.0, (qn * qn + y * y - z * z) / (2.0 * qn * y))) if qn > 0.0 \
+        else 1.0
+    sin1 = math.sqrt(1.0 - cos1 * cos1)
+    e1x = qx * cos1 - qy * sin1  # link 1: q turned toward -w
+    e1y = qx * sin1 + qy * cos1
+    e2x = (qn * qx - y * e1x) / z
+    e2y = (qn * qy - y * e1y) / z
+    en = math.sqrt(e2x * e2x + e2y * e2y)
+    e2x /= en
+    e2y /= en
+    for i in range(n - 1):
+        link = p[i + 1, 1]
+        if link == 0.0:
+            bx, by = e0x, e0y
+        elif link == 1.0:
+            bx, by = e1x, e1y
+        else:
+            bx, by = e2x, e2y
+        p[i + 1, 0] = p[i, 0] + lengths[i] * (bx * ux + by * wx)
+        p[i + 1, 1] = p[i, 1] + lengths[i] * (bx * uy + by * wy)
+        p[i + 1, 2] = p[i, 2] + lengths[i] * (bx * uz + by * wz)
     return True
 
 
@@ -636,6 +755,7 @@ def solve_chain_range(start, stop, pos, target, direction, has_dir, tol_abs, tol
         dirz = direction[db, 2]
         it = 0
         bent = False
+        settle = 0  # no early stop up to this iteration (set by the bend)
         if n < 2 or total <= 0.0:
             err = _chain_error(p, t, lengths, False, 0.0, 0.0, 0.0) if n >= 1 else 0.0
             reached[b] = err <= tol
@@ -664,6 +784,10 @@ def solve_chain_range(start, stop, pos, target, direction, has_dir, tol_abs, tol
                 iterate = _moved(p, scratch) > 1e-12 * total
         err = _chain_error(p, t, lengths, has_dir, dirx, diry, dirz)
         if iterate:
+            if n > 2 and err > tol and _unbend(p, t, lengths, total):
+                bent = True  # a start on a line through the target: bent before the first pass
+                settle = 1
+                err = _chain_error(p, t, lengths, has_dir, dirx, diry, dirz)
             if limits is not None:
                 # make the start pose itself admissible so every exit satisfies the limits
                 _forward(p, root, lengths, frame0, limits)
@@ -680,7 +804,7 @@ def solve_chain_range(start, stop, pos, target, direction, has_dir, tol_abs, tol
                 new_err = _chain_error(p, t, lengths, has_dir, dirx, diry, dirz)
                 improvement = err - new_err
                 err = new_err
-                if (not bent and n > 2 and err > tol and improvement <= 1e-12 * total
+                if (not bent and n > 2 and err > tol and improvement <= 1e-9 * total
                         and _unbend(p, t, lengths, total)):
                     # stuck on a line through the target: bend once and go on
                     bent = True
@@ -689,8 +813,9 @@ def solve_chain_range(start, stop, pos, target, direction, has_dir, tol_abs, tol
                             scratch[0, c] = p[0, c]
                         _forward(p, scratch[0], lengths, frame0, limits)
                     err = _chain_error(p, t, lengths, has_dir, dirx, diry, dirz)
+                    settle = it + 2
                     continue
-                if improvement < min_improvement:
+                if improvement < min_improvement and it > settle:
                     break
         reached[b] = err <= tol
         error[b] = err

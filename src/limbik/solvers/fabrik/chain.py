@@ -10,6 +10,7 @@ no iterations, as in the seed.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -31,7 +32,7 @@ from limbik._runtime.validation import (
 )
 from limbik.errors import InvalidInputError, NonFiniteInputError
 from limbik.geometry.frame import Frame
-from limbik.solvers._scale import length_scale
+from limbik.solvers._scale import element_units, unit_groups
 from limbik.solvers.constraints import Constraint, encode_constraints
 from limbik.solvers.fabrik import _kernels as K
 from limbik.solvers.solution import Solution, chain_out_fields, detached, out_arrays, written
@@ -70,8 +71,16 @@ def kernel_limits(kinds: np.ndarray, params: FloatArray, axes: FloatArray,
     unconstrained solve compiles and runs no constraint code.
 
     ``from_root`` (n_bones,) bool marks the bones that leave the root: their
-    constraints apply only with a root frame (``constrain_root``).
+    constraints apply only with a root frame (``constrain_root``); without one a
+    ``UserWarning`` names them and ``root_frame``.
     """
+    ignored = np.flatnonzero((kinds != K.FREE) & from_root) if not constrain_root else ()
+    if len(ignored):
+        warnings.warn(
+            f"constraints[{', '.join(map(str, ignored))}] limit bones leaving the root "
+            "against root_frame, and are ignored without one: pass root_frame= (e.g. "
+            "Frame.identity()) to apply them, or None in their place", UserWarning,
+            stacklevel=3)
     if not np.any((kinds != K.FREE) & (constrain_root | ~from_root)):
         return None
     return kinds, params, axes, bool(constrain_root), bool(seed_frames)
@@ -145,7 +154,7 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
     constraints : sequence of Constraint or None, optional
         One entry per bone (n − 1), ``None`` for a free bone. Entry i limits
         bone i relative to bone i − 1's frame; entry 0 is relative to
-        ``root_frame`` and ignored without one (see
+        ``root_frame``, and without one it is ignored with a ``UserWarning`` (see
         :mod:`limbik.solvers.constraints`).
     fixed_root : bool
         Keep the root in place (default). When False the root follows the
@@ -169,8 +178,14 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
         Also fill ``Solution.rotations`` ``(..., n, 4)``: the joints' world rotations,
         each bone turned from its input pose by its minimal rotation, so it keeps its
         input twist (the rule of ``two_bone`` and ``ccd``; see
-        :func:`limbik.joint_rotations`). Without ``rotations`` the input rotations are
-        the identity, so row ``j < n − 1`` is bone ``j``'s turn from the input pose.
+        :func:`limbik.joint_rotations`). With ``constraints`` each bone's turn is
+        instead carried down the chain like the frames the limits are measured in
+        (``Q_i = swing(Q_{i−1} · input_dir → solved_dir) · Q_{i−1}``, see
+        :func:`limbik.rotations_from_positions`): every joint's rotation relative to
+        its parent differs from its input one by a swing alone, so no joint twists
+        and a ``SwingTwistLimit``'s twist range (which includes 0) holds. The end joint
+        turns with the last bone. Without ``rotations`` the input rotations are the
+        identity, so row ``j < n − 1`` is bone ``j``'s turn from the input pose.
     rotations : array_like, shape (..., n, 4), optional
         World rotations (x, y, z, w) of the joints in the input pose; implies
         ``return_rotations``.
@@ -264,34 +279,167 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
         t = np.array(t, order="C")
     d = np.array(np.broadcast_to(dvec, shape + (3,)).reshape(size, 3), order="C") if has_dir \
         else _NO_DIRECTION
-    unit = length_scale(p, t, always=True)  # solve in units of the problem's size (exact, 2^k)
-    if unit != 1.0:
-        p /= unit  # the solver's own copy
-        t = t / unit
-        tol_abs = tol_abs / unit if tol_abs >= 0 else tol_abs
-        min_imp = min_imp / unit
-    args = (p, t, d, has_dir, tol_abs, tol_rel, max_it, min_imp, bool(fixed_root), frame0,
-            limits, reached, error, iterations)
-    skipped = run_batch(K.solve_chain_range, size, lambda: (*args, K.chain_workspace(n)),
-                        smallest=SMALLEST_CHUNK)
+    # each chain in units of its own size (exact, 2^k): one kernel run per unit
+    skipped = 0
+    for unit, rows in unit_groups(element_units(p, t)):
+        if rows is None:
+            skipped += _solve_rows(p, t, d, has_dir, tol_abs, tol_rel, max_it, min_imp, fixed_root,
+                        frame0, limits, closing, unit, reached, error, iterations, n)
+            continue
+        part = p[rows]
+        r, e, i = reached[rows], error[rows], iterations[rows]
+        skipped += _solve_rows(part, t[rows], d[rows] if has_dir else d, has_dir, tol_abs, tol_rel,
+                    max_it, min_imp, fixed_root, frame0, limits, closing, unit, r, e, i, n)
+        p[rows], reached[rows], error[rows], iterations[rows] = part, r, e, i
     if skipped:  # the kernel found NaN or inf: raise the error that names it
         as_float_array(positions, "positions", ())
         as_points(target, "target")
         raise NonFiniteInputError("positions and target must be finite")  # pragma: no cover
-    if closing:
-        _close_gaps(p, t, tol_abs, tol_rel, reached, error)  # in the problem's units
-    if unit != 1.0:
-        p *= unit
-        error *= unit
     solved = p.reshape(shape + (n, 3))
     turned = None
     if want_rotations:  # joint_rotations on arrays checked above
-        from limbik.solvers.rotations import _joint_rotations
+        from limbik.solvers.rotations import _carried_joint_rotations, _joint_rotations
 
-        turned = _joint_rotations(solved, pos, given, shape)
+        # with limits, the frames they are measured in: no joint twists about its bone
+        turned = (_joint_rotations if limits is None else _carried_joint_rotations)(
+            solved, pos, given, shape)
     if out is not None:
         if turned is not None:
             np.copyto(views[4].reshape(turned.shape), turned)
         return Solution._trusted(**written(out, shape, fields, views))
     return Solution._trusted(solved, reached.reshape(shape), error.reshape(shape),
                              iterations.reshape(shape), rotations=turned)
+
+
+def _solve_rows(p: np.ndarray, t: np.ndarray, d: np.ndarray, has_dir: bool, tol_abs: float,
+                tol_rel: float, max_it: int, min_imp: float, fixed_root: bool,
+                frame0: np.ndarray, limits: Any, closing: bool, unit: float,
+                reached: np.ndarray, error: np.ndarray, iterations: np.ndarray, n: int
+                ) -> int:
+    """FABRIK on rows ``p (B, n, 3)`` (in place) toward ``t (B, 3)``, solved in units of
+    ``unit`` (a power of two: exact) and written back in the caller's units. Returns the
+    number of rows holding NaN or inf (then nothing is written back)."""
+    if unit != 1.0:
+        p /= unit  # the solver's own copy
+        t = t / unit
+        tol_abs = tol_abs / unit if tol_abs >= 0 else tol_abs
+        min_imp = min_imp / unit
+    size = p.shape[0]
+    args = (p, t, d, has_dir, tol_abs, tol_rel, max_it, min_imp, bool(fixed_root), frame0,
+            limits, reached, error, iterations)
+    skipped = run_batch(K.solve_chain_range, size, lambda: (*args, K.chain_workspace(n)),
+                        smallest=SMALLEST_CHUNK)
+    if skipped:  # the kernel found NaN or inf: the caller raises the error that names it
+        return int(skipped)
+    arcs_to_try = _arc_bends(limits) if fixed_root and not has_dir and n > 2 else []
+    for bends, spin in arcs_to_try:
+        if max_it == 0 or reached.all():
+            break
+        # cones stopped FABRIK short: again from the arc whose end is on the target
+        rows = np.flatnonzero(~reached)
+        # bone 0 limited against root_frame: the arc leans it toward the frame's look
+        look = frame0[0] if limits[3] and limits[0][0] != K.FREE else None
+        arcs = _arc_poses(p[rows], t[rows], bends, look, spin)
+        if arcs is not None:
+            rows, start = rows[arcs[0]], arcs[1]
+            r, e, i = reached[rows], error[rows], iterations[rows]
+            more = (start, np.ascontiguousarray(t[rows]), d, has_dir, tol_abs, tol_rel, max_it,
+                    min_imp, bool(fixed_root), frame0, limits, r, e, i)
+
+            def again(more: tuple[Any, ...] = more) -> tuple[Any, ...]:
+                return (*more, K.chain_workspace(n))
+
+            run_batch(K.solve_chain_range, rows.size, again, smallest=SMALLEST_CHUNK)
+            better = e < error[rows]
+            rows = rows[better]
+            p[rows], reached[rows], error[rows] = start[better], r[better], e[better]
+            iterations[rows] += i[better]
+    if closing:
+        _close_gaps(p, t, tol_abs, tol_rel, reached, error)  # in the problem's units
+    if unit != 1.0:
+        p *= unit
+        error *= unit
+    return 0
+
+
+def _arc_bends(limits: Any) -> list[tuple[np.ndarray, float]]:
+    """The arcs to start again from, in order: per bone, bends (rad) (bone 0: 0, it turns
+    about the root) and the turn of the arc's plane about the root→target line (rad). A
+    cone's angle, π/2 for a free bone (and at most π/2 for any). With elliptical cones,
+    their smallest angle (allowed about any axis), then their largest (which the
+    forward pass then projects) in 16 planes 22.5° apart. No arc where a constraint has
+    no such bend (hinges, seed cones)."""
+    if limits is None:
+        return []
+    kinds, params = limits[0], limits[1]
+    if np.any((kinds == K.HINGE) | (kinds == K.SEED)):
+        return []
+    bends = np.full(kinds.size, np.pi / 2)
+    cone = kinds == K.CONE
+    bends[cone] = np.minimum(params[cone, 0], np.pi / 2)
+    ellipse = kinds == K.ELLIPSE
+    bends[0] = 0.0
+    if not ellipse.any():
+        return [(bends, 0.0)]
+    widest = bends.copy()
+    bends[ellipse] = np.minimum(np.arctan(params[ellipse].min(axis=-1)), np.pi / 2)
+    widest[ellipse] = np.minimum(np.arctan(params[ellipse].max(axis=-1)), np.pi / 2)
+    widest[0] = 0.0
+    return [(bends, 0.0)] + [(widest, k * np.pi / 8) for k in range(16)]
+
+
+def _arc_poses(p: np.ndarray, t: np.ndarray, bends: np.ndarray, look: np.ndarray | None,
+               spin: float = 0.0) -> tuple[np.ndarray, np.ndarray] | None:
+    """Chains that end on their targets: for rows ``p (B, n, 3)`` a planar arc, bone ``i``
+    turned ``s · bends[i]`` from bone ``i − 1`` in the plane of the root→target direction
+    ``u`` and ``w`` (``u × x``, or ``u × y`` near x; with ``look``, the plane of ``u`` and
+    ``look``, bone 0 on the side of ``look``), with the smallest ``s`` in [0, 1] that puts
+    the end at the target's distance (a scan of 64 steps, then bisection), turned about
+    the root onto the target. The bends keep every bone but bone 0 within ``bends``.
+    ``spin`` turns the plane about ``u`` by that angle (rad). Returns the rows where such
+    an ``s`` exists and their poses ``(m, n, 3)``, or None where there are none."""
+    root = p[:, 0]
+    lengths = np.linalg.norm(np.diff(p, axis=1), axis=-1)  # (B, n - 1)
+    u = t - root
+    dist = np.linalg.norm(u, axis=-1)
+    total = lengths.sum(axis=-1)
+    ok = (dist > 1e-9 * total) & (dist <= total)
+    u = u / np.where(ok, dist, 1.0)[:, None]
+    turned = np.cumsum(bends)  # each bone's angle from bone 0, at s = 1
+
+    def reach(s: np.ndarray) -> np.ndarray:  # (B, k) → end distances
+        angle = s[..., None] * turned
+        return np.hypot((lengths[:, None] * np.cos(angle)).sum(-1),
+                        (lengths[:, None] * np.sin(angle)).sum(-1))
+
+    grid = np.broadcast_to(np.linspace(0.0, 1.0, 65), (p.shape[0], 65))
+    inside = reach(grid) <= dist[:, None]
+    ok &= inside.any(axis=-1)
+    if not ok.any():
+        return None
+    first = np.argmax(inside, axis=-1)
+    hi = grid[0][first]
+    lo = grid[0][np.maximum(first - 1, 0)]
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        far = reach(mid[:, None])[:, 0] > dist
+        lo = np.where(far, mid, lo)
+        hi = np.where(far, hi, mid)
+    angle = hi[:, None] * turned  # (B, n - 1)
+    ex = (lengths * np.cos(angle)).sum(-1)
+    ey = (lengths * np.sin(angle)).sum(-1)
+    angle = angle - np.arctan2(ey, ex)[:, None]  # the end along u
+    side = np.where((np.abs(u[:, 0]) < 0.9)[:, None], np.cross(u, [1.0, 0.0, 0.0]),
+                    np.cross(u, [0.0, 1.0, 0.0]))
+    if look is not None:  # bone 0 turns toward -w: w away from look
+        away = (u * look).sum(-1, keepdims=True) * u - look
+        size = np.linalg.norm(away, axis=-1, keepdims=True)
+        side = np.where(size > 1e-9, away, side)
+    w = side / np.linalg.norm(side, axis=-1, keepdims=True)
+    if spin:  # the plane turned about u
+        w = np.cos(spin) * w + np.sin(spin) * np.cross(u, w)
+    bones = lengths[..., None] * (np.cos(angle)[..., None] * u[:, None]
+                                  + np.sin(angle)[..., None] * w[:, None])
+    poses = np.concatenate([root[:, None], root[:, None] + np.cumsum(bones, axis=1)], axis=1)
+    rows = np.flatnonzero(ok)
+    return rows, np.ascontiguousarray(poses[rows])

@@ -28,7 +28,7 @@ from limbik._runtime.validation import (
 )
 from limbik.errors import InvalidInputError
 from limbik.geometry.frame import Frame
-from limbik.solvers._scale import length_scale
+from limbik.solvers._scale import element_units, unit_groups
 from limbik.solvers.constraints import Constraint, encode_constraints
 from limbik.solvers.fabrik import _kernels as K
 from limbik.solvers.fabrik.chain import (
@@ -167,19 +167,30 @@ class FabrikTree:
             # after the rotations have read ``start``: ``start=out.positions`` is safe
             views = out_arrays(out, shape, fields)
             reached, error, iterations = views[1:4]
-        unit = length_scale(p, tg, always=True)  # solve in units of the problem's size (exact, 2^k)
-        if unit != 1.0:
-            p, tg = p / unit, tg / unit
-            tol_abs = tol_abs / unit if tol_abs >= 0 else tol_abs
-            min_imp = min_imp / unit
         eff = np.array(effectors, dtype=np.int64)
-        args = (p, self.parents, tg, eff, wt, tol_abs, tol_rel, max_it, min_imp, fixed_root,
-                self._frame0, self._limits, reached, error, iterations)
         parents = self.parents
-        run_batch(K.solve_tree_range, size, lambda: (*args, K.tree_workspace(parents, eff)),
-                  smallest=SMALLEST_CHUNK)
-        p *= unit
-        error *= unit
+        # each tree in units of its own size (exact, 2^k): one kernel run per unit
+        for unit, rows in unit_groups(element_units(p, tg)):
+            part, goal, w = (p, tg, wt) if rows is None else (p[rows], tg[rows], wt[rows])
+            r, e, i = ((reached, error, iterations) if rows is None
+                       else (reached[rows], error[rows], iterations[rows]))
+            tol_u, imp_u = tol_abs, min_imp
+            if unit != 1.0:
+                part /= unit
+                goal = goal / unit
+                tol_u = tol_abs / unit if tol_abs >= 0 else tol_abs
+                imp_u = min_imp / unit
+            args = (part, parents, goal, eff, w, tol_u, tol_rel, max_it, imp_u, fixed_root,
+                    self._frame0, self._limits, r, e, i)
+
+            def arguments(args: tuple[Any, ...] = args) -> tuple[Any, ...]:
+                return (*args, K.tree_workspace(parents, eff))
+
+            run_batch(K.solve_tree_range, part.shape[0], arguments, smallest=SMALLEST_CHUNK)
+            part *= unit
+            e *= unit
+            if rows is not None:
+                p[rows], reached[rows], error[rows], iterations[rows] = part, r, e, i
         solved = p.reshape(shape + (n, 3))
         turned = None
         if want_rotations:

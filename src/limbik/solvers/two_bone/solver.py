@@ -31,7 +31,7 @@ from limbik.geometry.frame import Frame
 from limbik.geometry.vectors import norm, normalize
 from limbik.solvers._scale import COMFORT_HIGH as _COMFORT_HIGH
 from limbik.solvers._scale import COMFORT_LOW as _COMFORT_LOW
-from limbik.solvers._scale import length_scale
+from limbik.solvers._scale import problem_units
 from limbik.solvers.solution import Solution, detached, out_arrays, written, zero_iterations
 from limbik.solvers.two_bone import _kernels as _k
 from limbik.solvers.two_bone import pose as _pose
@@ -41,6 +41,10 @@ __all__ = ["UNREACHABLE_POLICIES", "two_bone"]
 
 #: The largest ``max_stretch``: stretched bones stay far from overflow at any target.
 MAX_STRETCH = 1e6
+
+#: ``max_stretch`` under ``unreachable="stretch"`` when none is given: Unreal's Two Bone
+#: IK cap, 1.25 times the limb's length.
+DEFAULT_MAX_STRETCH = 1.25
 
 #: Accepted values of ``two_bone(..., unreachable=...)``.
 UNREACHABLE_POLICIES = ("extend", "push_root", "stretch")
@@ -68,7 +72,8 @@ def _single_entry() -> Any:
 
 def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None,
              reference: Any = None, root_frame: Frame | None = None,
-             unreachable: str = "extend", max_stretch: float = 1.0, bend_axis: Any = None,
+             unreachable: str = "extend", max_stretch: float | None = None,
+             bend_axis: Any = None,
              reference_offsets: tuple[float, float] | None = None,
              softness: Any = 0.0, pose: Any = None,
              pose_rotations: Any = None, target_rotation: Any = None,
@@ -97,8 +102,9 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
         Only the frame's rotation is used.
     unreachable : {"extend", "push_root", "stretch"}
         What to do with targets out of reach (see Notes).
-    max_stretch : float, 1 to ``MAX_STRETCH`` (1e6)
-        Largest bone scale for ``"stretch"``.
+    max_stretch : float, 1 to ``MAX_STRETCH`` (1e6), optional
+        Largest bone scale for ``"stretch"`` (other policies do not scale bones);
+        default ``DEFAULT_MAX_STRETCH`` (1.25, Unreal's cap).
     pose : array_like, shape (..., 3, 3), optional
         The input (animated) pose: root, mid and end joint positions. Needed by the
         weights and rotations below; with it and no ``pole``/``reference``/``root_frame``
@@ -123,8 +129,9 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
         The end joint's rotation is ``slerp(carried, target_rotation, rotation_weight)``,
         where ``carried`` is its input rotation turned with the lower bone.
     pole_weight : array_like, shape (...), in [0, 1], optional
-        With a ``pole``: the bend plane turns this fraction of the (signed, within ±π)
-        angle from the input pose's plane to the pole's; default 1.
+        With a ``pole`` (without one it is refused): the bend plane turns this fraction
+        of the (signed, within ±π) angle from the input pose's plane to the pole's;
+        default 1.
     stretch_start : float, optional
         Unreal's stretch start ratio, with ``unreachable="stretch"``, in
         ``(0, max_stretch]``: bones start to scale when ``|target − root|`` exceeds
@@ -204,6 +211,8 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
         The end stops short of such targets (``error`` says by how much). 0 (default)
         is off; ignored where ``"stretch"`` stretches.
     """
+    if max_stretch is None:
+        max_stretch = DEFAULT_MAX_STRETCH if unreachable == "stretch" else 1.0
     if not (type(max_stretch) is float and 1.0 <= max_stretch <= MAX_STRETCH):
         max_stretch = as_float(max_stretch, "max_stretch", minimum=1.0, maximum=MAX_STRETCH)
     # from here on a Python float within [1, MAX_STRETCH]
@@ -290,22 +299,21 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
         pairs.append(("root_frame", quat.shape[:-1]))
         mode = _k.MODE_FRAME
     shape = broadcast_shapes(*pairs)
-    unit = _reach_unit(upper_a, lower_a)
-    if unit != 1.0:
-        root_a, target_a, upper_a, lower_a = (root_a / unit, target_a / unit,
-                                              upper_a / unit, lower_a / unit)
-        hint = hint / unit if point is not None else hint
     count = math.prod(shape)
     (positions, error, reached), (root_a, target_a, hint, upper_a, lower_a) = _outputs(
         out, shape, [root_a, target_a, hint, upper_a, lower_a])
-    rows = (_rows(root_a, shape, 3), _rows(target_a, shape, 3), _rows(hint, shape, 3),
-            _rows(quat, shape, 4), _rows(upper_a, shape, 0), _rows(lower_a, shape, 0),
+    units = _Units(root_a, target_a, upper_a, lower_a)
+    scaled = units.points(root_a, target_a, hint if point is not None else None)
+    rows = (_rows(scaled[0], shape, 3), _rows(scaled[1], shape, 3),
+            _rows(hint if point is None else scaled[2], shape, 3),
+            _rows(quat, shape, 4), _rows(units.lengths(upper_a), shape, 0),
+            _rows(units.lengths(lower_a), shape, 0),
             mode, policy, stretch, ANALYTIC_REACH_RTOL, positions, error, reached)
     check = sum(run_range(_k.solve_rows, count, lambda: rows, smallest=_k.CHUNK,
                           granule=_k.GRANULE))
     if check != 0.0:
         _raise_for_bad_input(root_a, target_a, upper_a, lower_a, hint, point_name)
-    return _solved(positions, error, reached, shape, policy, root_a, target_a, unit, out)
+    return _solved(positions, error, reached, shape, policy, root_a, target_a, units, out)
 
 
 def _outputs(out: Solution | None, shape: tuple[int, ...], inputs: list[Any]
@@ -459,6 +467,9 @@ def _two_bone_posed(root: Any, target: Any, upper: Any, lower: Any, pole: Any,
                     stretch_start: float | None, bend: dict[str, Any]) -> Solution:
     """``two_bone`` with an input pose, weights, a target rotation or a stretch start;
     ``bend`` holds the ``bend_axis``/``reference_offsets``/``softness`` keywords."""
+    if pole_weight is not None and pole is None:
+        raise InvalidInputError("pole_weight turns the bend plane toward pole=, got no pole",
+                                argument="pole_weight")
     goal = _array(target, "target", 1)
     goal_rotation = (None if target_rotation is None
                      else as_quaternions(target_rotation, "target_rotation"))
@@ -510,7 +521,10 @@ def _two_bone_posed(root: Any, target: Any, upper: Any, lower: Any, pole: Any,
                       max_stretch=max_stretch, **bend)
     positions = solved.positions
     # the blends below in units of the reach (exact, 2^k): their epsilons are absolute
-    unit = length_scale(upper_a + lower_a, always=True)
+    reach = np.asarray(upper_a + lower_a, dtype=np.float64)
+    # per limb (exact, 2^k): a limb's blends do not depend on what it is batched with
+    unit = np.where((reach > 0.0) & np.isfinite(reach),
+                    np.ldexp(1.0, np.frexp(reach)[1] - 1), 1.0)[..., None, None]
     mid_pose = start_pose[..., 1, :]  # as given: the pole blend's own solve follows it
     positions, start_pose = positions / unit, start_pose / unit
     if pole is not None and pole_weight is not None:
@@ -602,14 +616,12 @@ def _two_bone_hinge(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any
     shape = broadcast_shapes(*pairs)
     (positions, error, reached), (root_a, target_a, axis_a, ref_a, upper_a, lower_a) = _outputs(
         out, shape, [root_a, target_a, axis_a, ref_a, upper_a, lower_a])
-    unit = _reach_unit(upper_a, lower_a)
-    if unit != 1.0:
-        root_a, target_a, upper_a, lower_a = (root_a / unit, target_a / unit,
-                                              upper_a / unit, lower_a / unit)
-        ref_a = ref_a / unit if reference is not None else ref_a
+    units = _Units(root_a, target_a, upper_a, lower_a)
+    scaled = units.points(root_a, target_a, ref_a if reference is not None else None)
     check = _k.solve_batch_hinge(
-        _rows(root_a, shape, 3), _rows(target_a, shape, 3), _rows(axis_a, shape, 3),
-        _rows(ref_a, shape, 3), _rows(upper_a, shape, 0), _rows(lower_a, shape, 0),
+        _rows(scaled[0], shape, 3), _rows(scaled[1], shape, 3), _rows(axis_a, shape, 3),
+        _rows(ref_a if reference is None else scaled[2], shape, 3),
+        _rows(units.lengths(upper_a), shape, 0), _rows(units.lengths(lower_a), shape, 0),
         reference is not None, lo, hi, _rows(np.ascontiguousarray(soft, dtype=np.float64),
                                              shape, 0),
         _POLICY[unreachable], stretch, ANALYTIC_REACH_RTOL, positions, error, reached)
@@ -620,25 +632,100 @@ def _two_bone_hinge(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any
         raise InvalidInputError("bend_axis must be non-zero vectors (norm >= 1e-12), got a "
                                 "shorter one", argument="bend_axis")
     return _solved(positions, error, reached, shape, _POLICY[unreachable], root_a, target_a,
-                   unit, out)
+                   units, out)
 
 
-def _reach_unit(upper: FloatArray, lower: FloatArray) -> float:
-    """For bones far from unit size, the power of two near their reach, to solve in units
-    of it (exact, 2^k); else 1.0."""
-    return length_scale(upper + lower) if upper.size and lower.size else 1.0
+class _Units:
+    """Per limb, the power of two near its reach ``upper + lower`` where that lies outside
+    [2^-100, 2^100] (exact, 2^k), to solve each limb in units of its own size whatever it
+    is batched with. A limb whose scaled points would pass 2^600 (or overflow) is solved
+    relative to its root, and a target (or bend point) whose scaled offset from the root
+    still would is moved, along its direction from the root, to 2^600 units away (such a
+    target is far out of reach, and a bend point counts by its direction only); its
+    limb's error is then measured from the real target."""
+
+    def __init__(self, root: FloatArray, target: FloatArray, upper: FloatArray,
+                 lower: FloatArray) -> None:
+        with np.errstate(over="ignore", invalid="ignore"):
+            unit = problem_units(upper + lower) if upper.size and lower.size else np.ones(())
+        self.scaled = bool((unit != 1.0).any())
+        self.unit = unit
+        self.far: np.ndarray | None = None  # limbs whose target was moved nearer
+        self.origin: np.ndarray | None = None  # limbs solved relative to their root
+
+    def lengths(self, length: FloatArray) -> FloatArray:
+        """``length`` in each limb's units."""
+        return length / self.unit if self.scaled else length
+
+    def points(self, root: FloatArray, target: FloatArray, hint: FloatArray | None
+               ) -> list[FloatArray]:
+        """root, target (and hint where given) in each limb's units; a limb whose scaled
+        points would overflow is solved relative to its root."""
+        if not self.scaled:
+            return [root, target] if hint is None else [root, target, hint]
+        u3 = self.unit[..., None]
+        points = [target] if hint is None else [target, hint]
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = [root / u3] + [point / u3 for point in points]
+            # where a scaled point is huge (or overflowed) though the input is finite
+            huge = np.zeros(np.broadcast_shapes(*(a.shape[:-1] for a in out)), dtype=bool)
+            for given, scaled in zip([root, *points], out, strict=True):
+                huge |= (np.max(np.abs(scaled), axis=-1) > _FAR) & np.isfinite(given).all(-1)
+            if not huge.any():
+                return out
+            self.origin = huge  # these limbs: relative to the root
+            for k, point in enumerate(points):
+                offset = (point - root) / u3
+                size = np.sqrt((offset * offset).sum(axis=-1))
+                big = huge & ~(size <= _FAR) & np.isfinite(point).all(-1) \
+                    & np.isfinite(root).all(-1)
+                if big.any():
+                    # the direction, from the offset scaled down first (no overflow)
+                    top = np.max(np.abs(point - root), axis=-1, keepdims=True)
+                    small = (point - root) / np.where(top > 0.0, top, 1.0)
+                    small = small / np.sqrt((small * small).sum(axis=-1, keepdims=True))
+                    offset = np.where(big[..., None], small * _FAR, offset)
+                    if k == 0:
+                        self.far = big
+                out[k + 1] = np.where(huge[..., None], offset, out[k + 1])
+            out[0] = np.where(huge[..., None], 0.0, out[0])
+        return out
+
+    def restore(self, positions: FloatArray, error: FloatArray, shape: tuple[int, ...],
+                root: FloatArray, target: FloatArray) -> None:
+        """Kernel rows ``positions (N, 3, 3)`` and ``error (N,)`` back in the caller's
+        units, in place."""
+        if not self.scaled:
+            return
+        unit = np.broadcast_to(self.unit, shape).reshape(-1)
+        positions *= unit[:, None, None]
+        if self.origin is not None:
+            moved = np.broadcast_to(self.origin, shape).reshape(-1)
+            positions[moved] += np.broadcast_to(root, shape + (3,)).reshape(-1, 3)[moved, None]
+        error *= unit
+        if self.far is not None:
+            far = np.broadcast_to(self.far, shape).reshape(-1)
+            if far.any():
+                goal = np.broadcast_to(target, shape + (3,)).reshape(-1, 3)[far]
+                with np.errstate(over="ignore"):
+                    gap = positions[far, 2] - goal
+                top = np.max(np.abs(gap), axis=-1)
+                top = np.where(top > 0.0, top, 1.0)
+                error[far] = top * np.sqrt(((gap / top[:, None]) ** 2).sum(axis=-1))
+
+
+#: How far (in a limb's units) a target too far to scale is placed: beyond any reach,
+#: and its square still finite.
+_FAR = 2.0**600
 
 
 def _solved(positions: FloatArray, error: FloatArray, reached: np.ndarray,
             shape: tuple[int, ...], policy: int, root: FloatArray, target: FloatArray,
-            unit: float, out: Solution | None) -> Solution:
-    """The Solution of a batched solve's kernel outputs (rows, in units of ``unit``, as
-    ``root`` and ``target`` are: scaled back here), or ``out`` filled with them; under
+            units: _Units, out: Solution | None) -> Solution:
+    """The Solution of a batched solve's kernel outputs (rows, in the limbs' units of
+    ``units``; ``root`` and ``target`` as given), or ``out`` filled with them; under
     ``push_root`` every element is reached, with its ``root_offset``."""
-    if unit != 1.0:
-        positions *= unit
-        error *= unit
-        root, target = root * unit, target * unit
+    units.restore(positions, error, shape, root, target)
     if policy == _k.POLICY_PUSH_ROOT:
         pushed = _pushed(positions.reshape(shape + (3, 3)), root, target)
         if out is None:
