@@ -166,3 +166,32 @@ def test_position_files_that_cannot_be_read_as_positions_are_refused(tmp_path):
     (tmp_path / "text.npy").write_text("not numpy")
     with pytest.raises(InvalidInputError, match="path must be a NumPy array file"):
         read_positions(tmp_path / "text.npy", joints=22)
+
+
+#: SMPL's 22 joints taken from a CMU-named clip (the same anatomical points).
+CMU_FOR_SMPL22 = ("Hips", "LeftUpLeg", "RightUpLeg", "LowerBack", "LeftLeg", "RightLeg", "Spine",
+                  "LeftFoot", "RightFoot", "Spine1", "LeftToeBase", "RightToeBase", "Neck",
+                  "LeftShoulder", "RightShoulder", "Head", "LeftArm", "RightArm", "LeftForeArm",
+                  "RightForeArm", "LeftHand", "RightHand")
+
+
+def test_footplant_on_smpl_positions_keeps_bones_and_the_upper_body(shared_data):
+    from limbik.placement.positions import footplant_positions
+
+    clip = limbik.read_bvh(shared_data / "bvh" / "dme_demo_3d_1_raw_footskate.bvh")
+    positions = clip.world_positions(joints=CMU_FOR_SMPL22)
+    out, info = footplant_positions(positions, "smpl22", fps=clip.frame_rate)
+    assert out.shape == positions.shape and np.all(np.isfinite(out))
+    parents = np.array(POSITION_SKELETONS["smpl22"][1])
+    lengths = np.linalg.norm(out[:, 1:] - out[:, parents[1:]], axis=-1)
+    np.testing.assert_allclose(lengths, np.broadcast_to(info.lengths[1:], lengths.shape),
+                               rtol=1e-9)
+    # joints above the pelvis keep their positions relative to the root, as fitted with
+    # one length per bone (this clip's CMU neck and hip joints move on their own, so
+    # its SMPL-order bones change length a little)
+    fitted = Motion.from_positions(positions, "smpl22").world_positions()
+    upper = [3, 6, 9, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21]
+    after = out[:, upper] - out[:, :1]
+    np.testing.assert_allclose(after, fitted[:, upper] - fitted[:, :1], atol=1e-9)
+    assert np.abs(after - (positions[:, upper] - positions[:, :1])).max() <= info.fit_residual
+    assert 0 < info.fit_residual < 0.01 * info.lengths.sum()
