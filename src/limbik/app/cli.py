@@ -244,7 +244,7 @@ def _cmd_footplant(args: argparse.Namespace) -> int:
     # several paths (a glob the shell expanded) are a library; one stays a path
     args.input = (args.input if len(args.input) > 1 else args.input[0] if args.input
                   else None)
-    for flag in ("output", "report", "plot"):
+    for flag in ("output", "report", "plot", "html"):
         if getattr(args, flag) == "":
             from limbik.errors import InvalidInputError
 
@@ -275,6 +275,13 @@ def _cmd_footplant(args: argparse.Namespace) -> int:
     output = _footplant_output(args)
     if args.report:
         _output_path(args.report, "--report")
+    if args.html:
+        _output_path(args.html, "--html")
+        if Path(args.html).suffix.lower() not in (".html", ".htm"):
+            from limbik.errors import InvalidInputError
+
+            raise InvalidInputError(f"--html must end in .html, got {args.html}",
+                                    argument="html")
     if args.plot:
         plot_suffix = Path(args.plot).suffix.lower()
         if plot_suffix not in _ANIMATION_SUFFIXES + _PICTURE_SUFFIXES:
@@ -313,6 +320,9 @@ def _cmd_footplant(args: argparse.Namespace) -> int:
         _footplant_picture(Path(args.plot), motion, result, terrain, legs, report,
                            _length_units(args, args.input))
         written.append(str(args.plot))
+    if args.html:
+        _footplant_html(Path(args.html), motion, result, terrain, legs, report, source_name)
+        written.append(str(args.html))
     if args.json:
         print(json.dumps({"input": source_name, "terrain": terrain.name, "outputs": written,
                           **report.to_dict()}, indent=2))
@@ -345,7 +355,7 @@ def _cmd_footplant_library(args: argparse.Namespace) -> int:
                  else repr(args.input))
         raise InvalidInputError(f"output must be given for a folder, glob or list of clips: "
                                 f"-o OUTDIR (input {given})", argument="output")
-    for flag in ("report", "plot"):
+    for flag in ("report", "plot", "html"):
         if getattr(args, flag):
             raise InvalidInputError(f"--{flag} is for one clip; a folder of clips gets "
                                     f"{', '.join(SUMMARY_FILES)} in {args.output}",
@@ -400,7 +410,8 @@ def _check_footplant_outputs(args: argparse.Namespace, output: Path) -> None:
             f"clip came from, got {args.input or 'the built-in walk'} (write .bvh instead)",
             argument="output")
     files = {os.path.realpath(args.input): "the input clip"} if args.input else {}
-    for flag, path in (("-o", output), ("--report", args.report), ("--plot", args.plot)):
+    for flag, path in (("-o", output), ("--report", args.report), ("--plot", args.plot),
+                       ("--html", args.html)):
         if not path:
             continue
         key = os.path.realpath(path)
@@ -455,6 +466,139 @@ def _footplant_picture(path: Path, motion: Any, result: Any, terrain: Any, legs:
                                    floor=report.floor, units=units), path)
 
 
+_POSITION_SUFFIXES = (".npy", ".npz")
+
+
+def _feet(skeleton: Any) -> list[int]:
+    """Each leg's toe (its ankle where it has none); none where no legs are found."""
+    from limbik.errors import LimbikError
+    from limbik.skeleton.limbs import find_legs
+
+    try:
+        legs = find_legs(skeleton)
+    except LimbikError:
+        return []
+    return [leg.toe if leg.toe is not None else leg.ankle for leg in legs]
+
+
+def _view_html(args: argparse.Namespace) -> int:
+    """``limbik view FILE [FILE ...] --html OUT.html``: the motions overlaid in a 3-D page."""
+    import os
+
+    import numpy as np
+
+    from limbik.errors import InvalidInputError
+    from limbik.io.files import read_motion
+    from limbik.io.units import unit_scale
+    from limbik.skeleton.motion import Motion
+    from limbik.viz.web import ViewerMotion, to_html
+
+    _output_path(args.html, "--html")
+    if Path(args.html).suffix.lower() not in (".html", ".htm"):
+        raise InvalidInputError(f"--html must end in .html, got {args.html}", argument="html")
+    has_positions = any(Path(f).suffix.lower() in _POSITION_SUFFIXES for f in args.file)
+    for flag, value in (("skeleton", args.skeleton), ("frame-rate", args.frame_rate)):
+        if value is not None and not has_positions:
+            raise InvalidInputError(f"--{flag} applies to position files (.npy, .npz), got "
+                                    f"{', '.join(args.file)}", argument=flag.replace("-", "_"))
+    args.input = args.file  # the terrain options are footplant's
+    terrain_options = _footplant_settings(args)["terrain_options"]
+    scale = unit_scale(args.unit)
+    tracks: list[Any] = []
+    clips: list[Any] = []
+    frame_time = None
+    for file in args.file:
+        label = os.path.basename(str(file))
+        if Path(file).suffix.lower() in _POSITION_SUFFIXES:
+            from limbik.io.positions import read_positions
+            from limbik.skeleton.positions import position_layout
+
+            names, parents = position_layout(args.skeleton or "smpl22")
+            data = read_positions(file, joints=len(names)).positions
+            dt = 1.0 / (args.frame_rate or 20.0)
+            for k, clip in enumerate(data):
+                if args.up == "z":  # a file point (x, y, z) is (x, z, -y) here
+                    clip = np.stack([clip[..., 0], clip[..., 2], -clip[..., 1]], axis=-1)
+                clip = clip * scale
+                motion = Motion.from_positions(clip, args.skeleton or "smpl22", frame_time=dt)
+                feet = _feet(motion.skeleton) if args.traces else []
+                tracks.append(ViewerMotion(clip, parents, names, label if len(data) == 1
+                                           else f"{label}[{k}]", feet=feet, frame_time=dt))
+                clips.append(motion)
+        else:
+            motion = read_motion(file, **_file_frame(args))
+            if motion.num_frames == 0:
+                raise InvalidInputError(f"file must hold at least one frame to draw, got 0 "
+                                        f"frames in {file}", argument="file")
+            dt = motion.frame_time
+            feet = _feet(motion.skeleton) if args.traces else []
+            tracks.append(ViewerMotion(motion.world_positions(), motion.skeleton.parents,
+                                       motion.names, label, feet=feet, frame_time=dt))
+            clips.append(motion)
+        frame_time = dt if frame_time is None else min(frame_time, dt)
+    terrain = None
+    if args.terrain is not None:
+        from limbik.placement.footplant import terrain_for_clip
+
+        terrain = terrain_for_clip(args.terrain, clips[0], **terrain_options, up=args.up,
+                                   scale=scale)
+    assert frame_time is not None
+    to_html(args.html, tracks, frame_time=frame_time, terrain=terrain, traces=args.traces,
+            title=", ".join(os.path.basename(str(f)) for f in args.file))
+    size = os.path.getsize(args.html)
+    print(f"wrote {args.html} ({len(tracks)} motion{'s' * (len(tracks) != 1)}, "
+          f"{max(len(t.positions) for t in tracks)} frames, {size / 1e6:.2f} MB)")
+    return 0
+
+
+def _report_table(report: Any) -> dict[str, dict[str, Any]]:
+    """A report's fields as a table: each field that maps names to numbers is a column
+    (metrics before and after), and the single numbers are rows of a column "value"."""
+    import dataclasses
+    import numbers
+
+    table: dict[str, dict[str, Any]] = {}
+    for field in dataclasses.fields(report):
+        value = getattr(report, field.name)
+        if isinstance(value, numbers.Real):
+            table.setdefault("value", {})[field.name] = value
+        elif isinstance(value, dict) and value and all(isinstance(v, numbers.Real)
+                                                       for v in value.values()):
+            table[field.name] = dict(value)
+    spans = getattr(report, "contacts", None)
+    if isinstance(spans, dict):
+        for side, runs in spans.items():
+            table.setdefault("value", {})[f"{side} contacts"] = len(runs)
+    return table
+
+
+def _footplant_html(path: Path, motion: Any, result: Any, terrain: Any, legs: Any,
+                    report: Any, source_name: str) -> None:
+    """The 3-D page of a planted clip: source and result on the terrain, contact frames
+    on each leg's ankle and toe, and the report's metrics beside them."""
+    import numpy as np
+
+    from limbik.viz.web import ViewerMotion, to_html
+
+    feet: list[int] = []
+    columns = []
+    spans = getattr(report, "contacts", {}) or {}
+    for leg in legs:
+        on = np.zeros(result.num_frames, dtype=bool)
+        for start, stop in spans.get(leg.side, ()):
+            on[start:stop] = True
+        for joint in (leg.ankle, leg.toe):
+            if joint is not None:
+                feet.append(joint)
+                columns.append(on)
+    contacts = np.stack(columns, axis=1) if columns else None
+    tracks = [ViewerMotion(clip.world_positions(), clip.skeleton.parents, clip.names, label,
+                           feet=feet, contacts=contacts)
+              for clip, label in ((motion, f"source: {source_name}"), (result, "planted"))]
+    to_html(path, tracks, frame_time=result.frame_time, terrain=terrain, traces=True,
+            metrics=_report_table(report), title=f"footplant: {source_name} on {terrain.name}")
+
+
 def _cmd_view(args: argparse.Namespace) -> int:
     import os
 
@@ -462,10 +606,25 @@ def _cmd_view(args: argparse.Namespace) -> int:
 
     announce_compilation()
 
+    from limbik.errors import InvalidInputError
     from limbik.io.files import read_motion
     from limbik.skeleton.limbs import joint_sides
     from limbik.viz.plots import animate_motion
 
+    if args.html is not None:
+        if args.out is not None:
+            raise InvalidInputError(f"--out and --html write one picture each; give one, got "
+                                    f"--out {args.out} --html {args.html}", argument="out")
+        return _view_html(args)
+    for flag in ("skeleton", "frame_rate", "terrain"):
+        if getattr(args, flag) is not None:
+            raise InvalidInputError(f"--{flag.replace('_', '-')} is for the 3-D page: add "
+                                    f"--html OUT.html", argument=flag)
+    if len(args.file) != 1:
+        raise InvalidInputError(f"file must be one clip for --out or a window (several are "
+                                f"overlaid with --html OUT.html), got {len(args.file)}",
+                                argument="file")
+    args.file = args.file[0]
     if args.out is not None:
         _animation_path(args.out, "--out")
     motion = read_motion(args.file, **_file_frame(args))
@@ -871,6 +1030,8 @@ def build_parser() -> argparse.ArgumentParser:
     fp.add_argument("--report", help="write the metrics report as JSON here")
     fp.add_argument("--plot", help="write a picture: .png (.jpg, .svg, .pdf) side view, or "
                     ".gif/.mp4/.html animation")
+    fp.add_argument("--html", help="write an interactive 3-D page: source and result on the "
+                    "terrain, contacts on the feet, the metrics beside them")
     fp.add_argument("--json", action="store_true", help="print the report as JSON")
     fp.add_argument("--no-progress", dest="progress", action="store_false",
                     help="no progress bar for long clips")
@@ -882,10 +1043,30 @@ def build_parser() -> argparse.ArgumentParser:
                     "for a folder of clips, redo clips whose output is up to date")
     fp.set_defaults(handler=_cmd_footplant)
 
-    view = sub.add_parser("view", help="animate a BVH clip")
-    view.add_argument("file", help="a BVH clip or a glTF/GLB character")
+    view = sub.add_parser("view", help="animate a BVH clip, or overlay clips in a 3-D page")
+    view.add_argument("file", nargs="+", help="a BVH clip or a glTF/GLB character; with "
+                      "--html, several clips (also .npy/.npz joint positions) overlaid")
     _add_file_frame_options(view)
-    view.add_argument("--out", help="write OUT.gif, OUT.mp4 or OUT.html instead of a window")
+    view.add_argument("--out", help="write OUT.gif, OUT.mp4 or OUT.html (pictures of frames) "
+                      "instead of a window")
+    view.add_argument("--html", help="write an interactive 3-D viewer page (one file that "
+                      "works offline): orbit, scrub and play the clips overlaid")
+    view.add_argument("--terrain", help="--html: draw this ground: flat, hills, steps, slope, "
+                      "or a .npy/.png height field (with --cell-size, --terrain-origin, "
+                      "--height-scale, --seed as in footplant)")
+    view.add_argument("--cell-size", type=_positive_float, default=None,
+                      help="terrain file sample spacing (default 1)")
+    view.add_argument("--terrain-origin", type=_finite_float, nargs=2, default=None,
+                      metavar=("X", "Z"), help="world (x, z) of the terrain file's first "
+                      "sample (default 0 0)")
+    view.add_argument("--height-scale", type=_finite_float, default=None,
+                      help="PNG value to height (default 1)")
+    view.add_argument("--seed", type=_non_negative_int, default=None,
+                      help="seed of the hills terrain (default 0)")
+    view.add_argument("--skeleton", help="position files: the joint order, smpl22 "
+                      "(default) or smpl24")
+    view.add_argument("--frame-rate", type=_positive_float, default=None,
+                      help="position files: frames per second (default 20)")
     view.add_argument("--fps", type=_positive_float, default=30.0,
                       help="frames per second drawn (> 0)")
     view.add_argument("--view", default="3d", choices=("3d", "side", "front", "top", "profile"),
