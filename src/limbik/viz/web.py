@@ -10,8 +10,8 @@ stored in the page as little-endian float32, base64-encoded, with JSON metadata.
 1000-frame, 31-joint pair of motions takes about 1 MB of data over the page's fixed
 ~0.7 MB of script.
 
-The page reads two URL parameters: ``frame=N`` shows frame N paused, and ``speed=S``
-sets the playback speed. It writes a check of the data it loaded (joint and frame
+The page reads three URL parameters: ``frame=N`` shows frame N paused, ``speed=S``
+sets the playback speed, and ``size=WxH`` draws the scene W by H CSS pixels. It writes a check of the data it loaded (joint and frame
 counts, the first frame's root, the joints' screen positions on the shown frame) as
 JSON into the element ``#limbik-check``.
 """

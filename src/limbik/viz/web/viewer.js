@@ -38,7 +38,13 @@
   var span = Math.max(hi[0] - lo[0], hi[2] - lo[2], size);
 
   var stage = document.getElementById("stage");
-  var renderer = new T.WebGLRenderer({ antialias: true, preserveDrawingBuffer: true });
+  var fixed = /^(\d+)x(\d+)$/.exec(params.get("size") || "");
+  if (fixed) {  // a fixed drawing size in CSS pixels (for pictures of the page)
+    stage.style.flex = "none";
+    stage.style.width = fixed[1] + "px";
+    stage.style.height = fixed[2] + "px";
+  }
+  var renderer = new T.WebGLRenderer({ antialias: true });
   renderer.setPixelRatio(1);
   renderer.setClearColor(0xf4f4f2, 1);
   stage.insertBefore(renderer.domElement, stage.firstChild);
@@ -50,7 +56,7 @@
   var camera = new T.PerspectiveCamera(40, 1, size * 0.01, span * 50 + size * 10);
 
   // ground: terrain mesh, or a grid at y = 0
-  var groundY = 0;
+  var groundY = 0, terrainMesh = null;
   if (meta.terrain) {
     var tr = meta.terrain, xs = floats(tr.x), zs = floats(tr.z), hs = floats(tr.heights);
     groundY = Math.min.apply(null, Array.prototype.slice.call(hs));
@@ -71,6 +77,7 @@
       var mesh = new T.Mesh(geo, new T.MeshLambertMaterial({ color: 0xc9c2b0, side: T.DoubleSide,
         polygonOffset: true, polygonOffsetFactor: 1, polygonOffsetUnits: 1 }));
       mesh.name = "terrain";
+      terrainMesh = mesh;
       scene.add(mesh);
       var wire = new T.LineSegments(new T.WireframeGeometry(geo),
         new T.LineBasicMaterial({ color: 0x8f887a, transparent: true, opacity: 0.35 }));
@@ -207,12 +214,19 @@
     renderer.render(scene, camera);
     slider.value = String(frame);
     readout.textContent = "frame " + frame + " / " + (frames - 1) + "   " + (frame * meta.frameTime).toFixed(3) + " s";
+    if (!playing) writeCheck();
   }
   function setPlaying(on) { playing = on; playButton.textContent = on ? "Pause" : "Play"; last = null; }
   playButton.addEventListener("click", function () { setPlaying(!playing); });
   slider.addEventListener("input", function () { setPlaying(false); frame = Number(slider.value); clock = frame * meta.frameTime; draw(); });
   follow.addEventListener("change", draw);
-  window.addEventListener("resize", function () { resize(); draw(); });
+  var drawnSize = "";
+  function fit() {
+    var now = stage.clientWidth + "x" + stage.clientHeight;
+    if (now !== drawnSize) { drawnSize = now; resize(); draw(); }
+  }
+  window.addEventListener("resize", fit);
+  if (window.ResizeObserver) new ResizeObserver(fit).observe(stage);
   window.addEventListener("keydown", function (e) {
     if (e.key === " ") { setPlaying(!playing); e.preventDefault(); }
     if (e.key === "ArrowRight" || e.key === "ArrowLeft") {
@@ -257,11 +271,8 @@
     side.appendChild(h); side.appendChild(table);
   }
 
-  resize();
-  setPlaying(playing);
-  draw();
-
   // the page's own check of what it loaded and drew
+  function writeCheck() {
   var w = canvas.width, hgt = canvas.height, rect = canvas.getBoundingClientRect();
   var check = {
     frames: frames, frame: frame, width: w, height: hgt, left: rect.left, top: rect.top,
@@ -275,10 +286,20 @@
       return { joints: m.meta.joints, frames: m.meta.frames, label: m.meta.label, shown: tf,
                root0: [m.pos[0], m.pos[1], m.pos[2]], screen: screen };
     }),
-    terrain: meta.terrain ? { rows: meta.terrain.rows, cols: meta.terrain.cols } : null,
+    terrain: meta.terrain ? { rows: meta.terrain.rows, cols: meta.terrain.cols, name: meta.terrain.name,
+      // up to 100 of the drawn mesh's vertices (x, y, z), evenly spread
+      vertices: terrainMesh ? (function () {
+        var at = terrainMesh.geometry.getAttribute("position"), out = [], n = at.count, step = Math.max(1, Math.floor(n / 100));
+        for (var v = 0; v < n; v += step) out.push([at.getX(v), at.getY(v), at.getZ(v)]);
+        return out; })() : [] } : null,
     errors: window.limbikErrors,
     resources: performance.getEntriesByType("resource").map(function (e) { return e.name; })
   };
   document.getElementById("limbik-check").textContent = JSON.stringify(check);
+  }
+
+  setPlaying(playing);
+  fit();
+
   window.requestAnimationFrame(tick);
 })();
