@@ -81,7 +81,7 @@ def _drawn_near(image: np.ndarray, points: list[list[float]], radius: int = 3) -
     """Per point: whether a pixel within ``radius`` differs from the background."""
     out = []
     for x, y in points:
-        i, j = int(round(y)), int(round(x))
+        i, j = round(y), round(x)
         patch = image[max(i - radius, 0):i + radius + 1, max(j - radius, 0):j + radius + 1]
         out.append(patch.size > 0 and bool(np.any(np.abs(patch - BACKGROUND).sum(-1) > 30)))
     return np.array(out)
@@ -106,7 +106,7 @@ def pair(tmp_path_factory):
 
 
 def test_page_checks_its_data_and_draws_the_skeleton(tmp_path, pair):
-    page, source, result, terrain, motion = pair
+    page, source, result, terrain, _ = pair
     frame = 37
     check, image = _chromium(tmp_path, page, frame)
     assert check["frame"] == frame and check["frames"] == len(source)
@@ -129,7 +129,7 @@ def test_page_checks_its_data_and_draws_the_skeleton(tmp_path, pair):
 
 
 def test_moving_the_slider_changes_the_drawing(tmp_path, pair):
-    page, source, *_ = pair
+    page, *_ = pair
     (first, a), (later, b) = _chromium(tmp_path, page, 0), _chromium(tmp_path, page, 90)
     assert np.abs(a - b).sum(-1).astype(bool).sum() > 200
     # where the skeleton was on frame 0 and is not on frame 90, the page drew it then

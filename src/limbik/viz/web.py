@@ -11,9 +11,10 @@ stored in the page as little-endian float32, base64-encoded, with JSON metadata.
 ~0.7 MB of script.
 
 The page reads three URL parameters: ``frame=N`` shows frame N paused, ``speed=S``
-sets the playback speed, and ``size=WxH`` draws the scene W by H CSS pixels. It writes a check of the data it loaded (joint and frame
-counts, the first frame's root, the joints' screen positions on the shown frame) as
-JSON into the element ``#limbik-check``.
+sets the playback speed, and ``size=WxH`` draws the scene W by H CSS pixels. While
+paused it writes a check of what it loaded and drew (joint and frame counts, the first
+frame's root, the joints' screen positions on the shown frame, terrain mesh vertices,
+errors and loaded resources) as JSON into the element ``#limbik-check``.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ class ViewerMotion:
     parents : array_like (J,)
         Parent index per joint, -1 for a root (parents before children).
     names : sequence of str, optional
-        Joint names (shown on hover-free labels in the legend's details).
+        Joint names (default ``joint0``, ``joint1``, ...), stored with the data.
     label : str
         The motion's name in the legend.
     feet : sequence of int
@@ -174,10 +175,11 @@ def to_html(path: str | Path, motions: Sequence[ViewerMotion] | ViewerMotion, *,
 
     ``motions`` is one :class:`ViewerMotion` or several, drawn over each other in
     distinct colours; the frame slider steps by ``frame_time`` seconds (> 0), and each
-    motion shows its frame at the slider's time (a shorter one holds its last frame). ``terrain`` is a
-    :class:`~limbik.placement.terrain.Terrain` (any object with ``heights (rows, cols)``,
-    ``cell_size`` and ``origin``) drawn as a mesh through its samples (a field larger
-    than 400 samples a side through every n-th); without one, a grid lies at y = 0.
+    motion shows its frame at the slider's time (a shorter one holds its last frame).
+    ``terrain`` is a :class:`~limbik.placement.terrain.Terrain` (any object with
+    ``heights (rows, cols)``, ``cell_size`` and ``origin``), drawn as a mesh through its
+    samples (a field over 400 samples a side through every n-th sample); a ground grid
+    lies at y = 0, or at the terrain's lowest sample.
     ``traces`` draws each foot's path. ``metrics`` is a table beside the scene:
     column name → {row name → value}. Returns the path written (atomically).
     """
