@@ -152,7 +152,9 @@
 
   // orbit camera: drag turns, right-drag or shift-drag pans, wheel zooms
   var target = new T.Vector3((lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, (lo[2] + hi[2]) / 2);
-  var orbit = { theta: 0.6, phi: 1.2, dist: Math.max(span * 1.1, size * 2.5) };
+  // a clip that travels far is followed, from a distance that fits the character
+  var travels = span > 4 * size;
+  var orbit = { theta: 0.6, phi: 1.2, dist: travels ? size * 3 : Math.max(span * 1.1, size * 2.5) };
   function placeCamera() {
     var s = Math.sin(orbit.phi);
     camera.position.set(target.x + orbit.dist * s * Math.sin(orbit.theta), target.y + orbit.dist * Math.cos(orbit.phi),
@@ -198,6 +200,7 @@
       speed = document.getElementById("speed"), follow = document.getElementById("follow"),
       readout = document.getElementById("readout");
   slider.max = String(frames - 1);
+  follow.checked = travels;
   var frame = 0, playing = true, clock = 0, last = null;
   if (params.has("speed")) { var sp = Number(params.get("speed")); if (sp > 0) { speed.add(new Option(sp + "×", String(sp))); speed.value = String(sp); } }
   if (params.has("frame")) { frame = Math.max(0, Math.min(frames - 1, Math.floor(Number(params.get("frame")) || 0))); playing = false; }
