@@ -183,3 +183,21 @@ def test_view_and_footplant_write_pages(tmp_path, shared_data, capsys):
     check = _check(tmp_path, report, 30)
     assert [m["label"] for m in check["motions"]] == ["source: built-in walk", "planted"]
     assert "left_skate" in report.read_text()
+
+
+def test_a_library_run_links_each_clips_page(tmp_path, shared_data, capsys):
+    source = tmp_path / "clips"
+    (source / "sub").mkdir(parents=True)
+    for name, where in (("xia_neutral_16_000.bvh", source),
+                        ("dme_demo_3d_1_raw_footskate.bvh", source / "sub")):
+        shutil.copy(shared_data / "bvh" / name, where / name)
+    out = tmp_path / "planted"
+    assert main(["footplant", str(source), "-o", f"{out}/", "--html", "--jobs", "1",
+                 "--no-progress"]) == 0
+    links = re.findall(r'<a href="([^"]+)">', (out / "summary.html").read_text())
+    assert sorted(links) == ["sub/dme_demo_3d_1_raw_footskate.bvh.html",
+                             "xia_neutral_16_000.bvh.html"]
+    check = _check(tmp_path, out / links[0], 10)
+    assert [m["label"] for m in check["motions"]][1] == "planted"
+    assert main(["footplant", str(source), "-o", f"{out}/", "--html", "page.html"]) == 1
+    assert "--html takes no file" in capsys.readouterr().err

@@ -175,6 +175,7 @@ class _ClipJob:
     unit: str | float | None = None
     skin: int | str | None = None
     animation: int | str | None = None
+    html: bool = False
 
 
 def _describe(exc: BaseException) -> str:
@@ -208,6 +209,12 @@ def _run_clip(job: _ClipJob) -> dict[str, Any]:
                           up=job.up, unit=job.unit, **job.footplant_options)
         Path(job.output).parent.mkdir(parents=True, exist_ok=True)
         write_motion(done.planted, job.output, source=job.source, **frame)
+        if job.html:
+            from limbik.viz.web import footplant_page
+
+            footplant_page(job.output + ".html", motion, done.planted, done.terrain,
+                           done.legs, done.report, name=job.clip)
+            record["viewer"] = f"{job.clip}.html"
     except Exception as exc:  # one bad clip must not stop the library
         record["error"] = _describe(exc)
         record[_RETRY] = not isinstance(exc, LimbikError)
@@ -601,7 +608,8 @@ def footplant_library(source: str | Path | Sequence[str | Path], output: str | P
                       force: bool = False, progress: Progress | None = None,
                       report: bool = True, up: str = "y",
                       unit: str | float | None = None, skin: int | str | None = None,
-                      animation: int | str | None = None) -> BatchSummary:
+                      animation: int | str | None = None, html: bool = False
+                      ) -> BatchSummary:
     """Plant every clip under ``source`` and write them, mirrored, under ``output``.
 
     Parameters
@@ -623,6 +631,8 @@ def footplant_library(source: str | Path | Sequence[str | Path], output: str | P
         and a terrain file and ``footplant_options["floor"]`` are given in it too.
     skin, animation : for glTF clips, the skin and animation to plant (name or index;
         default the first), as for :func:`limbik.io.files.read_motion`.
+    html : also write each clip's 3-D viewer page beside its output (``OUT.bvh.html``,
+        :func:`limbik.viz.web.footplant_page`), linked from ``summary.html``.
 
     Returns the :class:`BatchSummary`; ``summary.json`` and ``summary.csv`` in
     ``output`` hold the same records. A clip is up to date when the last summary
@@ -651,7 +661,8 @@ def footplant_library(source: str | Path | Sequence[str | Path], output: str | P
     choice(up, "up", UP_AXES)
     unit_scale(unit)  # a bad unit fails here, not once per clip
     settings = _settings(terrain, terrain_options, footplant_options,
-                         {"up": up, "unit": unit, "skin": skin, "animation": animation})
+                         {"up": up, "unit": unit, "skin": skin, "animation": animation,
+                          **({"html": True} if html else {})})
     out.mkdir(parents=True, exist_ok=True)
     previous = {} if force else _previous_run(out, settings)
 
@@ -670,7 +681,7 @@ def footplant_library(source: str | Path | Sequence[str | Path], output: str | P
         # absolute paths: a worker elsewhere may start in another folder
         todo.append(_ClipJob(name, str(clip.absolute()), str(target.absolute()), terrain,
                              dict(terrain_options or {}), dict(footplant_options or {}),
-                             up, unit, skin, animation))
+                             up, unit, skin, animation, bool(html)))
 
     workers = default_jobs() if jobs is None else jobs
     if scheduler is not None:

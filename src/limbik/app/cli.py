@@ -275,6 +275,11 @@ def _cmd_footplant(args: argparse.Namespace) -> int:
     output = _footplant_output(args)
     if args.report:
         _output_path(args.report, "--report")
+    if args.html is True:
+        from limbik.errors import InvalidInputError
+
+        raise InvalidInputError("--html must name the page for one clip (--html OUT.html), "
+                                "got no file", argument="html")
     if args.html:
         _output_path(args.html, "--html")
         if Path(args.html).suffix.lower() not in (".html", ".htm"):
@@ -321,7 +326,9 @@ def _cmd_footplant(args: argparse.Namespace) -> int:
                            _length_units(args, args.input))
         written.append(str(args.plot))
     if args.html:
-        _footplant_html(Path(args.html), motion, result, terrain, legs, report, source_name)
+        from limbik.viz.web import footplant_page
+
+        footplant_page(args.html, motion, result, terrain, legs, report, name=source_name)
         written.append(str(args.html))
     if args.json:
         print(json.dumps({"input": source_name, "terrain": terrain.name, "outputs": written,
@@ -355,14 +362,18 @@ def _cmd_footplant_library(args: argparse.Namespace) -> int:
                  else repr(args.input))
         raise InvalidInputError(f"output must be given for a folder, glob or list of clips: "
                                 f"-o OUTDIR (input {given})", argument="output")
-    for flag in ("report", "plot", "html"):
+    if args.html not in (None, True):
+        raise InvalidInputError(f"--html takes no file for a folder of clips (each clip's page "
+                                f"is written beside its output), got --html {args.html}",
+                                argument="html")
+    for flag in ("report", "plot"):
         if getattr(args, flag):
             raise InvalidInputError(f"--{flag} is for one clip; a folder of clips gets "
                                     f"{', '.join(SUMMARY_FILES)} in {args.output}",
                                     argument=flag)
     bar = _ProgressBar("footplant", enabled=args.progress and sys.stderr.isatty())
     summary = footplant_library(args.input, args.output, terrain=args.terrain or "flat",
-                                **_file_frame(args),
+                                **_file_frame(args), html=args.html is True,
                                 jobs=args.jobs, scheduler=args.scheduler, force=args.force,
                                 progress=lambda done, total, _: bar(done, total,
                                                                     f"{done}/{total} clips"),
@@ -549,54 +560,6 @@ def _view_html(args: argparse.Namespace) -> int:
     print(f"wrote {args.html} ({len(tracks)} motion{'s' * (len(tracks) != 1)}, "
           f"{max(len(t.positions) for t in tracks)} frames, {size / 1e6:.2f} MB)")
     return 0
-
-
-def _report_table(report: Any) -> dict[str, dict[str, Any]]:
-    """A report's fields as a table: each field that maps names to numbers is a column
-    (metrics before and after), and the single numbers are rows of a column "value"."""
-    import dataclasses
-    import numbers
-
-    table: dict[str, dict[str, Any]] = {}
-    for field in dataclasses.fields(report):
-        value = getattr(report, field.name)
-        if isinstance(value, numbers.Real):
-            table.setdefault("value", {})[field.name] = value
-        elif isinstance(value, dict) and value and all(isinstance(v, numbers.Real)
-                                                       for v in value.values()):
-            table[field.name] = dict(value)
-    spans = getattr(report, "contacts", None)
-    if isinstance(spans, dict):
-        for side, runs in spans.items():
-            table.setdefault("value", {})[f"{side} contacts"] = len(runs)
-    return table
-
-
-def _footplant_html(path: Path, motion: Any, result: Any, terrain: Any, legs: Any,
-                    report: Any, source_name: str) -> None:
-    """The 3-D page of a planted clip: source and result on the terrain, contact frames
-    on each leg's ankle and toe, and the report's metrics beside them."""
-    import numpy as np
-
-    from limbik.viz.web import ViewerMotion, to_html
-
-    feet: list[int] = []
-    columns = []
-    spans = getattr(report, "contacts", {}) or {}
-    for leg in legs:
-        on = np.zeros(result.num_frames, dtype=bool)
-        for start, stop in spans.get(leg.side, ()):
-            on[start:stop] = True
-        for joint in (leg.ankle, leg.toe):
-            if joint is not None:
-                feet.append(joint)
-                columns.append(on)
-    contacts = np.stack(columns, axis=1) if columns else None
-    tracks = [ViewerMotion(clip.world_positions(), clip.skeleton.parents, clip.names, label,
-                           feet=feet, contacts=contacts)
-              for clip, label in ((motion, f"source: {source_name}"), (result, "planted"))]
-    to_html(path, tracks, frame_time=result.frame_time, terrain=terrain, traces=True,
-            metrics=_report_table(report), title=f"footplant: {source_name} on {terrain.name}")
 
 
 def _cmd_view(args: argparse.Namespace) -> int:
@@ -1030,8 +993,10 @@ def build_parser() -> argparse.ArgumentParser:
     fp.add_argument("--report", help="write the metrics report as JSON here")
     fp.add_argument("--plot", help="write a picture: .png (.jpg, .svg, .pdf) side view, or "
                     ".gif/.mp4/.html animation")
-    fp.add_argument("--html", help="write an interactive 3-D page: source and result on the "
-                    "terrain, contacts on the feet, the metrics beside them")
+    fp.add_argument("--html", nargs="?", const=True, metavar="OUT.html",
+                    help="write an interactive 3-D page: source and result on the terrain, "
+                    "contacts on the feet, the metrics beside them; for a folder of clips, "
+                    "--html alone writes one beside each output, linked from summary.html")
     fp.add_argument("--json", action="store_true", help="print the report as JSON")
     fp.add_argument("--no-progress", dest="progress", action="store_false",
                     help="no progress bar for long clips")

@@ -36,7 +36,8 @@ def rank_clips(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     values in leg lengths."""
     rows = []
     for record in records:
-        row: dict[str, Any] = {k: record.get(k) for k in ("clip", "status", "error", "frames")}
+        row: dict[str, Any] = {k: record.get(k)
+                               for k in ("clip", "status", "error", "frames", "viewer")}
         for family in REPORT_METRICS:
             row[family] = (_family(record, "before", family), _family(record, "after", family))
         rows.append(row)
@@ -93,6 +94,9 @@ td.m span { font-size: 11px; color: #555; }
                        f'{html.escape(str(row["error"]))}</td></tr>')
             continue
         cells = "".join(_cell(row[f], scale[f]) for f in REPORT_METRICS)
+        if row.get("viewer"):  # the clip's 3-D page, beside its output
+            clip = f'<a href="{html.escape(str(row["viewer"]), quote=True)}">{clip}</a>'
+
         out.append(f"<tr><td>{clip}</td><td>{row['frames']}</td>{cells}</tr>")
     out.append("</table></body></html>")
     return "\n".join(out)

@@ -34,7 +34,7 @@ from limbik._runtime.atomic import atomic_write
 from limbik._runtime.validation import as_float, as_float_array, as_parents
 from limbik.errors import InvalidInputError
 
-__all__ = ["ViewerMotion", "to_html"]
+__all__ = ["ViewerMotion", "footplant_page", "report_table", "to_html"]
 
 _HERE = Path(__file__).with_name("web")
 #: Height-field samples drawn at most per side; a larger field is drawn every n-th sample.
@@ -209,3 +209,53 @@ def to_html(path: str | Path, motions: Sequence[ViewerMotion] | ViewerMotion, *,
     with atomic_write(path, encoding="utf-8") as handle:
         handle.write(page)
     return Path(path)
+
+
+def report_table(report: Any) -> dict[str, dict[str, Any]]:
+    """A report's fields as a :func:`to_html` table: each field that maps names to
+    numbers is a column (the metrics before and after), and the fields that are single
+    numbers, and the count of contact spans per leg, are rows of a column "value"."""
+    import numbers
+
+    fields = ([f.name for f in dataclasses.fields(report)] if dataclasses.is_dataclass(report)
+              else list(vars(report)))
+    table: dict[str, dict[str, Any]] = {}
+    for name in fields:
+        value = getattr(report, name)
+        if isinstance(value, numbers.Real):
+            table.setdefault("value", {})[name] = value
+        elif isinstance(value, Mapping) and value and all(isinstance(v, numbers.Real)
+                                                          for v in value.values()):
+            table[name] = dict(value)
+    spans = getattr(report, "contacts", None)
+    if isinstance(spans, Mapping):
+        for side, runs in spans.items():
+            table.setdefault("value", {})[f"{side} contacts"] = len(runs)
+    return table
+
+
+def footplant_page(path: str | Path, motion: Any, result: Any, terrain: Any, legs: Any,
+                   report: Any, *, name: str = "clip") -> Path:
+    """The viewer page of a planted clip: ``motion`` (the source) and ``result`` on
+    ``terrain``, the feet's paths, each leg's ankle and toe red on the frames of its
+    contact spans (``report.contacts[leg.side]``, half-open ``(start, stop)``), and
+    :func:`report_table` of ``report`` beside them. ``legs`` have ``side``, ``ankle``
+    and ``toe`` (None where there is none). Returns the path written."""
+    feet: list[int] = []
+    columns = []
+    spans = getattr(report, "contacts", None) or {}
+    for leg in legs:
+        on = np.zeros(result.num_frames, dtype=bool)
+        for start, stop in spans.get(leg.side, ()):
+            on[start:stop] = True
+        for joint in (leg.ankle, leg.toe):
+            if joint is not None:
+                feet.append(joint)
+                columns.append(on)
+    contacts = np.stack(columns, axis=1) if columns else None
+    tracks = [ViewerMotion(clip.world_positions(), clip.skeleton.parents, clip.names, label,
+                           feet=feet, contacts=contacts, frame_time=clip.frame_time)
+              for clip, label in ((motion, f"source: {name}"), (result, "planted"))]
+    return to_html(path, tracks, frame_time=result.frame_time, terrain=terrain, traces=True,
+                   metrics=report_table(report),
+                   title=f"footplant: {name} on {getattr(terrain, 'name', 'terrain')}")
