@@ -152,7 +152,7 @@ def test_the_readme_gallery_is_what_the_demo_draws(gallery):
 
     _, out, _ = gallery
     drawn = sorted(p.name for p in out.iterdir() if p.suffix in (".png", ".gif"))
-    kept = sorted(p.name for p in GALLERY.iterdir())
+    kept = sorted(p.name for p in GALLERY.iterdir() if p.suffix != ".html")
     assert kept == drawn, f"the gallery differs from the demo's pictures; {REGENERATE}"
     readme = (ROOT / "README.md").read_text()
     for name in drawn:
@@ -165,10 +165,31 @@ def test_the_readme_gallery_is_what_the_demo_draws(gallery):
             assert differ < 0.003, f"{name}: {differ:.2%} of the pixels differ; {REGENERATE}"
 
 
+def test_the_gallery_viewer_page_is_what_the_demo_writes(gallery):
+    """The 3-D page beside the gallery holds the same motions as the demo's, and the
+    README links it."""
+    import re
+
+    _, out, _ = gallery
+    pages = sorted(p.name for p in out.iterdir() if p.suffix == ".html")
+    assert pages == sorted(p.name for p in GALLERY.iterdir() if p.suffix == ".html") != []
+
+    def shapes(path):
+        data = re.search(r'<script type="application/json" id="limbik-data">(.*?)</script>',
+                         path.read_text(), re.S).group(1)
+        meta = json.loads(data)
+        return [(m["label"], m["frames"], m["joints"]) for m in meta["motions"]]
+
+    readme = (ROOT / "README.md").read_text()
+    for name in pages:
+        assert shapes(out / name) == shapes(GALLERY / name), f"{name}: {REGENERATE}"
+        assert f"(docs/img/gallery/{name})" in readme, f"README does not link {name}"
+
+
 def test_every_picture_reads_at_100_percent(gallery):
     """At least 800 pixels wide, so ticks and legends are legible without zooming."""
     _, out, _ = gallery
-    for path in sorted(out.iterdir()):
+    for path in sorted(p for p in out.iterdir() if p.suffix in (".png", ".gif")):
         frame = _frames(path)[0]
         assert frame.shape[1] >= 800, f"{path.name} is {frame.shape[1]} px wide"
 

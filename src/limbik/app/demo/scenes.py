@@ -615,6 +615,11 @@ def footplant_scene(folder: Path | None) -> list[SceneResult]:
     plt.close(fig)
     fig2 = plot_footplant(motion, result, terrain, legs, report.contacts, floor=report.floor,
                           title="footplant: the built-in walk's toes over the hills")
+    from limbik.viz.web import footplant_page
+
+    # beside the pictures: the same clips in the 3-D viewer page
+    footplant_page(folder / "footplant_walk.html", motion, result, terrain, legs, report,
+                   name="the built-in walk")
     return _attach(rows, ["footplant_walk.gif", _save(fig2, folder, "footplant_profile.png")])
 
 

@@ -154,7 +154,11 @@
   var target = new T.Vector3((lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, (lo[2] + hi[2]) / 2);
   // a clip that travels far is followed, from a distance that fits the character
   var travels = span > 4 * size;
-  var orbit = { theta: 0.6, phi: 1.2, dist: travels ? size * 3 : Math.max(span * 1.1, size * 2.5) };
+  // three-quarter view from the side of the first motion's travel (where it travels)
+  var m0 = motions[0], last0 = (m0.meta.frames - 1) * m0.meta.joints * 3,
+      dx = m0.pos[last0] - m0.pos[0], dz = m0.pos[last0 + 2] - m0.pos[2];
+  var theta = Math.hypot(dx, dz) > 0.5 * size ? Math.atan2(dz, -dx) + 0.5 : 0.6;
+  var orbit = { theta: theta, phi: 1.2, dist: travels ? size * 3 : Math.max(span * 1.2, size * 2.5) };
   function placeCamera() {
     var s = Math.sin(orbit.phi);
     camera.position.set(target.x + orbit.dist * s * Math.sin(orbit.theta), target.y + orbit.dist * Math.cos(orbit.phi),
