@@ -4,7 +4,7 @@ Each page is loaded twice per frame checked: once with ``--dump-dom`` to read th
 page's own check of what it loaded (``#limbik-check``), once with ``--screenshot`` to
 read its pixels. Every run also writes Chromium's network log and console log: a
 request made by the page (any URL it asked for besides its own file) or any console
-message fails the test. Skipped where no Chromium is installed.
+message fails the test. Those tests skip where no Chromium is installed; the checks of bad input run anywhere.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from limbik.placement.walk import walk_cycle
 from limbik.viz.web import ViewerMotion, to_html
 
 CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser")) if p), None)
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (Debian: apt-get "
-                                "install chromium) to open the page")
+needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (Debian: "
+                                    "apt-get install chromium) to open the page")
 WINDOW = (900, 600)
 #: The scene's size on the page: it fits the window's smallest viewport in headless mode.
 SCENE = (560, 400)
@@ -105,6 +105,7 @@ def pair(tmp_path_factory):
     return page, source, result, terrain, motion
 
 
+@needs_chromium
 def test_page_checks_its_data_and_draws_the_skeleton(tmp_path, pair):
     page, source, result, terrain, _ = pair
     frame = 37
@@ -128,6 +129,7 @@ def test_page_checks_its_data_and_draws_the_skeleton(tmp_path, pair):
     np.testing.assert_allclose(vertices[:, 1], expected, atol=1e-6)
 
 
+@needs_chromium
 def test_moving_the_slider_changes_the_drawing(tmp_path, pair):
     page, *_ = pair
     (first, a), (later, b) = _chromium(tmp_path, page, 0), _chromium(tmp_path, page, 90)
@@ -139,12 +141,14 @@ def test_moving_the_slider_changes_the_drawing(tmp_path, pair):
     assert _drawn_near(b, later["motions"][0]["screen"]).mean() > 0.9
 
 
+@needs_chromium
 def test_a_frame_beyond_the_clip_shows_its_last(tmp_path, pair):
     page, source, *_ = pair
     check = _check(tmp_path, page, 10**6)
     assert check["frame"] == len(source) - 1
 
 
+@needs_chromium
 def test_degenerate_motion_one_joint_one_frame(tmp_path):
     page = tmp_path / "one.html"
     to_html(page, ViewerMotion(np.zeros((1, 1, 3)), [-1]), frame_time=0.1)
@@ -153,6 +157,7 @@ def test_degenerate_motion_one_joint_one_frame(tmp_path):
     assert check["motions"][0]["root0"] == [0.0, 0.0, 0.0]
 
 
+@needs_chromium
 def test_motions_at_other_rates_share_the_clock(tmp_path):
     rng = np.random.default_rng(3)
     fast, slow = rng.normal(size=(61, 2, 3)), rng.normal(size=(16, 2, 3))
@@ -164,6 +169,7 @@ def test_motions_at_other_rates_share_the_clock(tmp_path):
     assert [m["shown"] for m in check["motions"]] == [20, 5]
 
 
+@needs_chromium
 def test_view_and_footplant_write_pages(tmp_path, shared_data, capsys):
     clip = shared_data / "bvh" / "xia_neutral_16_000.bvh"
     rng = np.random.default_rng(5)
@@ -185,6 +191,7 @@ def test_view_and_footplant_write_pages(tmp_path, shared_data, capsys):
     assert "left_skate" in report.read_text()
 
 
+@needs_chromium
 def test_a_library_run_links_each_clips_page(tmp_path, shared_data, capsys):
     source = tmp_path / "clips"
     (source / "sub").mkdir(parents=True)
@@ -201,3 +208,41 @@ def test_a_library_run_links_each_clips_page(tmp_path, shared_data, capsys):
     assert [m["label"] for m in check["motions"]][1] == "planted"
     assert main(["footplant", str(source), "-o", f"{out}/", "--html", "page.html"]) == 1
     assert "--html takes no file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("motions", "kwargs", "argument"), [
+    (ViewerMotion(np.zeros((4, 3)), [-1, 0, 1]), {}, "positions"),
+    (ViewerMotion(np.zeros((4, 3, 3)), [-1, 0]), {}, "parents"),
+    (ViewerMotion(np.zeros((4, 3, 3)), [-1, 0, 1], names=["a"]), {}, "names"),
+    (ViewerMotion(np.zeros((4, 3, 3)), [-1, 0, 1], feet=[3]), {}, "feet"),
+    (ViewerMotion(np.zeros((4, 3, 3)), [-1, 0, 1], feet=[2], contacts=np.ones((4, 2))), {},
+     "contacts"),
+    (ViewerMotion(np.full((4, 3, 3), np.nan), [-1, 0, 1]), {}, "positions"),
+    (ViewerMotion(np.zeros((4, 3, 3)), [-1, 0, 1]), {"frame_time": 0.0}, "frame_time"),
+    (ViewerMotion(np.zeros((4, 3, 3)), [-1, 0, 1]), {"terrain": "hills"}, "terrain"),
+    ([], {}, "motions"),
+    ([np.zeros((4, 3, 3))], {}, "motions"),
+])
+def test_bad_input_names_the_argument(tmp_path, motions, kwargs, argument):
+    from limbik.errors import LimbikError
+
+    with pytest.raises(LimbikError) as caught:
+        to_html(tmp_path / "bad.html", motions, **{"frame_time": 0.1, **kwargs})
+    assert caught.value.argument.split(".")[-1] == argument
+    assert not (tmp_path / "bad.html").exists()
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["--html", "a.png"], "--html must end in .html"),
+    (["--skeleton", "smpl22", "--html", "a.html"], "--skeleton applies to position files"),
+    (["--terrain", "hills", "--out", "a.gif"], "--terrain is for the 3-D page"),
+    (["--seed", "3", "--html", "a.html"], "--seed applies to --terrain hills"),
+    (["--out", "a.gif", "--html", "a.html"], "--out and --html"),
+])
+def test_view_options_that_cannot_apply_are_errors(tmp_path, shared_data, capsys, argv, said):
+    clip = str(shared_data / "bvh" / "xia_neutral_16_000.bvh")
+    argv = [str(tmp_path / a) if a.startswith("a.") else a for a in argv]
+    assert main(["view", clip, *argv]) == 1
+    assert said in capsys.readouterr().err
+    assert main(["view", clip, clip, "--out", str(tmp_path / "b.gif")]) == 1
+    assert "several are overlaid with --html" in capsys.readouterr().err

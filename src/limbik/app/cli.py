@@ -936,6 +936,19 @@ def _add_file_frame_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--animation", help="glTF: the animation to use (name or index)")
 
 
+def _add_terrain_options(parser: argparse.ArgumentParser) -> None:
+    """How ``--terrain`` is made: a file's placement and scale, the hills' seed."""
+    parser.add_argument("--cell-size", type=_positive_float, default=None,
+                        help="terrain file sample spacing (default 1)")
+    parser.add_argument("--terrain-origin", type=_finite_float, nargs=2, default=None,
+                        metavar=("X", "Z"), help="world (x, z) of the terrain file's first "
+                        "sample (default 0 0)")
+    parser.add_argument("--height-scale", type=_finite_float, default=None,
+                        help="PNG value to height (default 1)")
+    parser.add_argument("--seed", type=_non_negative_int, default=None,
+                        help="seed of the hills terrain (a whole number >= 0, default 0)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
     from limbik import __version__
@@ -971,15 +984,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "is a folder that mirrors them)")
     fp.add_argument("--terrain", help="flat, hills, steps, slope, or a .npy/.png height field "
                     "(default: flat for a clip, hills for the built-in walk)")
-    fp.add_argument("--cell-size", type=_positive_float, default=None,
-                    help="terrain file sample spacing (default 1)")
-    fp.add_argument("--terrain-origin", type=_finite_float, nargs=2, default=None,
-                    metavar=("X", "Z"), help="world (x, z) of the terrain file's first sample "
-                    "(default 0 0)")
-    fp.add_argument("--height-scale", type=_finite_float, default=None,
-                    help="PNG value to height (default 1)")
-    fp.add_argument("--seed", type=_non_negative_int, default=None,
-                    help="seed of the hills terrain (a whole number >= 0, default 0)")
+    _add_terrain_options(fp)
     fp.add_argument("--floor", type=_finite_float, default=None, help="the clip's own floor "
                     "height, which is moved onto the terrain (default: estimated from the lowest "
                     "foot points)")
@@ -1019,15 +1024,7 @@ def build_parser() -> argparse.ArgumentParser:
     view.add_argument("--terrain", help="--html: draw this ground: flat, hills, steps, slope, "
                       "or a .npy/.png height field (with --cell-size, --terrain-origin, "
                       "--height-scale, --seed as in footplant)")
-    view.add_argument("--cell-size", type=_positive_float, default=None,
-                      help="terrain file sample spacing (default 1)")
-    view.add_argument("--terrain-origin", type=_finite_float, nargs=2, default=None,
-                      metavar=("X", "Z"), help="world (x, z) of the terrain file's first "
-                      "sample (default 0 0)")
-    view.add_argument("--height-scale", type=_finite_float, default=None,
-                      help="PNG value to height (default 1)")
-    view.add_argument("--seed", type=_non_negative_int, default=None,
-                      help="seed of the hills terrain (default 0)")
+    _add_terrain_options(view)
     view.add_argument("--skeleton", help="position files: the joint order, smpl22 "
                       "(default) or smpl24")
     view.add_argument("--frame-rate", type=_positive_float, default=None,

@@ -32,7 +32,7 @@ import numpy as np
 
 from limbik._runtime.atomic import atomic_write
 from limbik._runtime.validation import as_float, as_float_array, as_parents
-from limbik.errors import InvalidInputError
+from limbik.errors import InvalidInputError, NonFiniteInputError
 
 __all__ = ["ViewerMotion", "footplant_page", "report_table", "to_html"]
 
@@ -101,24 +101,24 @@ def _motion_record(index: int, motion: Any, frame_time: float) -> dict[str, Any]
     pos = as_float_array(motion.positions, f"{name}.positions", (3,))
     if pos.ndim != 3 or pos.shape[0] < 1:
         raise InvalidInputError(f"{name}.positions must have shape (T, J, 3) with T >= 1, got "
-                                f"{pos.shape}", argument="positions")
+                                f"{pos.shape}", argument=f"{name}.positions")
     if not np.all(np.isfinite(pos)):
-        raise InvalidInputError(f"{name}.positions must be finite, got NaN or inf",
-                                argument="positions")
+        raise NonFiniteInputError(f"{name}.positions must be finite, got NaN or inf",
+                                argument=f"{name}.positions")
     par = as_parents(motion.parents, f"{name}.parents", min_joints=1, forest=True)
     joints = pos.shape[1]
     if par.size != joints:
         raise InvalidInputError(f"{name}.parents must have {joints} entries (one per joint), "
-                                f"got {par.size}", argument="parents")
+                                f"got {par.size}", argument=f"{name}.parents")
     names = ([f"joint{j}" for j in range(joints)] if motion.names is None
              else [str(n) for n in motion.names])
     if len(names) != joints:
         raise InvalidInputError(f"{name}.names must have {joints} entries, got {len(names)}",
-                                argument="names")
+                                argument=f"{name}.names")
     feet = [int(f) for f in motion.feet]
     if any(not 0 <= f < joints for f in feet):
         raise InvalidInputError(f"{name}.feet must be joint indices in [0, {joints}), got "
-                                f"{feet}", argument="feet")
+                                f"{feet}", argument=f"{name}.feet")
     record: dict[str, Any] = {
         "label": motion.label or f"motion {index + 1}", "frames": int(pos.shape[0]),
         "joints": joints, "parents": par.tolist(), "names": names, "feet": feet,
@@ -130,7 +130,7 @@ def _motion_record(index: int, motion: Any, frame_time: float) -> dict[str, Any]
         if contacts.shape != (pos.shape[0], len(feet)):
             raise InvalidInputError(f"{name}.contacts must have shape ({pos.shape[0]}, "
                                     f"{len(feet)}) (frames, feet), got {contacts.shape}",
-                                    argument="contacts")
+                                    argument=f"{name}.contacts")
         record["contacts"] = base64.b64encode(
             np.ascontiguousarray(contacts, dtype=bool).astype(np.uint8).tobytes()
         ).decode("ascii")
