@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from limbik.app.cli import main
+from limbik.io.files import read_motion
 from limbik.placement.terrain import Terrain
 from limbik.placement.walk import walk_cycle
 from limbik.viz.web import ViewerMotion, to_html
@@ -176,13 +177,18 @@ def test_view_and_footplant_write_pages(tmp_path, shared_data, capsys):
     positions = rng.normal(0, 0.2, (30, 22, 3)) + [0.0, 1.0, 0.0]
     npy = tmp_path / "smpl22.npy"
     np.save(npy, positions.astype(np.float32))
+    glb = Path(__file__).parent / "data" / "mixamo_rig.glb"
     page = tmp_path / "view.html"
-    assert main(["view", str(clip), str(npy), "--html", str(page), "--terrain", "slope",
-                 "--traces"]) == 0
+    assert main(["view", str(clip), str(npy), str(glb), "--animation", "Walk", "--html",
+                 str(page), "--terrain", "slope", "--traces"]) == 0
     assert "wrote" in capsys.readouterr().out
     check = _check(tmp_path, page, 5)
-    assert [m["joints"] for m in check["motions"]] == [31, 22]
+    rig = read_motion(glb, animation="Walk").world_positions()
+    assert [m["joints"] for m in check["motions"]] == [31, 22, rig.shape[1]]
     assert check["motions"][1]["root0"] == positions[0, 0].astype(np.float32).tolist()
+    assert check["motions"][2]["root0"] == rig[0, 0].astype(np.float32).tolist()
+    bvh = read_motion(clip).world_positions()
+    assert check["motions"][0]["root0"] == bvh[0, 0].astype(np.float32).tolist()
     report = tmp_path / "report.html"
     assert main(["footplant", "-o", str(tmp_path / "planted.bvh"), "--html", str(report),
                  "--no-progress"]) == 0

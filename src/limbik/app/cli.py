@@ -512,6 +512,7 @@ def _view_html(args: argparse.Namespace) -> int:
         if value is not None and not has_positions:
             raise InvalidInputError(f"--{flag} applies to position files (.npy, .npz), got "
                                     f"{', '.join(args.file)}", argument=flag.replace("-", "_"))
+    gltf_files = [f for f in args.file if Path(f).suffix.lower() in (".glb", ".gltf")]
     args.input = args.file  # the terrain options are footplant's
     terrain_options = _footplant_settings(args)["terrain_options"]
     scale = unit_scale(args.unit)
@@ -537,7 +538,10 @@ def _view_html(args: argparse.Namespace) -> int:
                                            else f"{label}[{k}]", feet=feet, frame_time=dt))
                 clips.append(motion)
         else:
-            motion = read_motion(file, **_file_frame(args))
+            frame = _file_frame(args)
+            if file not in gltf_files and gltf_files:  # --skin, --animation are glTF's
+                frame.update(skin=None, animation=None)
+            motion = read_motion(file, **frame)
             if motion.num_frames == 0:
                 raise InvalidInputError(f"file must hold at least one frame to draw, got 0 "
                                         f"frames in {file}", argument="file")
