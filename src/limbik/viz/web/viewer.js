@@ -32,7 +32,8 @@
       for (var a = 0; a < 3; a++) { lo[a] = Math.min(lo[a], p[i + a]); hi[a] = Math.max(hi[a], p[i + a]); }
       if (i < J * 3) for (var b = 0; b < 3; b++) { flo[b] = Math.min(flo[b], p[i + b]); fhi[b] = Math.max(fhi[b], p[i + b]); }
     }
-    size = Math.max(size, fhi[0] - flo[0], fhi[1] - flo[1], fhi[2] - flo[2]);
+    m.size = Math.max(fhi[0] - flo[0], fhi[1] - flo[1], fhi[2] - flo[2]);
+    size = Math.max(size, m.size);
   });
   if (!(size > 0)) size = Math.max(hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2], 1);
   var span = Math.max(hi[0] - lo[0], hi[2] - lo[2], size);
@@ -92,7 +93,9 @@
   scene.add(grid);
 
   // joints (spheres) and bones (cylinders), instanced per motion
-  var radius = size * 0.014, contactColour = new T.Color(0xe0262f);
+  // joints and bones sized to each motion's own body
+  function radiusOf(m) { return (m.size > 0 ? m.size : size) * 0.014; }
+  var contactColour = new T.Color(0xe0262f);
   var sphere = new T.SphereGeometry(1, 12, 8), cylinder = new T.CylinderGeometry(1, 1, 1, 8);
   motions.forEach(function (m) {
     var colour = new T.Color(m.meta.colour), J = m.meta.joints;
@@ -125,7 +128,7 @@
   }
   function pose(t) {
     motions.forEach(function (m) {
-      var J = m.meta.joints, tf = frameOf(m, t);
+      var J = m.meta.joints, tf = frameOf(m, t), radius = radiusOf(m);
       for (var j = 0; j < J; j++) {
         jointAt(m, tf, j, a3);
         tmp.compose(a3, quat.identity(), scl.set(radius, radius, radius));
