@@ -152,10 +152,38 @@ def test_a_frame_beyond_the_clip_shows_its_last(tmp_path, pair):
 @needs_chromium
 def test_degenerate_motion_one_joint_one_frame(tmp_path):
     page = tmp_path / "one.html"
-    to_html(page, ViewerMotion(np.zeros((1, 1, 3)), [-1]), frame_time=0.1)
+    to_html(page, ViewerMotion(np.zeros((1, 1, 3)), [-1]), frame_time=0.1,
+            terrain=Terrain.flat(0.5))
     check = _check(tmp_path, page, 0)
     assert check["frames"] == 1 and check["motions"][0]["joints"] == 1
     assert check["motions"][0]["root0"] == [0.0, 0.0, 0.0]
+    assert check["terrain"]["vertices"] == []  # one sample: a grid at its height, no mesh
+
+
+def test_a_large_height_field_is_drawn_through_its_own_samples(tmp_path):
+    """Over 400 samples a side, every n-th sample and the last row and column are kept,
+    at their exact heights."""
+    import base64
+
+    rng = np.random.default_rng(11)
+    for shape in ((1000, 7), (401, 401), (3, 2)):
+        heights = rng.normal(size=shape)
+        page = tmp_path / "big.html"
+        to_html(page, ViewerMotion(np.zeros((2, 2, 3)), [-1, 0]), frame_time=0.1,
+                terrain=Terrain(heights, 0.25, (1.0, -2.0)))
+        data = re.search(r'id="limbik-data">(.*?)</script>', page.read_text(), re.S).group(1)
+        meta = json.loads(data)["terrain"]
+
+        def floats(text):
+            return np.frombuffer(base64.b64decode(text), dtype="<f4")
+
+        xs, zs = floats(meta["x"]), floats(meta["z"])
+        drawn = floats(meta["heights"]).reshape(meta["rows"], meta["cols"])
+        assert max(drawn.shape) <= 401 and drawn.shape[0] >= min(shape[0], 200)
+        rows = np.round((zs + 2.0) / 0.25).astype(int)
+        cols = np.round((xs - 1.0) / 0.25).astype(int)
+        assert rows[-1] == shape[0] - 1 and cols[-1] == shape[1] - 1
+        np.testing.assert_array_equal(drawn, heights[np.ix_(rows, cols)].astype(np.float32))
 
 
 @needs_chromium
