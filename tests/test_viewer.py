@@ -34,7 +34,8 @@ SCENE = (560, 400)
 BACKGROUND = np.array([244, 244, 242])
 
 
-def _chromium(tmp_path: Path, page: Path, frame: int) -> tuple[dict, np.ndarray]:
+def _chromium(tmp_path: Path, page: Path, frame: int, query: str = ""
+              ) -> tuple[dict, np.ndarray]:
     """Open ``page?frame=N`` once: the page's check (``#limbik-check``) and a screenshot
     (rows, cols, RGB 0-255); fails on a console message or a request to anything but the
     page."""
@@ -50,7 +51,7 @@ def _chromium(tmp_path: Path, page: Path, frame: int) -> tuple[dict, np.ndarray]
             "--enable-unsafe-swiftshader", f"--window-size={WINDOW[0]},{WINDOW[1]}",
             "--hide-scrollbars", "--enable-logging=stderr", "--v=0", f"--log-net-log={net}",
             "--dump-dom", f"--screenshot={shot}",
-            f"{page.resolve().as_uri()}?frame={frame}&size={SCENE[0]}x{SCENE[1]}"]
+            f"{page.resolve().as_uri()}?frame={frame}&size={SCENE[0]}x{SCENE[1]}{query}"]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     # the software GL driver's own note when the browser reads the frame back is no
@@ -280,3 +281,15 @@ def test_view_options_that_cannot_apply_are_errors(tmp_path, shared_data, capsys
     assert said in capsys.readouterr().err
     assert main(["view", clip, clip, "--out", str(tmp_path / "b.gif")]) == 1
     assert "several are overlaid with --html" in capsys.readouterr().err
+
+
+@needs_chromium
+def test_the_skeleton_is_drawn_from_every_side(tmp_path, pair):
+    page, *_ = pair
+    shots = []
+    for azimuth, elevation in ((0, 10), (90, 10), (180, 10), (270, 10), (45, 80), (30, -20)):
+        check, image = _chromium(tmp_path, page, 20, f"&azimuth={azimuth}&elevation={elevation}")
+        for got in check["motions"]:
+            assert _drawn_near(image, got["screen"]).mean() > 0.9, (azimuth, elevation)
+        shots.append(image)
+    assert all(np.abs(a - b).sum() > 0 for a, b in zip(shots, shots[1:], strict=False))

@@ -10,8 +10,10 @@ stored in the page as little-endian float32, base64-encoded, with JSON metadata.
 1000-frame, 31-joint pair of motions takes about 1 MB of data over the page's fixed
 ~0.7 MB of script.
 
-The page reads three URL parameters: ``frame=N`` shows frame N paused, ``speed=S``
-sets the playback speed, and ``size=WxH`` draws the scene W by H CSS pixels. While
+The page reads URL parameters: ``frame=N`` shows frame N paused, ``speed=S`` sets the
+playback speed, ``size=WxH`` draws the scene W by H CSS pixels, and ``azimuth=A`` and
+``elevation=E`` (degrees) place the camera: azimuth 0 looks along -Z, 90 along -X;
+elevation 0 is level, 90 straight down. While
 paused it writes a check of what it loaded and drew (joint and frame counts, the first
 frame's root, the joints' screen positions on the shown frame, terrain mesh vertices,
 errors and loaded resources) as JSON into the element ``#limbik-check``.

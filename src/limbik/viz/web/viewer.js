@@ -161,7 +161,10 @@
   var m0 = motions[0], last0 = (m0.meta.frames - 1) * m0.meta.joints * 3,
       dx = m0.pos[last0] - m0.pos[0], dz = m0.pos[last0 + 2] - m0.pos[2];
   var theta = Math.hypot(dx, dz) > 0.5 * size ? Math.atan2(dz, -dx) + 0.5 : 0.6;
-  var orbit = { theta: theta, phi: 1.2, dist: travels ? size * 3 : Math.max(span * 1.2, size * 2.5) };
+  if (params.has("azimuth")) theta = Number(params.get("azimuth")) * Math.PI / 180 || 0;
+  var phi = 1.2;
+  if (params.has("elevation")) phi = Math.min(Math.PI - 0.05, Math.max(0.05, (90 - (Number(params.get("elevation")) || 0)) * Math.PI / 180));
+  var orbit = { theta: theta, phi: phi, dist: travels ? size * 3 : Math.max(span * 1.2, size * 2.5) };
   function placeCamera() {
     var s = Math.sin(orbit.phi);
     camera.position.set(target.x + orbit.dist * s * Math.sin(orbit.theta), target.y + orbit.dist * Math.cos(orbit.phi),
