@@ -274,6 +274,9 @@ def test_bad_input_names_the_argument(tmp_path, motions, kwargs, argument):
     (["--terrain", "hills", "--out", "a.gif"], "--terrain is for the 3-D page"),
     (["--seed", "3", "--html", "a.html"], "--seed applies to --terrain hills"),
     (["--out", "a.gif", "--html", "a.html"], "--out and --html"),
+    (["--fps", "10", "--html", "a.html"], "--fps is for --out and the window"),
+    (["--view", "side", "--html", "a.html"], "--view is for --out and the window"),
+    (["--no-ground", "--html", "a.html"], "--no-ground is for --out and the window"),
 ])
 def test_view_options_that_cannot_apply_are_errors(tmp_path, shared_data, capsys, argv, said):
     clip = str(shared_data / "bvh" / "xia_neutral_16_000.bvh")

@@ -507,6 +507,12 @@ def _view_html(args: argparse.Namespace) -> int:
     _output_path(args.html, "--html")
     if Path(args.html).suffix.lower() not in (".html", ".htm"):
         raise InvalidInputError(f"--html must end in .html, got {args.html}", argument="html")
+    for flag, given in (("fps", args.fps is not None), ("view", args.view is not None),
+                        ("no-ground", args.no_ground)):
+        if given:
+            raise InvalidInputError(f"--{flag} is for --out and the window; the 3-D page plays "
+                                    f"every frame from any side, got --{flag} with --html",
+                                    argument=flag.replace("-", "_"))
     has_positions = any(Path(f).suffix.lower() in _POSITION_SUFFIXES for f in args.file)
     for flag, value in (("skeleton", args.skeleton), ("frame-rate", args.frame_rate)):
         if value is not None and not has_positions:
@@ -592,6 +598,8 @@ def _cmd_view(args: argparse.Namespace) -> int:
                                 f"overlaid with --html OUT.html), got {len(args.file)}",
                                 argument="file")
     args.file = args.file[0]
+    args.fps = 30.0 if args.fps is None else args.fps
+    args.view = args.view or "3d"
     if args.out is not None:
         _animation_path(args.out, "--out")
     motion = read_motion(args.file, **_file_frame(args))
@@ -1033,9 +1041,9 @@ def build_parser() -> argparse.ArgumentParser:
                       "(default) or smpl24")
     view.add_argument("--frame-rate", type=_positive_float, default=None,
                       help="position files: frames per second (default 20)")
-    view.add_argument("--fps", type=_positive_float, default=30.0,
-                      help="frames per second drawn (> 0)")
-    view.add_argument("--view", default="3d", choices=("3d", "side", "front", "top", "profile"),
+    view.add_argument("--fps", type=_positive_float, default=None,
+                      help="frames per second drawn (> 0, default 30)")
+    view.add_argument("--view", default=None, choices=("3d", "side", "front", "top", "profile"),
                       help="3d (default); side (x right, y up), front (z right, y up) or top; "
                       "profile: from the side of the walk, distance along it to the right")
     view.add_argument("--traces", action="store_true", help="draw the feet's paths")
