@@ -128,18 +128,47 @@ class _Document:
         return GltfError(self.path, 0, expected, got)
 
     def parents(self) -> dict[int, int]:
+        """Each child node's parent; a node graph that is not a forest (a child out of
+        range, two parents, a node its own ancestor) is an error naming the file."""
         out: dict[int, int] = {}
-        for i, node in enumerate(self.gltf.nodes):
-            for c in node.children or []:
-                if not 0 <= c < len(self.gltf.nodes) or c in out:
+        nodes = self.gltf.nodes
+        for i, node in enumerate(nodes):
+            children = node.children
+            if children is not None and not isinstance(children, list):
+                raise self.error(f"node {i}'s children as a list of node indices",
+                                 repr(children)[:40])
+            for c in children or []:
+                if (isinstance(c, bool) or not isinstance(c, int) or not 0 <= c < len(nodes)
+                        or c in out):
                     raise self.error("each node to have at most one parent and valid children",
-                                     f"node {i} lists child {c}")
+                                     f"node {i} lists child {c!r}"[:80])
                 out[c] = i
+        # with one parent each, the graph is a forest unless a walk up meets itself; each
+        # node is walked up once (a visited set), so this is linear in the nodes
+        settled: set[int] = set()
+        for start in out:
+            path: list[int] = []
+            on_path: set[int] = set()
+            n = start
+            while n in out and n not in settled:
+                if n in on_path:
+                    cycle = path[path.index(n):]
+                    raise self.error("a node tree without cycles (no node its own ancestor)",
+                                     "nodes " + " -> ".join(str(k) for k in cycle[:8])
+                                     + (" ..." if len(cycle) > 8 else "") + f" -> {n}")
+                path.append(n)
+                on_path.add(n)
+                n = out[n]
+            settled.update(path)
         return out
 
     def node_name(self, index: int) -> str:
         name = self.gltf.nodes[index].name
-        return name if name else f"node{index}"
+        if name is None or name == "":
+            return f"node{index}"
+        if not isinstance(name, str):
+            raise self.error(f"node {index}'s name as a string", repr(name)[:40])
+        return name
 
 
 def _read_buffer(path: Path, index: int, uri: str | None, blob: bytes | None,
@@ -179,6 +208,9 @@ class _JsonObject:
 
     def __init__(self, fields: dict[str, Any]) -> None:
         self._fields = fields
+
+    def __repr__(self) -> str:  # as the file has it, in error messages
+        return repr(self._fields)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):  # copy, pickle and friends: no such protocol here
