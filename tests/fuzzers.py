@@ -393,9 +393,11 @@ def fuzz_gltf_cycles(seed: int, count: int) -> list[str]:
             source = rng.choice(seeds)
             path.write_bytes(cyclic_glb(source, rng))
             motion = limbik.read_gltf(DATA / GLTF_SEEDS[seeds.index(source)], animation=0)
-            for call in (lambda: limbik.read_gltf(path, animation=0),
-                         lambda: limbik.write_gltf(motion, Path(folder) / "out.glb",
-                                                   source=path, animation=0)):
+            calls: list[Callable[[], object]] = [
+                lambda: limbik.read_gltf(path, animation=0),
+                lambda m=motion: limbik.write_gltf(m, Path(folder) / "out.glb", source=path,
+                                                   animation=0)]
+            for call in calls:
                 try:
                     call()
                 except GltfError as exc:

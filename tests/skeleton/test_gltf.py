@@ -348,7 +348,7 @@ def test_a_joint_name_that_is_not_a_string_is_a_gltf_error(tmp_path, name):
     doc = raw_json(DATA / "cmu_walk.glb")
     joint = doc["skins"][0]["joints"][1]
     doc["nodes"][joint]["name"] = name
-    g, blob = glb(DATA / "cmu_walk.glb")
+    _, blob = glb(DATA / "cmu_walk.glb")
     path = tmp_path / "named.glb"
     path.write_bytes(_glb_file(_chunk(b"JSON", _padded(json.dumps(doc).encode())),
                                _chunk(b"BIN\0", bytes(blob))))
