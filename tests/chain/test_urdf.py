@@ -186,7 +186,8 @@ def test_a_file_that_cannot_be_read_is_a_urdf_error_naming_it(tmp_path, read):
     if os.geteuid() != 0:  # root reads any file
         cases.append((locked, "Permission denied"))
     for path, reason in cases:
-        with pytest.raises(URDFError, match=f"expected a readable URDF file, got .*{reason}"
+        with pytest.raises(URDFError, match=f"expected path to name a readable URDF file, "
+                           f"got .*{reason}"
                            ) as info:
             read(path)
         assert info.value.path == str(path) and info.value.line == 0

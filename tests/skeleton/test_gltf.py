@@ -101,6 +101,16 @@ def test_written_file_keeps_meshes_skins_and_other_animations_byte_identical(
         1e-6 * leg_length(motion))
 
 
+@pytest.mark.parametrize("argument", ["path", "source"])
+@pytest.mark.parametrize("value", [None, 5])
+def test_write_gltf_refuses_a_path_that_is_no_path_naming_it(tmp_path, argument, value):
+    motion = read_gltf(DATA / "cmu_walk.glb")
+    paths = {"path": tmp_path / "out.glb", "source": DATA / "cmu_walk.glb", argument: value}
+    with pytest.raises(InvalidInputError, match=rf"^{argument} must be a file path") as info:
+        write_gltf(motion, paths["path"], source=paths["source"])
+    assert info.value.argument == argument
+
+
 def test_write_into_a_file_without_animations_adds_one(tmp_path):
     src = tmp_path / "still.glb"
     g = pygltflib.GLTF2.load_from_bytes((DATA / "cmu_walk.glb").read_bytes())

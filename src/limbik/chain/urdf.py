@@ -211,7 +211,7 @@ def _read(path: str | Path) -> bytes:
     try:
         return read_bytes(path)[1]
     except ValueError as exc:  # read_bytes' errors (a path's NUL byte too) are ValueErrors
-        raise URDFError(str(path), 0, "a readable URDF file",
+        raise URDFError(str(path), 0, "path to name a readable URDF file",
                         getattr(exc, "strerror", None) or str(exc)) from None
 
 

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from limbik._io import atomic_write
-from limbik._reading import read_bytes
+from limbik._reading import as_path, read_bytes
 from limbik._validation import MAX_MAGNITUDE, FloatArray, as_float
 from limbik.errors import GltfError, InvalidInputError, LimbikError
 from limbik.geometry.quaternion import (
@@ -902,6 +902,8 @@ def write_gltf(motion: Motion, path: str | Path, *, source: str | Path,
     those given to :func:`read_gltf`. The write is atomic.
     """
     check_motion(motion)
+    out = as_path(path)
+    as_path(source, "source")
     if motion.num_frames == 0:
         raise InvalidInputError("motion must have at least one frame to write as an "
                                 "animation, got 0", argument="motion")
@@ -912,7 +914,6 @@ def write_gltf(motion: Motion, path: str | Path, *, source: str | Path,
         anims = doc.gltf.animations or []
         replace = None if not anims else _select(doc, anims, animation, "animation")
         start = 0.0 if replace is None else _motion(doc, rig, replace, None)[1]
-    out = Path(path)
     if (out.suffix.lower() == ".glb") != doc.glb:
         raise InvalidInputError(
             f"path must have the source's format ({'.glb' if doc.glb else '.gltf'}), got "
