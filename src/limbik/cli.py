@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -615,6 +616,11 @@ def _solve(problem: dict[str, Any]) -> tuple[str, Any, Any, tuple[str, ...]]:
             raise InvalidInputError(f"lengths must be two or more bone lengths, got "
                                     f"{lengths.size if lengths.ndim == 1 else lengths.shape}",
                                     argument="lengths")
+        if not math.isfinite(sum(float(length) for length in lengths)):
+            raise InvalidInputError(
+                f"lengths must add up to a finite reach (below {sys.float_info.max:.4g}), got "
+                + " ".join(f"{float(length):g}" for length in lengths[:8])
+                + (" ..." if lengths.size > 8 else ""), argument="lengths")
     default = "lm" if has_urdf else ("two_bone" if lengths is not None and lengths.size == 2
                                       else "fabrik")
     method = problem.get("method") or default
@@ -691,7 +697,12 @@ def _solve(problem: dict[str, Any]) -> tuple[str, Any, Any, tuple[str, ...]]:
             raise InvalidInputError(f"direction must be a non-zero vector (3,), got "
                                     f"{problem.get('direction')}", argument="direction")
         steps = np.concatenate([[0.0], np.cumsum(lengths)])
-        chain = root + steps[:, None] * normalize(direction)
+        with np.errstate(over="ignore", invalid="ignore"):  # checked just below
+            chain = root + steps[:, None] * normalize(direction)
+        if not np.all(np.isfinite(chain)):
+            raise InvalidInputError(f"lengths and root must keep the straight chain finite, "
+                                    f"got a joint beyond ±{sys.float_info.max:.4g}",
+                                    argument="lengths")
     if method == "fabrik":
         from limbik.solvers.fabrik import fabrik
 
