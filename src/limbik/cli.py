@@ -860,7 +860,7 @@ def build_parser() -> argparse.ArgumentParser:
                     metavar=("X", "Z"), help="world (x, z) of the terrain file's first sample "
                     "(default 0 0)")
     fp.add_argument("--height-scale", type=_finite_float, default=None,
-                    help="PNG value to height (default 1)")
+                    help="height of a white PNG pixel (black is 0; default 1)")
     fp.add_argument("--seed", type=_non_negative_int, default=None,
                     help="seed of the hills terrain (a whole number >= 0, default 0)")
     fp.add_argument("--floor", type=_finite_float, default=None, help="the clip's own floor "
