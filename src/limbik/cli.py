@@ -651,6 +651,11 @@ def _solve(problem: dict[str, Any]) -> tuple[str, Any, Any, tuple[str, ...]]:
                 except LimbikError as exc:
                     raise InvalidInputError(f"--urdf needs --{key} LINK (and the links could "
                                             f"not be listed: {exc})", argument=key) from None
+                if key == "base" and len(tree.roots) == 1:  # the chain can only start there
+                    problem["base"] = tree.roots[0]
+                    print(f"limbik: no --base given: using {tree.roots[0]!r}, the one root "
+                          f"link of {problem['urdf']}", file=sys.stderr)
+                    continue
                 raise InvalidInputError(
                     f"--urdf needs --{key} LINK, one of the links of {problem['urdf']}: "
                     f"{', '.join(tree.links)} (bases: {', '.join(tree.roots)}; tips: "
@@ -797,16 +802,42 @@ def _cmd_urdf(args: argparse.Namespace) -> int:
     from limbik.chain.urdf import read_urdf_tree
 
     tree = read_urdf_tree(args.file)
+    if args.json:
+        import json
+
+        def bound(value: float) -> float | None:  # JSON has no infinity: null is no limit
+            return value if math.isfinite(value) else None
+
+        print(json.dumps({
+            "file": str(args.file), "links": list(tree.links), "bases": list(tree.roots),
+            "tips": list(tree.tips),
+            "joints": [{"name": name, "type": kind, "parent": parent, "child": child,
+                        "lower": bound(lower), "upper": bound(upper)}
+                       for (name, kind, parent, child), (lower, upper)
+                       in zip(tree.joints, tree.limits, strict=True)]}, indent=2))
+        return 0
     print(f"{args.file}: {len(tree.links)} links, {len(tree.joints)} joints")
     print(f"bases (--base): {', '.join(tree.roots)}")
     print(f"tips (--tip):   {', '.join(tree.tips)}")
     print("links: " + ", ".join(tree.links))
-    print("joints (name, type, parent -> child):")
+    print("joints (name, type, parent -> child, limits):")
     width = max((len(j[0]) for j in tree.joints), default=0)
     type_width = max((len(j[1]) for j in tree.joints), default=0)
-    for name, kind, parent, child in tree.joints:
-        print(f"  {name:<{width}}  {kind:<{type_width}}  {parent} -> {child}")
+    link_width = max((len(f"{j[2]} -> {j[3]}") for j in tree.joints), default=0)
+    for (name, kind, parent, child), limits in zip(tree.joints, tree.limits, strict=True):
+        print(f"  {name:<{width}}  {kind:<{type_width}}  {f'{parent} -> {child}':<{link_width}}"
+              f"  {_limit_text(kind, *limits)}".rstrip())
     return 0
+
+
+def _limit_text(kind: str, lower: float, upper: float) -> str:
+    """A joint's range as ``limits`` prints it: radians or metres, or why there is none."""
+    if kind not in ("revolute", "prismatic", "continuous"):
+        return ""
+    if not (math.isfinite(lower) and math.isfinite(upper)):
+        return "no limits" if kind != "continuous" else "no limits (continuous)"
+    unit = "rad" if kind == "revolute" else "m"
+    return f"[{lower:.6g}, {upper:.6g}] {unit}"
 
 
 def _add_file_frame_options(parser: argparse.ArgumentParser) -> None:
@@ -944,7 +975,8 @@ Examples:
     solve.add_argument("--lengths", type=float, nargs="+", metavar="L",
                        help="bone lengths, root first (two or more)")
     solve.add_argument("--urdf", help="a URDF file (instead of --lengths)")
-    solve.add_argument("--base", help="the URDF chain's base link")
+    solve.add_argument("--base", help="the URDF chain's base link (default: the file's root "
+                       "link, where it has only one)")
     solve.add_argument("--tip", help="the URDF chain's tip link")
     solve.add_argument("--target", type=float, nargs=3, metavar=("X", "Y", "Z"),
                        help="where the end effector should go")
@@ -1001,6 +1033,9 @@ Examples:
 
     urdf = sub.add_parser("urdf", help="list a URDF file's links and joints (for --base/--tip)")
     urdf.add_argument("file", help="a URDF file")
+    urdf.add_argument("--json", action="store_true",
+                      help="print the links, bases, tips and joints (type, links, limits: "
+                      "radians or metres, null where there is none) as JSON")
     urdf.set_defaults(handler=_cmd_urdf)
     return parser
 

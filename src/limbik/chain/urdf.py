@@ -149,20 +149,28 @@ def _read_joint(spec: _JointSpec, path: str) -> Joint:
         axis = _floats(axis_el, "xyz", 3, None, path, what, MAX_MAGNITUDE)
         if spec.type != "fixed" and math.hypot(*axis) < 1e-12:
             raise URDFError(path, axis_el.line, f"a non-zero axis for {what}", "0 0 0")
-    lower, upper = -np.inf, np.inf
-    limit = el.find("limit") if spec.type in ("revolute", "prismatic") else None
-    if limit is not None:
-        # URDF: lower and upper default to 0
-        (lower,) = _floats(limit, "lower", 1, (0.0,), path, what, MAX_MAGNITUDE)
-        (upper,) = _floats(limit, "upper", 1, (0.0,), path, what, MAX_MAGNITUDE)
-        if lower > upper:
-            raise URDFError(path, limit.line, f"lower <= upper in the limits of {what}",
-                            f"{lower} > {upper}")
+    lower, upper = _limits(spec, path)
     try:
         return Joint(spec.name, spec.type, frame_from_xyz_rpy(xyz, rpy), axis, lower, upper,
                      parent=spec.parent, child=spec.child)
     except InvalidInputError as exc:  # pragma: no cover - the checks above come first
         raise URDFError(path, el.line, f"a valid {what}", str(exc)) from None
+
+
+def _limits(spec: _JointSpec, path: str) -> tuple[float, float]:
+    """A joint's (lower, upper) limits: ±inf for a continuous joint or one without a
+    ``<limit>`` (radians for revolute, metres for prismatic joints)."""
+    limit = spec.element.find("limit") if spec.type in ("revolute", "prismatic") else None
+    if limit is None:
+        return -np.inf, np.inf
+    what = f"joint {spec.name!r}"
+    # URDF: lower and upper default to 0
+    (lower,) = _floats(limit, "lower", 1, (0.0,), path, what, MAX_MAGNITUDE)
+    (upper,) = _floats(limit, "upper", 1, (0.0,), path, what, MAX_MAGNITUDE)
+    if lower > upper:
+        raise URDFError(path, limit.line, f"lower <= upper in the limits of {what}",
+                        f"{lower} > {upper}")
+    return lower, upper
 
 
 def _link_attribute(joint: _Element, tag: str, path: str, what: str) -> str:
@@ -179,12 +187,16 @@ def _link_attribute(joint: _Element, tag: str, path: str, what: str) -> str:
 class URDFTree:
     """The links and joints of a URDF file, in file order, without reading joint details.
 
-    ``joints`` holds ``(name, type, parent link, child link)``; ``roots`` are the links no
-    joint moves (chain bases), ``tips`` the links no joint starts from (chain tips).
+    ``joints`` holds ``(name, type, parent link, child link)``; ``limits`` each joint's
+    ``(lower, upper)`` (radians for revolute, metres for prismatic joints; ``±inf`` for
+    continuous joints, joints without ``<limit>`` and fixed or other joints that have no
+    range); ``roots`` are the links no joint moves (chain bases), ``tips`` the links no
+    joint starts from (chain tips).
     """
 
     links: tuple[str, ...]
     joints: tuple[tuple[str, str, str, str], ...]
+    limits: tuple[tuple[float, float], ...] = ()
 
     @property
     def roots(self) -> tuple[str, ...]:
@@ -203,7 +215,8 @@ def read_urdf_tree(path: str | Path) -> URDFTree:
     with _collector_paused():
         links, by_child = _tree(data, str(path))
         return URDFTree(tuple(links), tuple((s.name, s.type, s.parent, s.child)
-                                            for s in by_child.values()))
+                                            for s in by_child.values()),
+                        tuple(_limits(s, str(path)) for s in by_child.values()))
 
 
 def _read(path: str | Path) -> bytes:
