@@ -6,6 +6,7 @@ import argparse
 import math
 import re
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -1078,7 +1079,12 @@ def _main(argv: Sequence[str] | None) -> int:
         if handler is None:
             parser.print_help()
             return EXIT_USAGE
-        code = handler(args)
+        from limbik.errors import LimbikWarning
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("default", LimbikWarning)  # said, whatever the filters
+            warnings.showwarning = _show_warning
+            code = handler(args)
         sys.stdout.flush()  # a closed pipe shows up here, not at interpreter exit
         tiered = sys.modules.get("limbik._tiered")
         if tiered is not None:  # kernels compiling in a thread: done before exit, so
@@ -1098,6 +1104,23 @@ def _main(argv: Sequence[str] | None) -> int:
             return EXIT_TERMINATED
         print("limbik: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+
+
+def _show_warning(message: Warning | str, category: type[Warning], filename: str,
+                  lineno: int, file: Any = None, line: str | None = None) -> None:
+    """limbik's warnings as one ``limbik: warning:`` line naming the command's options
+    (``up='z'`` reads ``--up z``); others as Python shows them."""
+    from limbik.errors import LimbikWarning
+
+    if not issubclass(category, LimbikWarning):
+        _python_show_warning(message, category, filename, lineno, file, line)
+        return
+    text = re.sub(r"\b([a-z][a-z_]*)='([^']*)'",
+                  lambda m: f"--{m[1].replace('_', '-')} {m[2]}", str(message))
+    print(f"limbik: warning: {text}", file=sys.stderr)
+
+
+_python_show_warning = warnings.showwarning
 
 
 def _user_message(exc: Exception) -> str:

@@ -34,6 +34,7 @@ import json
 import os
 import struct
 import urllib.parse
+import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -43,7 +44,7 @@ import numpy as np
 from limbik._io import atomic_write
 from limbik._reading import as_path, read_bytes
 from limbik._validation import MAX_MAGNITUDE, FloatArray, as_float
-from limbik.errors import GltfError, InvalidInputError, LimbikError
+from limbik.errors import GltfError, InvalidInputError, LimbikError, LimbikWarning
 from limbik.geometry.quaternion import (
     matrix_from_quaternion,
     quaternion_conjugate,
@@ -747,7 +748,15 @@ def read_gltf(path: str | Path, *, skin: int | str | None = None,
     check_bind : check the nodes' rest pose against the inverse bind matrices.
 
     Frames start at the animation's first keyframe; F = its duration × fps + 1.
+    ``up="z"`` gives a :class:`~limbik.errors.LimbikWarning`: glTF files are Y up by
+    specification (exporters convert), so it turns a file's skeleton to lie down unless
+    the file was written Z up against the specification.
     """
+    if up == "z":
+        warnings.warn(f"up='z' reads {str(path)[:200]!r} as Z up, but glTF files are Y up by "
+                      "specification (exporters convert): its skeleton will lie on its "
+                      "side unless the file breaks the specification; the default, up='y', "
+                      "reads it as written", LimbikWarning, stacklevel=2)
     with _well_formed(path):
         doc = _load(path)
         skin_index = _select(doc, doc.gltf.skins or [], skin, "skin")
