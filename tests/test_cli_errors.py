@@ -461,3 +461,22 @@ def test_view_draws_a_clip_of_one_joint(tmp_path, capsys):
     out = tmp_path / "root.gif"
     assert main(["view", str(clip), "--out", str(out)]) == 0
     assert out.stat().st_size > 0
+
+
+def test_a_terrain_file_placed_away_from_the_clip_is_warned_about(clip, tmp_path, capsys):
+    import numpy as np
+
+    field = tmp_path / "field.npy"
+    np.save(field, np.zeros((20, 20)))
+    out = tmp_path / "planted.bvh"
+    assert main(["footplant", str(clip), "--terrain", str(field), "--terrain-origin", "30",
+                 "30", "-o", str(out)]) == 0
+    warned = [line for line in capsys.readouterr().err.splitlines()
+              if line.startswith("limbik: warning: ")]
+    assert len(warned) == 1, warned
+    assert re.match(r"limbik: warning: motion leaves terrain 'field\.npy' by up to 4\d\.\d+ "
+                    r"beyond its edge in \d+ of \d+ frames", warned[0]), warned[0]
+    capsys.readouterr()
+    assert main(["footplant", str(clip), "--terrain", str(field), "--terrain-origin", "-5",
+                 "-5", "-o", str(out)]) == 0
+    assert "warning" not in capsys.readouterr().err

@@ -174,4 +174,4 @@ class _NoWritePermissionError(UnwritableFileError, PermissionError):
 class LimbikWarning(UserWarning):
     """An option that applies but probably not as meant (``up="z"`` on a glTF file), or
     input used beyond what it covers (a clip that leaves its height field). The message
-    names the argument as ``name=value``."""
+    names the argument (an option's value as ``name='value'``)."""
