@@ -432,11 +432,12 @@ def _footplant_output(args: argparse.Namespace) -> Path:
 
 
 def _length_units(args: argparse.Namespace, file: Any) -> str:
-    """The axis unit of a clip's pictures: metres for glTF (the format's unit), with
-    ``--unit`` (converted to metres) and for the built-in walk; else the file's own."""
-    gltf = file is not None and str(file).lower().endswith((".gltf", ".glb"))
-    metres = getattr(args, "unit", None) is not None or gltf or file is None
-    return "m" if metres else "BVH units"
+    """The axis unit of a clip's pictures: metres with ``--unit`` (converted to metres)
+    and for the built-in walk; else the file's own (a glTF file's are metres only where
+    its exporter kept to the specification: a character 22 units tall is not)."""
+    if getattr(args, "unit", None) is not None or file is None:
+        return "m"
+    return "glTF units" if str(file).lower().endswith((".gltf", ".glb")) else "BVH units"
 
 
 def _footplant_picture(path: Path, motion: Any, result: Any, terrain: Any, legs: Any,
@@ -841,12 +842,16 @@ def _limit_text(kind: str, lower: float, upper: float) -> str:
     return f"[{lower:.6g}, {upper:.6g}] {unit}"
 
 
-def _add_file_frame_options(parser: argparse.ArgumentParser) -> None:
+def _add_file_frame_options(parser: argparse.ArgumentParser, *, plants: bool = False) -> None:
+    """--up, --unit, --skin and --animation; ``plants``: the command takes --floor and
+    terrain files, whose lengths --unit leaves alone."""
     parser.add_argument("--up", choices=("y", "z"), default="y",
-                        help="the file's up axis (default y; Blender and Unreal files: z)")
+                        help="the file's up axis (default y; Blender and Unreal BVH files: "
+                        "z; glTF files are y by specification)")
     parser.add_argument("--unit", help="the file's length unit, converted to metres: m, cm, "
-                        "mm, in, ft, ... or a factor (default: keep the file's units; "
-                        "--floor and terrain files are in the file's units)")
+                        "mm, in, ft, ... or a factor (default: keep the file's units"
+                        + ("; --floor and terrain files are in the file's units)" if plants
+                           else ")"))
     parser.add_argument("--skin", help="glTF: the skin to use (name or index)")
     parser.add_argument("--animation", help="glTF: the animation to use (name or index)")
 
@@ -904,7 +909,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "Without -o: IN_footplant.bvh/.glb, or footplant.bvh for the built-in walk, "
                     "in the current folder, which is never overwritten without --force. For a "
                     "folder or glob of clips, the output folder")
-    _add_file_frame_options(fp)
+    _add_file_frame_options(fp, plants=True)
     fp.add_argument("--report", help="write the metrics report as JSON here")
     fp.add_argument("--plot", help="write a picture: .png (.jpg, .svg, .pdf) side view, or "
                     ".gif/.mp4/.html animation")
@@ -919,7 +924,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "for a folder of clips, redo clips whose output is up to date")
     fp.set_defaults(handler=_cmd_footplant)
 
-    view = sub.add_parser("view", help="animate a BVH clip")
+    view = sub.add_parser("view", help="animate a BVH clip or a glTF/GLB character")
     view.add_argument("file", help="a BVH clip or a glTF/GLB character")
     _add_file_frame_options(view)
     view.add_argument("--out", help="write OUT.gif, OUT.mp4 or OUT.html instead of a window")
