@@ -434,7 +434,7 @@ def _footplant_output(args: argparse.Namespace) -> Path:
 def _length_units(args: argparse.Namespace, file: Any) -> str:
     """The axis unit of a clip's pictures: metres with ``--unit`` (converted to metres)
     and for the built-in walk; else the file's own (a glTF file's are metres only where
-    its exporter kept to the specification: a character 22 units tall is not)."""
+    its exporter kept to the specification)."""
     if getattr(args, "unit", None) is not None or file is None:
         return "m"
     return "glTF units" if str(file).lower().endswith((".gltf", ".glb")) else "BVH units"

@@ -242,7 +242,7 @@ def _robot_of(links: int, shuffled: np.random.Generator):
 
 def test_reading_the_links_and_joints_is_linear_in_their_number():
     """Name comparisons and hashes per link stay the same from 2,000 to 32,000 links
-    (a list searched for duplicate names made them grow with the file)."""
+    (a search of a list for duplicate names would make them grow with the file)."""
     from limbik.chain.urdf import _links_and_joints
 
     rng = np.random.default_rng(7)

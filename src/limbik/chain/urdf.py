@@ -239,7 +239,7 @@ def _robot(text: str | bytes, path: str) -> _Element:
 def _collector_paused() -> Iterator[None]:
     """Python's cyclic garbage collector paused: a parse keeps every object it makes
     until it ends, so the collector has nothing to free, and its passes over the growing
-    tree made the parse superlinear (80,000 links took 3.5 times 8 × 10,000)."""
+    tree would make the parse time grow faster than the file."""
     collecting = gc.isenabled()
     gc.disable()
     try:
