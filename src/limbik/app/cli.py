@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import math
 import re
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -430,11 +432,12 @@ def _footplant_output(args: argparse.Namespace) -> Path:
 
 
 def _length_units(args: argparse.Namespace, file: Any) -> str:
-    """The axis unit of a clip's pictures: metres for glTF (the format's unit), with
-    ``--unit`` (converted to metres) and for the built-in walk; else the file's own."""
-    gltf = file is not None and str(file).lower().endswith((".gltf", ".glb"))
-    metres = getattr(args, "unit", None) is not None or gltf or file is None
-    return "m" if metres else "BVH units"
+    """The axis unit of a clip's pictures: metres with ``--unit`` (converted to metres)
+    and for the built-in walk; else the file's own (a glTF file's are metres only where
+    its exporter kept to the specification)."""
+    if getattr(args, "unit", None) is not None or file is None:
+        return "m"
+    return "glTF units" if str(file).lower().endswith((".gltf", ".glb")) else "BVH units"
 
 
 def _footplant_picture(path: Path, motion: Any, result: Any, terrain: Any, legs: Any,
@@ -620,6 +623,11 @@ def _solve(problem: dict[str, Any]) -> tuple[str, Any, Any, tuple[str, ...]]:
             raise InvalidInputError(f"lengths must be two or more bone lengths, got "
                                     f"{lengths.size if lengths.ndim == 1 else lengths.shape}",
                                     argument="lengths")
+        if not math.isfinite(sum(float(length) for length in lengths)):
+            raise InvalidInputError(
+                f"lengths must add up to a finite reach (below {sys.float_info.max:.4g}), got "
+                + " ".join(f"{float(length):g}" for length in lengths[:8])
+                + (" ..." if lengths.size > 8 else ""), argument="lengths")
     default = "lm" if has_urdf else ("two_bone" if lengths is not None and lengths.size == 2
                                       else "fabrik")
     method = problem.get("method") or default
@@ -650,6 +658,11 @@ def _solve(problem: dict[str, Any]) -> tuple[str, Any, Any, tuple[str, ...]]:
                 except LimbikError as exc:
                     raise InvalidInputError(f"--urdf needs --{key} LINK (and the links could "
                                             f"not be listed: {exc})", argument=key) from None
+                if key == "base" and len(tree.roots) == 1:  # the chain can only start there
+                    problem["base"] = tree.roots[0]
+                    print(f"limbik: no --base given: using {tree.roots[0]!r}, the one root "
+                          f"link of {problem['urdf']}", file=sys.stderr)
+                    continue
                 raise InvalidInputError(
                     f"--urdf needs --{key} LINK, one of the links of {problem['urdf']}: "
                     f"{', '.join(tree.links)} (bases: {', '.join(tree.roots)}; tips: "
@@ -697,7 +710,12 @@ def _solve(problem: dict[str, Any]) -> tuple[str, Any, Any, tuple[str, ...]]:
             raise InvalidInputError(f"direction must be a non-zero vector (3,), got "
                                     f"{problem.get('direction')}", argument="direction")
         steps = np.concatenate([[0.0], np.cumsum(lengths)])
-        chain = root + steps[:, None] * normalize(direction)
+        with np.errstate(over="ignore", invalid="ignore"):  # checked just below
+            chain = root + steps[:, None] * normalize(direction)
+        if not np.all(np.isfinite(chain)):
+            raise InvalidInputError(f"lengths and root must keep the straight chain finite, "
+                                    f"got a joint beyond ±{sys.float_info.max:.4g}",
+                                    argument="lengths")
     if method == "fabrik":
         from limbik.solvers.fabrik.chain import fabrik
 
@@ -792,24 +810,54 @@ def _cmd_urdf(args: argparse.Namespace) -> int:
     from limbik.chain.urdf import read_urdf_tree
 
     tree = read_urdf_tree(args.file)
+    if args.json:
+        import json
+
+        def bound(value: float) -> float | None:  # JSON has no infinity: null is no limit
+            return value if math.isfinite(value) else None
+
+        print(json.dumps({
+            "file": str(args.file), "links": list(tree.links), "bases": list(tree.roots),
+            "tips": list(tree.tips),
+            "joints": [{"name": name, "type": kind, "parent": parent, "child": child,
+                        "lower": bound(lower), "upper": bound(upper)}
+                       for (name, kind, parent, child), (lower, upper)
+                       in zip(tree.joints, tree.limits, strict=True)]}, indent=2))
+        return 0
     print(f"{args.file}: {len(tree.links)} links, {len(tree.joints)} joints")
     print(f"bases (--base): {', '.join(tree.roots)}")
     print(f"tips (--tip):   {', '.join(tree.tips)}")
     print("links: " + ", ".join(tree.links))
-    print("joints (name, type, parent -> child):")
+    print("joints (name, type, parent -> child, limits):")
     width = max((len(j[0]) for j in tree.joints), default=0)
     type_width = max((len(j[1]) for j in tree.joints), default=0)
-    for name, kind, parent, child in tree.joints:
-        print(f"  {name:<{width}}  {kind:<{type_width}}  {parent} -> {child}")
+    link_width = max((len(f"{j[2]} -> {j[3]}") for j in tree.joints), default=0)
+    for (name, kind, parent, child), limits in zip(tree.joints, tree.limits, strict=True):
+        print(f"  {name:<{width}}  {kind:<{type_width}}  {f'{parent} -> {child}':<{link_width}}"
+              f"  {_limit_text(kind, *limits)}".rstrip())
     return 0
 
 
-def _add_file_frame_options(parser: argparse.ArgumentParser) -> None:
+def _limit_text(kind: str, lower: float, upper: float) -> str:
+    """A joint's range as ``limits`` prints it: radians or metres, or why there is none."""
+    if kind not in ("revolute", "prismatic", "continuous"):
+        return ""
+    if not (math.isfinite(lower) and math.isfinite(upper)):
+        return "no limits" if kind != "continuous" else "no limits (continuous)"
+    unit = "rad" if kind == "revolute" else "m"
+    return f"[{lower:.6g}, {upper:.6g}] {unit}"
+
+
+def _add_file_frame_options(parser: argparse.ArgumentParser, *, plants: bool = False) -> None:
+    """--up, --unit, --skin and --animation; ``plants``: the command takes --floor and
+    terrain files, whose lengths --unit leaves alone."""
     parser.add_argument("--up", choices=("y", "z"), default="y",
-                        help="the file's up axis (default y; Blender and Unreal files: z)")
+                        help="the file's up axis (default y; Blender and Unreal BVH files: "
+                        "z; glTF files are y by specification)")
     parser.add_argument("--unit", help="the file's length unit, converted to metres: m, cm, "
-                        "mm, in, ft, ... or a factor (default: keep the file's units; "
-                        "--floor and terrain files are in the file's units)")
+                        "mm, in, ft, ... or a factor (default: keep the file's units"
+                        + ("; --floor and terrain files are in the file's units)" if plants
+                           else ")"))
     parser.add_argument("--skin", help="glTF: the skin to use (name or index)")
     parser.add_argument("--animation", help="glTF: the animation to use (name or index)")
 
@@ -855,7 +903,7 @@ def build_parser() -> argparse.ArgumentParser:
                     metavar=("X", "Z"), help="world (x, z) of the terrain file's first sample "
                     "(default 0 0)")
     fp.add_argument("--height-scale", type=_finite_float, default=None,
-                    help="PNG value to height (default 1)")
+                    help="height of a white PNG pixel (black is 0; default 1)")
     fp.add_argument("--seed", type=_non_negative_int, default=None,
                     help="seed of the hills terrain (a whole number >= 0, default 0)")
     fp.add_argument("--floor", type=_finite_float, default=None, help="the clip's own floor "
@@ -867,7 +915,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "Without -o: IN_footplant.bvh/.glb, or footplant.bvh for the built-in walk, "
                     "in the current folder, which is never overwritten without --force. For a "
                     "folder or glob of clips, the output folder")
-    _add_file_frame_options(fp)
+    _add_file_frame_options(fp, plants=True)
     fp.add_argument("--report", help="write the metrics report as JSON here")
     fp.add_argument("--plot", help="write a picture: .png (.jpg, .svg, .pdf) side view, or "
                     ".gif/.mp4/.html animation")
@@ -882,7 +930,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "for a folder of clips, redo clips whose output is up to date")
     fp.set_defaults(handler=_cmd_footplant)
 
-    view = sub.add_parser("view", help="animate a BVH clip")
+    view = sub.add_parser("view", help="animate a BVH clip or a glTF/GLB character")
     view.add_argument("file", help="a BVH clip or a glTF/GLB character")
     _add_file_frame_options(view)
     view.add_argument("--out", help="write OUT.gif, OUT.mp4 or OUT.html instead of a window")
@@ -939,7 +987,8 @@ Examples:
     solve.add_argument("--lengths", type=float, nargs="+", metavar="L",
                        help="bone lengths, root first (two or more)")
     solve.add_argument("--urdf", help="a URDF file (instead of --lengths)")
-    solve.add_argument("--base", help="the URDF chain's base link")
+    solve.add_argument("--base", help="the URDF chain's base link (default: the file's root "
+                       "link, where it has only one)")
     solve.add_argument("--tip", help="the URDF chain's tip link")
     solve.add_argument("--target", type=float, nargs=3, metavar=("X", "Y", "Z"),
                        help="where the end effector should go")
@@ -996,6 +1045,9 @@ Examples:
 
     urdf = sub.add_parser("urdf", help="list a URDF file's links and joints (for --base/--tip)")
     urdf.add_argument("file", help="a URDF file")
+    urdf.add_argument("--json", action="store_true",
+                      help="print the links, bases, tips and joints (type, links, limits: "
+                      "radians or metres, null where there is none) as JSON")
     urdf.set_defaults(handler=_cmd_urdf)
     return parser
 
@@ -1038,7 +1090,12 @@ def _main(argv: Sequence[str] | None) -> int:
         if handler is None:
             parser.print_help()
             return EXIT_USAGE
-        code = handler(args)
+        from limbik.errors import LimbikWarning
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("default", LimbikWarning)  # said, whatever the filters
+            warnings.showwarning = _show_warning
+            code = handler(args)
         sys.stdout.flush()  # a closed pipe shows up here, not at interpreter exit
         return code
     except BrokenPipeError:
@@ -1053,6 +1110,23 @@ def _main(argv: Sequence[str] | None) -> int:
             return EXIT_TERMINATED
         print("limbik: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+
+
+def _show_warning(message: Warning | str, category: type[Warning], filename: str,
+                  lineno: int, file: Any = None, line: str | None = None) -> None:
+    """limbik's warnings as one ``limbik: warning:`` line naming the command's options
+    (``up='z'`` reads ``--up z``); others as Python shows them."""
+    from limbik.errors import LimbikWarning
+
+    if not issubclass(category, LimbikWarning):
+        _python_show_warning(message, category, filename, lineno, file, line)
+        return
+    text = re.sub(r"\b([a-z][a-z_]*)='([^']*)'",
+                  lambda m: f"--{m[1].replace('_', '-')} {m[2]}", str(message))
+    print(f"limbik: warning: {text}", file=sys.stderr)
+
+
+_python_show_warning = warnings.showwarning
 
 
 def _user_message(exc: Exception) -> str:
