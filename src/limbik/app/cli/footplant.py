@@ -104,6 +104,14 @@ def _cmd_footplant(args: argparse.Namespace) -> int:
 
     if _is_library(args):
         return _cmd_footplant_library(args)
+    if args.input is not None and Path(args.input).suffix.lower() in (".npy", ".npz"):
+        return _cmd_footplant_positions(args)
+    for flag, value in (("skeleton", args.skeleton), ("fps", args.fps)):
+        if value is not None:
+            from limbik.errors import InvalidInputError
+
+            raise InvalidInputError(f"--{flag} is for files of joint positions (.npy/.npz), "
+                                    f"got {args.input or 'the built-in walk'}", argument=flag)
     for flag in ("jobs", "scheduler"):
         if getattr(args, flag) is not None:
             from limbik.errors import InvalidInputError
@@ -181,6 +189,7 @@ def _cmd_footplant_library(args: argparse.Namespace) -> int:
                                     argument=flag)
     bar = ProgressBar("footplant", enabled=args.progress and sys.stderr.isatty())
     summary = footplant_library(args.input, args.output, terrain=args.terrain or "flat",
+                                skeleton=skeleton_arg(args.skeleton), fps=args.fps,
                                 **file_frame(args),
                                 jobs=args.jobs, scheduler=args.scheduler, force=args.force,
                                 progress=lambda done, total, _: bar(done, total,
@@ -237,6 +246,73 @@ def _check_footplant_outputs(args: argparse.Namespace, output: Path) -> None:
                                     argument=flag.lstrip("-") if flag != "-o" else "output")
         files[key] = f"{flag}'s file" if flag != "-o" else "-o's file"
 
+def skeleton_arg(text: str | None) -> Any:
+    """``--skeleton``: a built-in position skeleton's name, or a JSON file holding a
+    parents list or ``{"names": [...], "parents": [...]}`` (as ``(names, parents)``)."""
+    import json
+
+    from limbik.errors import InvalidInputError
+    from limbik.skeleton.positions import POSITION_SKELETONS, position_layout
+
+    if text is None or text in POSITION_SKELETONS:
+        return text
+    from limbik._runtime.reading import read_bytes
+
+    if not text.lower().endswith(".json"):
+        raise InvalidInputError(f"--skeleton must be one of {', '.join(POSITION_SKELETONS)} or a "
+                                f".json file of parents, got {text!r}", argument="skeleton")
+    path, raw = read_bytes(text, "skeleton")
+    try:
+        data = json.loads(raw.decode("utf-8-sig"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise InvalidInputError(f"--skeleton {path} must be JSON, got {exc}",
+                                argument="skeleton") from None
+    names, parents = (data.get("names"), data.get("parents")) if isinstance(data, dict) \
+        else (None, data)
+    names, par = position_layout(parents, names)
+    return list(names), [int(p) for p in par]
+
+
+def _cmd_footplant_positions(args: argparse.Namespace) -> int:
+    """``limbik footplant MOTION.npy``: the feet of every clip in a file of joint positions."""
+    import json
+
+    from limbik._runtime.atomic import atomic_write
+    from limbik.app.batch import plant_positions_file
+    from limbik.errors import InvalidInputError
+
+    for flag in ("jobs", "scheduler", "plot", "skin", "animation"):
+        if getattr(args, flag) is not None:
+            raise InvalidInputError(f"--{flag} does not apply to a file of joint positions, "
+                                    f"got {args.input}", argument=flag)
+    output = _footplant_output(args)
+    if output.suffix.lower() not in (".npy", ".npz"):
+        raise InvalidInputError(f"-o must end in .npy or .npz for a file of joint positions, "
+                                f"got {output}", argument="output")
+    if args.report:
+        output_path(args.report, "--report")
+    skeleton = skeleton_arg(args.skeleton) or "smpl22"
+    settings = _footplant_settings(args)
+    record = plant_positions_file(
+        args.input, output, skeleton, fps=args.fps or 20.0, terrain=args.terrain or "flat",
+        terrain_options=settings["terrain_options"], up=args.up, unit=args.unit,
+        **settings["footplant_options"])
+    written = [str(output)]
+    if args.report:
+        with atomic_write(args.report) as handle:
+            json.dump(record, handle, indent=2)
+        written.append(str(args.report))
+    if args.json:
+        print(json.dumps({"input": str(args.input), "outputs": written, **record}, indent=2))
+        return 0
+    name = skeleton if isinstance(skeleton, str) else f"{len(skeleton[1])} joints"
+    print(f"footplant: {args.input}, {record['clips']} clip(s), {record['frames']} frames in all, "
+          f"skeleton {name} at {args.fps or 20.0:g} fps; bones held to one length each "
+          f"(largest wobble before: {100 * record['bone_wobble']:.2g}% of a bone)")
+    print("wrote " + ", ".join(written))
+    return 0
+
+
 def _footplant_output(args: argparse.Namespace) -> Path:
     """Where ``limbik footplant`` writes one clip: ``-o``, else a name in the current folder
     (``IN_footplant`` with the input's format, ``footplant.bvh`` for the built-in walk)
@@ -246,7 +322,7 @@ def _footplant_output(args: argparse.Namespace) -> Path:
     if args.output is not None:
         return output_path(args.output, "-o")
     suffix = Path(args.input).suffix.lower() if args.input else ".bvh"
-    suffix = suffix if suffix in (".glb", ".gltf") else ".bvh"
+    suffix = suffix if suffix in (".glb", ".gltf", ".npy", ".npz") else ".bvh"
     out = Path("footplant.bvh" if args.input is None
                else f"{Path(args.input).stem}_footplant{suffix}")
     if out.exists() and not args.force:
@@ -320,4 +396,11 @@ def add_parser(sub: Any) -> None:
                     "each clip as a task on this Dask scheduler (pip install \"limbik[dask]\")")
     fp.add_argument("--force", action="store_true", help="overwrite the default output file; "
                     "for a folder of clips, redo clips whose output is up to date")
+    fp.add_argument("--skeleton", help="joint positions (.npy/.npz files, (T, J, 3), "
+                    "(N, J, 3, T) or (N, T, J, 3)): their joint order, smpl22 (HumanML3D/MDM; "
+                    "the default for such a file), smpl24, or a .json file of parents (or "
+                    "{\"names\": [...], \"parents\": [...]}); for a folder, makes its .npy/.npz "
+                    "files clips")
+    fp.add_argument("--fps", type=positive_float, default=None,
+                    help="joint positions: frames per second (default 20)")
     fp.set_defaults(handler=_cmd_footplant)
