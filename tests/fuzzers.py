@@ -12,8 +12,11 @@ strings (empty when every promise held). The promises:
   ``LimbikError``, without a NumPy warning on the way.
 - problem JSON: ``limbik solve FILE`` exits 0 or 1 and never prints a traceback.
 
+- glTF node graphs with cycles: ``read_gltf`` and ``write_gltf`` raise ``GltfError``
+  naming the file.
+
 ``hostile_bvh_files`` and ``hostile_glb_files`` build small files (< 1 MB) meant to
-exhaust time or memory;
+exhaust time or memory (cyclic node graphs among them);
 ``tools/fuzz.py`` runs everything for longer, with a 1 GiB memory cap.
 """
 
@@ -35,7 +38,7 @@ from typing import Any
 import numpy as np
 
 import limbik
-from limbik.errors import BVHParseError, LimbikError, URDFError
+from limbik.errors import BVHParseError, GltfError, LimbikError, URDFError
 from limbik.placement.walk import walk_cycle
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -352,6 +355,62 @@ def check_glb_bytes(data: bytes, folder: Path) -> str | None:
     return None
 
 
+def cyclic_glb(raw: bytes, rng: random.Random) -> bytes:
+    """``raw`` with one to three cycles in its node graph: a node given itself or one of
+    its ancestors as a child (and sometimes two nodes given each other)."""
+    document, blob = glb_parts(raw)
+    nodes = document["nodes"]
+    for _ in range(rng.choice([1, 1, 2, 3])):
+        parent = {c: i for i, node in enumerate(nodes) for c in node.get("children", [])}
+        node = rng.randrange(len(nodes))
+        if rng.random() < 0.2:  # two nodes each other's child (one loses its own parent)
+            other = rng.choice([k for k in range(len(nodes)) if k != node])
+            for k in (node, other):
+                if k in parent:
+                    nodes[parent[k]]["children"].remove(k)
+            nodes[node].setdefault("children", []).append(other)
+            nodes[other].setdefault("children", []).append(node)
+            continue
+        ancestors = [node]
+        while ancestors[-1] in parent and parent[ancestors[-1]] not in ancestors:
+            ancestors.append(parent[ancestors[-1]])  # (an earlier cycle ends the walk)
+        top = rng.choice(ancestors)
+        if top in parent:  # the ancestor leaves its parent, so it has one parent: `node`
+            nodes[parent[top]]["children"].remove(top)
+        nodes[node].setdefault("children", []).append(top)
+    return glb_bytes(document, blob)
+
+
+def fuzz_gltf_cycles(seed: int, count: int) -> list[str]:
+    """Files whose node graph has a cycle: each read and write raises a ``GltfError``
+    naming the file."""
+    rng = random.Random(seed)
+    seeds = [(DATA / name).read_bytes() for name in GLTF_SEEDS]
+    failures = []
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "cyclic.glb"
+        for case in range(count):
+            source = rng.choice(seeds)
+            path.write_bytes(cyclic_glb(source, rng))
+            motion = limbik.read_gltf(DATA / GLTF_SEEDS[seeds.index(source)], animation=0)
+            calls: list[Callable[[], object]] = [
+                lambda: limbik.read_gltf(path, animation=0),
+                lambda m=motion: limbik.write_gltf(m, Path(folder) / "out.glb", source=path,
+                                                   animation=0)]
+            for call in calls:
+                try:
+                    call()
+                except GltfError as exc:
+                    if str(path) not in str(exc):
+                        failures.append(f"gltf cycle seed={seed} case={case}: {exc}")
+                except Exception as exc:
+                    failures.append(f"gltf cycle seed={seed} case={case}: "
+                                    f"{type(exc).__name__}: {exc}"[:200])
+                else:
+                    failures.append(f"gltf cycle seed={seed} case={case}: no error")
+    return failures
+
+
 def fuzz_gltf(seed: int, count: int) -> list[str]:
     rng = random.Random(seed)
     seeds = [(DATA / name).read_bytes() for name in GLTF_SEEDS]
@@ -383,11 +442,19 @@ def hostile_glb_files() -> dict[str, bytes]:
         accessor.pop("bufferView", None)
         accessor["count"] = 2**40
     out["2^40 zeros"] = glb_bytes(zeros, blob)
+    top = document["scenes"][0]["nodes"][0]  # the scene's root, above the skeleton
+    for name, parent in (("a node its own child", top),
+                         ("the scene's root a child of the skeleton's root",
+                          document["skins"][0]["joints"][0])):
+        cyclic = copy.deepcopy(document)
+        cyclic["nodes"][parent].setdefault("children", []).append(top)
+        out[name] = glb_bytes(cyclic, blob)
     return out
 
 
 FUZZERS: dict[str, Callable[[int, int], list[str]]] = {
-    "bvh": fuzz_bvh, "urdf": fuzz_urdf, "json": fuzz_problem_json, "gltf": fuzz_gltf}
+    "bvh": fuzz_bvh, "urdf": fuzz_urdf, "json": fuzz_problem_json, "gltf": fuzz_gltf,
+    "gltf_cycles": fuzz_gltf_cycles}
 
 
 # --------------------------------------------------------------------------- solvers

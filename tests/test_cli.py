@@ -122,8 +122,10 @@ def test_view_at_a_rate_below_one_frame_per_clip_draws_one(tmp_path, capsys, fps
         assert getattr(im, "n_frames", 1) == 1
 
 
-def test_view_of_a_glb_in_profile_is_in_metres(tmp_path, monkeypatch):
-    """The walk seen from its side; glTF lengths are metres, and the axes say so."""
+@pytest.mark.parametrize(("extra", "units"), [([], "glTF units"), (["--unit", "m"], "m")])
+def test_view_of_a_glb_in_profile_names_the_files_units(tmp_path, monkeypatch, extra, units):
+    """The walk seen from its side; glTF lengths are metres only where the exporter kept
+    to the specification, so the axes say metres only when --unit says so."""
     from limbik.viz import plots
 
     labels: list[str] = []
@@ -137,9 +139,22 @@ def test_view_of_a_glb_in_profile_is_in_metres(tmp_path, monkeypatch):
     out = tmp_path / "walk.gif"
     glb = Path(__file__).parent / "data" / "mixamo_rig.glb"
     assert main(["view", str(glb), "--animation", "Walk", "--view", "profile", "--fps", "5",
-                 "--out", str(out)]) == 0
+                 "--out", str(out), *extra]) == 0
     assert out.stat().st_size > 0
-    assert labels == ["m"]
+    assert labels == [units]
+
+
+def test_view_help_names_only_its_own_options(capsys):
+    with pytest.raises(SystemExit):
+        main(["view", "--help"])
+    text = capsys.readouterr().out
+    assert "--floor" not in text  # terrain options are the 3-D page's (--html)
+    assert "--terrain" in text and "--html" in text
+    assert "glTF" in text
+    with pytest.raises(SystemExit):
+        main(["footplant", "--help"])
+    assert "--floor and terrain files are in the file's units" in " ".join(
+        capsys.readouterr().out.split())
 
 
 def test_view_without_display_says_so(tmp_path, shared_data, monkeypatch, capsys):

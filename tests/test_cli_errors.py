@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import warnings
@@ -181,14 +182,64 @@ def test_urdf_lists_links_and_joints(urdf, capsys):
     out = capsys.readouterr().out
     assert "5 links, 4 joints" in out
     assert "bases (--base): base" in out and "tips (--tip):   hand" in out
-    assert "elbow" in out and "revolute" in out and "upper -> fore" in out
+    assert re.search(r"elbow +revolute +upper -> fore +\[-3, 3\] rad\n", out), out
+    assert re.search(r"palm_hand +fixed +palm -> hand\n", out), out
 
 
-def test_urdf_without_base_lists_the_links(urdf, capsys):
-    assert main(["solve", "--urdf", str(urdf), "--tip", "hand", "--target", "0.3", "0.2",
+LIMITED = """<robot name="limited">
+  <link name="base"/><link name="upper"/><link name="fore"/><link name="palm"/>
+  <link name="hand"/>
+  <joint name="shoulder" type="revolute"><parent link="base"/><child link="upper"/>
+    <axis xyz="0 0 1"/></joint>
+  <joint name="elbow" type="continuous"><parent link="upper"/><child link="fore"/>
+    <origin xyz="0.3 0 0"/><axis xyz="0 0 1"/></joint>
+  <joint name="wrist" type="prismatic"><parent link="fore"/><child link="palm"/>
+    <origin xyz="0.25 0 0"/><axis xyz="1 0 0"/><limit lower="0" upper="0.04"/></joint>
+  <joint name="palm_hand" type="fixed"><parent link="palm"/><child link="hand"/>
+    <origin xyz="0.1 0 0"/></joint>
+</robot>
+"""
+
+
+def test_urdf_lists_types_and_limits_as_text_and_json(tmp_path, capsys):
+    path = tmp_path / "limited.urdf"
+    path.write_text(LIMITED)
+    assert main(["urdf", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"shoulder +revolute +base -> upper +no limits\n", out), out
+    assert re.search(r"elbow +continuous +upper -> fore +no limits \(continuous\)\n", out)
+    assert re.search(r"wrist +prismatic +fore -> palm +\[0, 0.04\] m\n", out), out
+    assert main(["urdf", "--json", str(path)]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert listed["bases"] == ["base"] and listed["tips"] == ["hand"]
+    assert [(j["name"], j["type"], j["parent"], j["child"], j["lower"], j["upper"])
+            for j in listed["joints"]] == [
+        ("shoulder", "revolute", "base", "upper", None, None),
+        ("elbow", "continuous", "upper", "fore", None, None),
+        ("wrist", "prismatic", "fore", "palm", 0.0, 0.04),
+        ("palm_hand", "fixed", "palm", "hand", None, None)]
+
+
+def test_solve_without_base_uses_the_one_root_link_and_says_so(urdf, capsys):
+    argv = ["solve", "--urdf", str(urdf), "--tip", "hand", "--target", "0.3", "0.2", "0",
+            "--json"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert captured.err == (f"limbik: no --base given: using 'base', the one root link of "
+                            f"{urdf}\n")
+    without = json.loads(captured.out)
+    assert main([*argv, "--base", "base"]) == 0
+    assert json.loads(capsys.readouterr().out) == without
+
+
+def test_solve_without_base_lists_the_links_where_there_are_several_roots(tmp_path, capsys):
+    path = tmp_path / "two.urdf"
+    path.write_text(URDF.replace('<link name="hand"/>', '<link name="hand"/><link '
+                                 'name="loose"/>'))
+    assert main(["solve", "--urdf", str(path), "--tip", "hand", "--target", "0.3", "0.2",
                  "0"]) == EXIT_ERROR
     err = _one_line(capsys.readouterr().err)
-    assert "--urdf needs --base LINK" in err
+    assert "--urdf needs --base LINK" in err and "(bases: base, loose;" in err
     assert "base, upper, fore, palm, hand" in err and "limbik urdf FILE" in err
 
 
@@ -410,3 +461,22 @@ def test_view_draws_a_clip_of_one_joint(tmp_path, capsys):
     out = tmp_path / "root.gif"
     assert main(["view", str(clip), "--out", str(out)]) == 0
     assert out.stat().st_size > 0
+
+
+def test_a_terrain_file_placed_away_from_the_clip_is_warned_about(clip, tmp_path, capsys):
+    import numpy as np
+
+    field = tmp_path / "field.npy"
+    np.save(field, np.zeros((20, 20)))
+    out = tmp_path / "planted.bvh"
+    assert main(["footplant", str(clip), "--terrain", str(field), "--terrain-origin", "30",
+                 "30", "-o", str(out)]) == 0
+    warned = [line for line in capsys.readouterr().err.splitlines()
+              if line.startswith("limbik: warning: ")]
+    assert len(warned) == 1, warned
+    assert re.match(r"limbik: warning: motion leaves terrain 'field\.npy' by up to 4\d\.\d+ "
+                    r"beyond its edge in \d+ of \d+ frames", warned[0]), warned[0]
+    capsys.readouterr()
+    assert main(["footplant", str(clip), "--terrain", str(field), "--terrain-origin", "-5",
+                 "-5", "-o", str(out)]) == 0
+    assert "warning" not in capsys.readouterr().err

@@ -142,11 +142,20 @@ def test_urdf_problem(tmp_path, capsys):
     (["--urdf", "x.urdf", "--target", "1", "1", "1", "--method", "fabrik"],
      "method fabrik needs --lengths"),
     (["--urdf", "x.urdf", "--base", "b", "--target", "1", "1", "1"], "--urdf needs --tip"),
+    (["--lengths", "1e308", "1e308", "--target", "1", "0", "0"],
+     r"lengths must add up to a finite reach \(below 1.798e\+308\), got 1e\+308 1e\+308$"),
+    (["--lengths", "1e308", "1e308", "1", "--target", "1", "0", "0", "--method", "ccd"],
+     "lengths must add up to a finite reach"),
+    (["--lengths", "1e307", "1e307", "1e307", "--root", "1.79e308", "0", "0", "--target",
+      "1", "0", "0"], "lengths and root must keep the straight chain finite"),
 ])
 def test_bad_input_is_one_line(capsys, argv, message):
     import re
+    import warnings
 
-    assert main(["solve", *argv]) == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a warning on the way would not be one line
+        assert main(["solve", *argv]) == 1
     err = capsys.readouterr().err
     assert err.startswith("limbik: error: ") and err.count("\n") == 1
     assert re.search(message, err), err
@@ -267,3 +276,17 @@ def test_an_option_after_an_option_is_still_an_option():
     with pytest.raises(UsageError, match="--floor: expected one argument"):
         build_parser().parse_args(["footplant", "clip.bvh", "--floor", "-o", "x.bvh"])
 
+
+
+def test_huge_lengths_print_nothing_but_the_error_line():
+    """As a command: NumPy's overflow warnings, printed before the error, are gone."""
+    import subprocess
+    import sys
+
+    command = "import sys; from limbik.app.cli import main; sys.exit(main(sys.argv[1:]))"
+    out = subprocess.run([sys.executable, "-c", command, "solve", "--lengths", "1e308",
+                          "1e308", "1e308", "--target", "1", "0", "0"],
+                         capture_output=True, text=True, timeout=120, check=False)
+    assert out.returncode == 1 and out.stdout == ""
+    assert out.stderr.startswith("limbik: error: lengths must add up to a finite reach")
+    assert out.stderr.count("\n") == 1, out.stderr

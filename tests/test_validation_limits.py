@@ -292,3 +292,49 @@ def test_directions_just_longer_than_eps_direction_are_taken():
         for field in ("positions", "quaternion"):  # a Solution, a Frame
             result = getattr(result, field, result)
         assert np.all(np.isfinite(result))
+
+
+CHAIN = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [2.0, 0.0, 0.0]])
+HUGE_TARGETS = np.broadcast_to(np.array([1.0, 0.5, 0.0]), (10**10, 3))  # 24 bytes of data
+
+
+@pytest.fixture
+def memory_64_gib(monkeypatch):
+    """A machine of 64 GiB, whatever this one has."""
+    import limbik._runtime.validation as validation
+
+    monkeypatch.setattr(validation, "_memory_bytes", lambda: float(64 << 30))
+
+
+@pytest.mark.parametrize("solve", [
+    lambda t: limbik.two_bone(np.zeros(3), t, 1.0, 1.0),
+    lambda t: limbik.fabrik(CHAIN, t),
+    lambda t: limbik.ccd(CHAIN, t),
+], ids=["two_bone", "fabrik", "ccd"])
+def test_a_batch_too_big_for_memory_is_refused_saying_what_it_needs(memory_64_gib, solve):
+    """A broadcast view of 10^10 targets is refused before anything is allocated, with
+    the memory the results would need (two_bone: 81 bytes each)."""
+    with pytest.raises(InvalidInputError, match=r"^target must give a batch whose results "
+                       r"fit in memory, got batch shape \(10000000000,\).* would need "
+                       r"(\d+\.?\d*) GiB, more than this machine's 64 GiB") as info:
+        solve(HUGE_TARGETS)
+    assert info.value.argument == "target"
+
+
+def test_the_refusal_counts_each_solvers_own_results(memory_64_gib):
+    with pytest.raises(InvalidInputError, match=r"would need 754 GiB"):
+        limbik.two_bone(np.zeros(3), HUGE_TARGETS, 1.0, 1.0)
+    rng = np.random.default_rng(3)
+    small = rng.normal(size=(50, 3))  # batches that fit are solved as before
+    assert limbik.two_bone(np.zeros(3), small, 1.0, 1.0).positions.shape == (50, 3, 3)
+
+
+def test_a_broadcast_view_is_checked_for_nan_without_its_full_memory():
+    bad = np.broadcast_to(np.array([1.0, np.nan, 0.0]), (10**10, 3))
+    with pytest.raises(NonFiniteInputError, match=r"^target must be finite, got NaN at "
+                       r"index \(0, 1\)"):
+        limbik.ccd(CHAIN, bad)
+    later = np.broadcast_to(np.array([[1.0, 0.0, 0.0], [0.0, np.inf, 0.0]])[:, None],
+                            (2, 10**9, 3))
+    with pytest.raises(NonFiniteInputError, match=r"got inf at index \(1, 0, 1\)"):
+        as_float_array(later, "target", (3,))

@@ -21,6 +21,7 @@ __all__ = [
     "InvalidInputError",
     "KernelCompileError",
     "LimbikError",
+    "LimbikWarning",
     "NonFiniteInputError",
     "ParseError",
     "TerrainError",
@@ -175,3 +176,9 @@ class _FolderNotFileWriteError(UnwritableFileError, IsADirectoryError):
 
 class _NoWritePermissionError(UnwritableFileError, PermissionError):
     pass
+
+
+class LimbikWarning(UserWarning):
+    """An option that applies but probably not as meant (``up="z"`` on a glTF file), or
+    input used beyond what it covers (a clip that leaves its height field). The message
+    names the argument (an option's value as ``name='value'``)."""

@@ -186,7 +186,8 @@ def test_a_file_that_cannot_be_read_is_a_urdf_error_naming_it(tmp_path, read):
     if os.geteuid() != 0:  # root reads any file
         cases.append((locked, "Permission denied"))
     for path, reason in cases:
-        with pytest.raises(URDFError, match=f"expected a readable URDF file, got .*{reason}"
+        with pytest.raises(URDFError, match=f"expected path to name a readable URDF file, "
+                           f"got .*{reason}"
                            ) as info:
             read(path)
         assert info.value.path == str(path) and info.value.line == 0
@@ -208,3 +209,56 @@ def test_a_long_chain_of_links_parses():
     joints = "".join(f'<joint name="j{i}" type="fixed"><parent link="l{i}"/>'
                      f'<child link="l{i + 1}"/></joint>' for i in range(n - 1))
     assert parse_urdf(f'<robot name="r">{links}{joints}</robot>', "l0", "l10").n_joints == 10
+
+
+class _CountedName(str):
+    """A link name that counts how often it is compared or hashed."""
+
+    calls = 0
+
+    def __eq__(self, other):
+        _CountedName.calls += 1
+        return str.__eq__(self, other)
+
+    def __hash__(self):
+        _CountedName.calls += 1
+        return str.__hash__(self)
+
+
+def _robot_of(links: int, shuffled: np.random.Generator):
+    """An element tree of ``links`` links joined by revolute joints into chains of 1 to 4
+    joints, with names that count their comparisons; links and joints in random order."""
+    from limbik.chain.urdf import _Element
+
+    names = [_CountedName(f"link{k}") for k in range(links)]
+    children = [_Element("link", {"name": name}, 1 + k) for k, name in enumerate(names)]
+    joints = [_Element("joint", {"name": f"j{k}", "type": "revolute"}, links + k, [
+        _Element("parent", {"link": names[k - 1]}, 0),
+        _Element("child", {"link": names[k]}, 0)]) for k in range(links) if k % 5]
+    order = shuffled.permutation(len(children) + len(joints))
+    everything = children + joints
+    return _Element("robot", {"name": "r"}, 0, [everything[i] for i in order])
+
+
+def test_reading_the_links_and_joints_is_linear_in_their_number():
+    """Name comparisons and hashes per link stay the same from 2,000 to 32,000 links
+    (a search of a list for duplicate names would make them grow with the file)."""
+    from limbik.chain.urdf import _links_and_joints
+
+    rng = np.random.default_rng(7)
+    per_link = []
+    for links in (2_000, 8_000, 32_000):
+        root = _robot_of(links, rng)
+        _CountedName.calls = 0
+        names, by_child = _links_and_joints(root, "generated.urdf")
+        assert len(names) == links and len(by_child) == links - links // 5
+        per_link.append(_CountedName.calls / links)
+    assert max(per_link) < 20, per_link
+    assert max(per_link) < 1.2 * min(per_link), per_link
+
+
+def test_a_duplicate_link_among_many_is_found():
+    text = "<robot name='r'>" + "".join(f"<link name='l{k}'/>" for k in range(20_000))
+    text += "<link name='l12345'/></robot>"
+    with pytest.raises(URDFError, match=r":1: expected link names that are unique, got a second link 'l12345'"):
+        parse_urdf(text, "l0", "l1")

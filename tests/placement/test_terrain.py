@@ -232,3 +232,36 @@ def test_terrain_files_cannot_ask_for_more_memory_than_they_back(tmp_path):
     assert caught.value.argument == "heights"
     with pytest.raises(TerrainError, match=r"within ±1e\+100"):
         Terrain.from_array(np.full((2, 2), -1e101))
+
+
+def test_distance_outside_is_zero_over_the_samples_and_grows_beyond_them():
+    t = Terrain(np.zeros((3, 5)), 0.5, origin=(1.0, -1.0))  # x 1..3, z -1..0
+    x = np.array([1.0, 3.0, 2.0, 4.0, 0.0, 6.0])
+    z = np.array([-1.0, 0.0, -0.5, -0.5, -2.0, 4.0])
+    np.testing.assert_allclose(t.distance_outside(x, z), [0, 0, 0, 1, np.hypot(1, 1), 5])
+    assert np.all(Terrain.flat(2.0).distance_outside(x * 1e6, z) == 0.0)  # level everywhere
+
+
+@pytest.mark.parametrize("offset", [0.0, 0.05, 3.0, 250.0])
+def test_a_clip_that_leaves_a_height_field_is_warned_about_saying_how_far(offset):
+    """A field placed away from the clip would be clamped to its edge without a word."""
+    import warnings
+
+    from limbik.errors import LimbikWarning
+    from limbik.placement.footplant import footplant
+    from limbik.placement.walk import walk_cycle
+
+    motion = walk_cycle(cycles=1.0)
+    world = motion.world_positions()
+    x_least = float(world[..., 0].min())  # the field runs 7.8 from its origin, past the clip
+    field = Terrain(np.zeros((40, 40)), 0.2, origin=(x_least + offset, -4.0))
+    beyond = float(np.max(field.distance_outside(world[..., 0], world[..., 2])))
+    assert beyond == pytest.approx(offset, abs=1e-9)
+    if offset == 0.0:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            footplant(motion, field)
+        return
+    with pytest.warns(LimbikWarning, match=rf"^motion leaves terrain 'array' by up to "
+                      rf"{offset:.4g} beyond its edge in \d+ of {motion.num_frames} frames"):
+        footplant(motion, field)

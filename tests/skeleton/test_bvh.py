@@ -107,6 +107,14 @@ def test_write_is_atomic_on_failure(tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["clip.bvh"]
 
 
+@pytest.mark.parametrize("path", [None, 5, b"clip.bvh", 1.5, ["clip.bvh"], "nul\0.bvh"])
+def test_a_path_that_is_no_path_is_refused_naming_it(tmp_path, path):
+    motion = limbik.parse_bvh(SMALL_BVH)
+    with pytest.raises(InvalidInputError, match=r"^path must be a file path") as info:
+        limbik.write_bvh(motion, path)
+    assert info.value.argument == "path"
+
+
 def test_written_numbers_are_exact(tmp_path):
     motion = limbik.parse_bvh(corner_case_bvh(frames=3, seed=5))
     path = tmp_path / "x.bvh"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import struct
 
 import numpy as np
@@ -98,6 +99,16 @@ def test_written_file_keeps_meshes_skins_and_other_animations_byte_identical(
     assert np.all(dots > 1 - 1e-12)
     assert np.abs(reloaded.world_positions() - changed.world_positions()).max() < (
         1e-6 * leg_length(motion))
+
+
+@pytest.mark.parametrize("argument", ["path", "source"])
+@pytest.mark.parametrize("value", [None, 5])
+def test_write_gltf_refuses_a_path_that_is_no_path_naming_it(tmp_path, argument, value):
+    motion = read_gltf(DATA / "cmu_walk.glb")
+    paths = {"path": tmp_path / "out.glb", "source": DATA / "cmu_walk.glb", argument: value}
+    with pytest.raises(InvalidInputError, match=rf"^{argument} must be a file path") as info:
+        write_gltf(motion, paths["path"], source=paths["source"])
+    assert info.value.argument == argument
 
 
 def test_write_into_a_file_without_animations_adds_one(tmp_path):
@@ -323,6 +334,41 @@ def test_malformed_files_raise_gltf_errors(tmp_path):
     path.write_text(json.dumps(doc))
     with pytest.raises(GltfError, match="to fit in bufferView"):
         read_gltf(path)
+
+
+@pytest.mark.parametrize("children, cycle", [
+    ([[0, 4], [], [], [], []], "0 -> 0"),  # a node its own child, above the joint
+    ([[1, 4], [0], [], [], []], "-> 0"),
+    ([[], [2], [3], [1, 4], []], "-> 1"),  # the joint below a cycle of three
+    ([[4], [2], [3], [1], []], "-> 1"),  # a cycle apart from the skeleton
+])
+def test_a_cycle_in_the_node_graph_is_a_gltf_error_naming_the_file(tmp_path, children, cycle):
+    """Any cycle in the node graph gives a GltfError at once (a walk up from a joint
+    to the scene's root through one would not end)."""
+    nodes = [{"name": f"n{i}", "children": c} for i, c in enumerate(children)]
+    path = tmp_path / "cyclic.gltf"
+    path.write_text(json.dumps({"asset": {"version": "2.0"}, "nodes": nodes,
+                                "skins": [{"joints": [4]}]}))
+    with pytest.raises(GltfError, match=rf"cyclic\.gltf.*without cycles.*{cycle}"):
+        read_gltf(path)
+
+
+@pytest.mark.parametrize("name", [5, 1.5, True, ["a"], {"a": 1}])
+def test_a_joint_name_that_is_not_a_string_is_a_gltf_error(tmp_path, name):
+    doc = raw_json(DATA / "cmu_walk.glb")
+    joint = doc["skins"][0]["joints"][1]
+    doc["nodes"][joint]["name"] = name
+    _, blob = glb(DATA / "cmu_walk.glb")
+    path = tmp_path / "named.glb"
+    path.write_bytes(_glb_file(_chunk(b"JSON", _padded(json.dumps(doc).encode())),
+                               _chunk(b"BIN\0", bytes(blob))))
+    with pytest.raises(GltfError, match=rf"named\.glb.*node {joint}'s name as a string, "
+                       rf"got {re.escape(repr(name))}"):
+        read_gltf(path)
+
+
+def _padded(data: bytes) -> bytes:
+    return data + b" " * (-len(data) % 4)
 
 
 def _chunk(kind: bytes, data: bytes) -> bytes:

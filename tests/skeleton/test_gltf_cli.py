@@ -171,3 +171,26 @@ def test_a_folder_of_glb_and_bvh_clips_plants_each_as_the_single_clip_command(tm
     summary = json.loads((out / "summary.json").read_text())
     assert [r["status"] for r in summary["clips"]] == ["ok"] * 3
     assert summary["settings"]["animation"] == 0
+
+
+def test_up_z_on_a_gltf_file_warns_naming_the_option(tmp_path, capsys):
+    """glTF is Y up by specification: --up z lays the skeleton down, so it is said once on
+    stderr, as --up z; the default reads the file without a word."""
+    import warnings
+
+    from limbik.errors import LimbikWarning
+
+    with pytest.warns(LimbikWarning, match=r"^up='z' reads .*cmu_walk\.glb' as Z up, but glTF "
+                      r"files are Y up by specification"):
+        lying = read_gltf(DATA / "cmu_walk.glb", up="z")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        standing = read_gltf(DATA / "cmu_walk.glb")
+    rise = [np.ptp(m.rest_positions()[:, 1]) for m in (standing, lying)]
+    assert rise[1] < 0.5 * rise[0]  # the warning is true: it lies down
+    out = tmp_path / "planted.glb"
+    assert main(["footplant", str(DATA / "cmu_walk.glb"), "--up", "z", "-o", str(out)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    warned = [line for line in err if line.startswith("limbik: warning: ")]
+    assert len(warned) == 1 and warned[0].startswith("limbik: warning: --up z reads ")
+    assert "the default, --up y, reads it as written" in warned[0]

@@ -6,6 +6,9 @@ contiguous, finite float64 arrays of the right trailing shape.
 
 from __future__ import annotations
 
+import functools
+import math
+import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -107,7 +110,13 @@ def _object_array(raw: np.ndarray, value: Any, name: str, trailing: tuple[int, .
 
 
 def check_finite(array: FloatArray, name: str) -> None:
-    """Raise :class:`NonFiniteInputError` naming the first NaN/inf entry of ``array``."""
+    """Raise :class:`NonFiniteInputError` naming the first NaN/inf entry of ``array``.
+
+    A broadcast view (an axis of stride 0) is checked on the numbers it holds, without
+    the memory of its full shape."""
+    if 0 in array.strides and array.size > 1:
+        array = array[tuple(slice(0, 1) if stride == 0 else slice(None)
+                            for stride in array.strides)]
     if not np.isfinite(array).all():  # the method: a microsecond less than np.all
         bad = np.argwhere(~np.isfinite(array))[0]
         index = tuple(int(i) for i in bad)
@@ -375,18 +384,48 @@ def as_flag(value: Any, name: str) -> bool:
     return bool(value)
 
 
-def broadcast_shapes(*pairs: tuple[str, tuple[int, ...]]) -> tuple[int, ...]:
-    """Broadcast batch shapes, naming the arguments when they do not fit."""
+def broadcast_shapes(*pairs: tuple[str, tuple[int, ...]], element_bytes: int = 8
+                     ) -> tuple[int, ...]:
+    """Broadcast batch shapes, naming the arguments when they do not fit, or when the
+    results of the batch (``element_bytes`` for each element: 8, one float64, is the
+    least any batched call returns) would not fit in this machine's memory."""
     longest = max((shape for _, shape in pairs), key=len, default=())
     if all(shape == longest or shape == () for _, shape in pairs):
-        return longest  # the usual case, without NumPy's machinery (a few µs a call)
+        shape = longest  # the usual case, without NumPy's machinery (a few µs a call)
+    else:
+        try:
+            shape = np.broadcast_shapes(*(shape for _, shape in pairs))
+        except ValueError:
+            described = ", ".join(f"{name} {shape}" for name, shape in pairs)
+            raise InvalidInputError(
+                f"batch shapes must broadcast together, got {described}"
+            ) from None
+    if math.prod(shape) * element_bytes > _memory_bytes():
+        _refuse_batch(pairs, shape, element_bytes)
+    return shape
+
+
+@functools.cache
+def _memory_bytes() -> float:
+    """This machine's physical memory in bytes (infinite where the system does not say)."""
     try:
-        return np.broadcast_shapes(*(shape for _, shape in pairs))
-    except ValueError:
-        described = ", ".join(f"{name} {shape}" for name, shape in pairs)
-        raise InvalidInputError(
-            f"batch shapes must broadcast together, got {described}"
-        ) from None
+        return float(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):  # not a POSIX system
+        return math.inf
+
+
+def _refuse_batch(pairs: tuple[tuple[str, tuple[int, ...]], ...], shape: tuple[int, ...],
+                  element_bytes: int) -> None:
+    """The error for a batch whose results need more than the machine's memory: it names
+    the arguments of the batch's shape and the memory it would take."""
+    count = math.prod(shape)
+    names = [name for name, s in pairs if len(s) == len(shape) and math.prod(s) == count]
+    named = " and ".join(names or [name for name, _ in pairs])
+    raise InvalidInputError(
+        f"{named} must give a batch whose results fit in memory, got batch shape {shape} "
+        f"({count:.3g} elements): its results alone would need "
+        f"{count * element_bytes / 2**30:.3g} GiB, more than this machine's "
+        f"{_memory_bytes() / 2**30:.3g} GiB", argument=names[0] if names else None)
 
 
 def read_only(array: np.ndarray) -> np.ndarray:

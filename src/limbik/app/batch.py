@@ -108,14 +108,26 @@ def _has_magic(text: str) -> bool:
     return any(c in text for c in "*?[")
 
 
-def _is_clip(path: Path) -> bool:
-    return path.suffix.lower() in MOTION_FORMATS and path.is_file()
+#: Files of joint positions (motion-generation output), clips where a skeleton is given.
+POSITION_FORMATS = (".npy", ".npz")
 
 
-def find_clips(source: str | Path | Sequence[str | Path]) -> tuple[Path, list[Path]]:
-    """The motion clips (``.bvh``, ``.glb``, ``.gltf``) of a folder (searched recursively),
-    a glob, a single file, or a
-    list of these (say a glob the shell expanded).
+def is_position_file(path: str | Path) -> bool:
+    """Whether ``path`` names a file of joint positions (``.npy``/``.npz``)."""
+    return Path(path).suffix.lower() in POSITION_FORMATS
+
+
+def _is_clip(path: Path, positions: bool = False) -> bool:
+    suffix = path.suffix.lower()
+    return (suffix in MOTION_FORMATS or (positions and suffix in POSITION_FORMATS)) and \
+        path.is_file()
+
+
+def find_clips(source: str | Path | Sequence[str | Path], *, positions: bool = False
+               ) -> tuple[Path, list[Path]]:
+    """The motion clips (``.bvh``, ``.glb``, ``.gltf``; with ``positions`` also ``.npy``
+    and ``.npz`` files of joint positions) of a folder (searched recursively), a glob, a
+    single file, or a list of these (say a glob the shell expanded).
 
     Returns ``(root, clips)``: outputs mirror each clip's path relative to ``root``
     (the folder, the glob's folder part before its first wildcard, or the file's
@@ -126,7 +138,7 @@ def find_clips(source: str | Path | Sequence[str | Path]) -> tuple[Path, list[Pa
         if not source:
             raise InvalidInputError("source must name at least one clip, got an empty list",
                                     argument="source")
-        found_all = [find_clips(entry) for entry in source]
+        found_all = [find_clips(entry, positions=positions) for entry in source]
         root = Path(os.path.commonpath([found.absolute() for found, _ in found_all]))
         return root, sorted({clip.absolute() for _, clips in found_all for clip in clips})
     text = str(source)
@@ -150,7 +162,7 @@ def find_clips(source: str | Path | Sequence[str | Path]) -> tuple[Path, list[Pa
     clips = []
     for clip in found:
         relative = clip.relative_to(root) if clip.is_relative_to(root) else Path(clip.name)
-        if any(part.startswith(".") for part in relative.parts) or not _is_clip(clip):
+        if any(part.startswith(".") for part in relative.parts) or not _is_clip(clip, positions):
             continue
         clips.append(clip)
     if not clips:
@@ -175,6 +187,8 @@ class _ClipJob:
     unit: str | float | None = None
     skin: int | str | None = None
     animation: int | str | None = None
+    skeleton: Any = None
+    fps: float | None = None
     html: bool = False
 
 
@@ -199,6 +213,10 @@ def _run_clip(job: _ClipJob) -> dict[str, Any]:
     """Read, plant and write one clip; returns its summary record (never raises)."""
     start = time.perf_counter()
     record = _failed(job, "")
+    if job.skeleton is not None and is_position_file(job.source):
+        _run_positions(job, record)
+        record["seconds"] = time.perf_counter() - start
+        return record
     try:
         frame: dict[str, Any] = {"up": job.up, "unit": job.unit}
         if motion_format(job.source) == "gltf":
@@ -226,6 +244,68 @@ def _run_clip(job: _ClipJob) -> dict[str, Any]:
         record.update({f"after_{k}": v for k, v in report.after.items()})
     record["seconds"] = time.perf_counter() - start
     return record
+
+
+def plant_positions_file(source: str | Path, output: str | Path, skeleton: Any, *,
+                         fps: float = 20.0, terrain: str | Terrain = "flat",
+                         terrain_options: Mapping[str, Any] | None = None, up: str = "y",
+                         unit: str | float | None = None, layout: str | None = None,
+                         key: str | None = None, **footplant_options: Any) -> dict[str, Any]:
+    """Clean the feet of every clip in a file of joint positions and write them to
+    ``output`` in the input's layout, dtype and (``.npz``) array name.
+
+    ``skeleton`` is a name from :data:`~limbik.skeleton.positions.POSITION_SKELETONS` or
+    ``(names, parents)``; ``unit`` the file's length unit (positions are cleaned in metres
+    and written back in it, as clips are); ``layout`` and ``key`` as for
+    :func:`limbik.io.positions.read_positions`; the rest as for
+    :func:`limbik.placement.positions.footplant_positions`. Returns a summary record:
+    ``clips`` and ``frames`` in the file, the largest bone-length wobble before
+    (``bone_wobble``, a fraction of the bone), and each report metric's mean over the
+    clips (``before_*``, ``after_*``).
+    """
+    import numpy as np
+
+    from limbik.io.positions import read_positions, write_positions
+    from limbik.placement.positions import footplant_positions
+    from limbik.skeleton.positions import position_layout
+
+    names, parents = (position_layout(skeleton) if isinstance(skeleton, str)
+                      else position_layout(skeleton[1], skeleton[0]))
+    read = read_positions(source, joints=len(names), layout=layout, key=key)
+    scale = unit_scale(unit)
+    cleaned = np.empty_like(read.positions)
+    reports = []
+    wobble = 0.0
+    for n, clip in enumerate(read.positions):
+        cleaned[n], info = footplant_positions(
+            clip * scale, parents, names=names, fps=fps, terrain=terrain,
+            terrain_options=terrain_options, up=up, **footplant_options)
+        reports.append(info.report)
+        wobble = max(wobble, float(info.length_variation.max()))
+    Path(output).parent.mkdir(parents=True, exist_ok=True)
+    write_positions(output, cleaned / scale, read)
+    record: dict[str, Any] = {"clips": len(reports), "frames": int(cleaned.shape[0]
+                                                                   * cleaned.shape[1]),
+                              "bone_wobble": wobble, "legs": " ".join(reports[0].legs),
+                              "floor": float(np.mean([r.floor for r in reports]))}
+    for when in ("before", "after"):
+        keys = getattr(reports[0], when).keys()
+        record.update({f"{when}_{k}": float(np.mean([getattr(r, when)[k] for r in reports]))
+                       for k in keys})
+    return record
+
+
+def _run_positions(job: _ClipJob, record: dict[str, Any]) -> None:
+    """:func:`plant_positions_file` for one job, its outcome in ``record``."""
+    try:
+        done = plant_positions_file(job.source, job.output, job.skeleton, fps=job.fps or 20.0,
+                                    terrain=job.terrain, terrain_options=job.terrain_options,
+                                    up=job.up, unit=job.unit, **job.footplant_options)
+    except Exception as exc:  # one bad file must not stop the library
+        record["error"] = _describe(exc)
+        record[_RETRY] = not isinstance(exc, LimbikError)
+    else:
+        record.update(status="ok", error=None, terrain=job.terrain, **done)
 
 
 def _leg_length(motion: Motion, legs: Sequence[Leg]) -> float:
@@ -608,8 +688,8 @@ def footplant_library(source: str | Path | Sequence[str | Path], output: str | P
                       force: bool = False, progress: Progress | None = None,
                       report: bool = True, up: str = "y",
                       unit: str | float | None = None, skin: int | str | None = None,
-                      animation: int | str | None = None, html: bool = False
-                      ) -> BatchSummary:
+                      animation: int | str | None = None, skeleton: Any = None,
+                      fps: float | None = None, html: bool = False) -> BatchSummary:
     """Plant every clip under ``source`` and write them, mirrored, under ``output``.
 
     Parameters
@@ -631,8 +711,12 @@ def footplant_library(source: str | Path | Sequence[str | Path], output: str | P
         and a terrain file and ``footplant_options["floor"]`` are given in it too.
     skin, animation : for glTF clips, the skin and animation to plant (name or index;
         default the first), as for :func:`limbik.io.files.read_motion`.
-    html : also write each clip's 3-D viewer page beside its output (``OUT.bvh.html``,
-        :func:`limbik.viz.web.footplant_page`), linked from ``summary.html``.
+    skeleton, fps : with a skeleton (a name such as ``"smpl22"``, or ``(names,
+        parents)``), ``.npy``/``.npz`` files of joint positions are clips too, at ``fps``
+        frames per second (default 20), each cleaned by :func:`plant_positions_file`.
+    html : also write each BVH or glTF clip's 3-D viewer page beside its output
+        (``OUT.bvh.html``, :func:`limbik.viz.web.footplant_page`), linked from
+        ``summary.html``.
 
     Returns the :class:`BatchSummary`; ``summary.json`` and ``summary.csv`` in
     ``output`` hold the same records. A clip is up to date when the last summary
@@ -643,7 +727,7 @@ def footplant_library(source: str | Path | Sequence[str | Path], output: str | P
     """
     start = time.perf_counter()
     out = Path(output)
-    root, clips = find_clips(source)
+    root, clips = find_clips(source, positions=skeleton is not None)
     if out.resolve() == root.resolve():
         raise InvalidInputError(f"output must be a folder other than the input folder, got "
                                 f"{str(output)!r}", argument="output")
@@ -662,6 +746,7 @@ def footplant_library(source: str | Path | Sequence[str | Path], output: str | P
     unit_scale(unit)  # a bad unit fails here, not once per clip
     settings = _settings(terrain, terrain_options, footplant_options,
                          {"up": up, "unit": unit, "skin": skin, "animation": animation,
+                          "skeleton": skeleton, "fps": fps,
                           **({"html": True} if html else {})})
     out.mkdir(parents=True, exist_ok=True)
     previous = {} if force else _previous_run(out, settings)
@@ -681,7 +766,7 @@ def footplant_library(source: str | Path | Sequence[str | Path], output: str | P
         # absolute paths: a worker elsewhere may start in another folder
         todo.append(_ClipJob(name, str(clip.absolute()), str(target.absolute()), terrain,
                              dict(terrain_options or {}), dict(footplant_options or {}),
-                             up, unit, skin, animation, bool(html)))
+                             up, unit, skin, animation, skeleton, fps, bool(html)))
 
     workers = default_jobs() if jobs is None else jobs
     if scheduler is not None:

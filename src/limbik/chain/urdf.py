@@ -13,9 +13,12 @@ Numbers must be finite and, for origins, axes and limits, within ±``MAX_MAGNITU
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import gc
 import math
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from xml.parsers import expat
 
@@ -35,7 +38,7 @@ __all__ = ["MAX_MAGNITUDE", "URDFTree", "load_urdf", "parse_urdf", "read_urdf_tr
 
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(slots=True)
 class _Element:
     tag: str
     attrib: dict[str, str]
@@ -67,7 +70,7 @@ def _parse_xml(data: str | bytes, path: str) -> _Element:
     roots: list[_Element] = []
 
     def start(tag: str, attrib: dict[str, str]) -> None:
-        element = _Element(tag, dict(attrib), parser.CurrentLineNumber)
+        element = _Element(tag, attrib, parser.CurrentLineNumber)  # a new dict per element
         if stack:
             stack[-1].children.append(element)
         else:
@@ -146,20 +149,28 @@ def _read_joint(spec: _JointSpec, path: str) -> Joint:
         axis = _floats(axis_el, "xyz", 3, None, path, what, MAX_MAGNITUDE)
         if spec.type != "fixed" and math.hypot(*axis) < 1e-12:
             raise URDFError(path, axis_el.line, f"a non-zero axis for {what}", "0 0 0")
-    lower, upper = -np.inf, np.inf
-    limit = el.find("limit") if spec.type in ("revolute", "prismatic") else None
-    if limit is not None:
-        # URDF: lower and upper default to 0
-        (lower,) = _floats(limit, "lower", 1, (0.0,), path, what, MAX_MAGNITUDE)
-        (upper,) = _floats(limit, "upper", 1, (0.0,), path, what, MAX_MAGNITUDE)
-        if lower > upper:
-            raise URDFError(path, limit.line, f"lower <= upper in the limits of {what}",
-                            f"{lower} > {upper}")
+    lower, upper = _limits(spec, path)
     try:
         return Joint(spec.name, spec.type, frame_from_xyz_rpy(xyz, rpy), axis, lower, upper,
                      parent=spec.parent, child=spec.child)
     except InvalidInputError as exc:  # pragma: no cover - the checks above come first
         raise URDFError(path, el.line, f"a valid {what}", str(exc)) from None
+
+
+def _limits(spec: _JointSpec, path: str) -> tuple[float, float]:
+    """A joint's (lower, upper) limits: ±inf for a continuous joint or one without a
+    ``<limit>`` (radians for revolute, metres for prismatic joints)."""
+    limit = spec.element.find("limit") if spec.type in ("revolute", "prismatic") else None
+    if limit is None:
+        return -np.inf, np.inf
+    what = f"joint {spec.name!r}"
+    # URDF: lower and upper default to 0
+    (lower,) = _floats(limit, "lower", 1, (0.0,), path, what, MAX_MAGNITUDE)
+    (upper,) = _floats(limit, "upper", 1, (0.0,), path, what, MAX_MAGNITUDE)
+    if lower > upper:
+        raise URDFError(path, limit.line, f"lower <= upper in the limits of {what}",
+                        f"{lower} > {upper}")
+    return lower, upper
 
 
 def _link_attribute(joint: _Element, tag: str, path: str, what: str) -> str:
@@ -176,12 +187,16 @@ def _link_attribute(joint: _Element, tag: str, path: str, what: str) -> str:
 class URDFTree:
     """The links and joints of a URDF file, in file order, without reading joint details.
 
-    ``joints`` holds ``(name, type, parent link, child link)``; ``roots`` are the links no
-    joint moves (chain bases), ``tips`` the links no joint starts from (chain tips).
+    ``joints`` holds ``(name, type, parent link, child link)``; ``limits`` each joint's
+    ``(lower, upper)`` (radians for revolute, metres for prismatic joints; ``±inf`` for
+    continuous joints, joints without ``<limit>`` and fixed or other joints that have no
+    range); ``roots`` are the links no joint moves (chain bases), ``tips`` the links no
+    joint starts from (chain tips).
     """
 
     links: tuple[str, ...]
     joints: tuple[tuple[str, str, str, str], ...]
+    limits: tuple[tuple[float, float], ...] = ()
 
     @property
     def roots(self) -> tuple[str, ...]:
@@ -197,9 +212,11 @@ class URDFTree:
 def read_urdf_tree(path: str | Path) -> URDFTree:
     """The links and joints of the URDF file ``path`` (see :class:`URDFTree`)."""
     data = _read(path)
-    links, by_child = _links_and_joints(_robot(data, str(path)), str(path))
-    return URDFTree(tuple(links), tuple((s.name, s.type, s.parent, s.child)
-                                        for s in by_child.values()))
+    with _collector_paused():
+        links, by_child = _tree(data, str(path))
+        return URDFTree(tuple(links), tuple((s.name, s.type, s.parent, s.child)
+                                            for s in by_child.values()),
+                        tuple(_limits(s, str(path)) for s in by_child.values()))
 
 
 def _read(path: str | Path) -> bytes:
@@ -207,7 +224,7 @@ def _read(path: str | Path) -> bytes:
     try:
         return read_bytes(path)[1]
     except (ValueError, OSError) as exc:  # read_bytes: a bad path, an unreadable file
-        raise URDFError(str(path), 0, "a readable URDF file",
+        raise URDFError(str(path), 0, "path to name a readable URDF file",
                         getattr(exc, "strerror", None) or str(exc)) from None
 
 
@@ -218,17 +235,39 @@ def _robot(text: str | bytes, path: str) -> _Element:
     return root
 
 
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused: a parse keeps every object it makes
+    until it ends, so the collector has nothing to free, and its passes over the growing
+    tree would make the parse time grow faster than the file."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _tree(text: str | bytes, path: str) -> tuple[list[str], dict[str, _JointSpec]]:
+    """The links (file order) and the joints by child link of URDF ``text``; the time
+    is linear in its size (names are looked up in sets and dicts)."""
+    with _collector_paused():
+        return _links_and_joints(_robot(text, path), path)
+
+
 def _links_and_joints(root: _Element, path: str) -> tuple[list[str], dict[str, _JointSpec]]:
     links: list[str] = []
+    declared: set[str] = set()
     for link in root.findall("link"):
         name = link.attrib.get("name")
         if not name:
             raise URDFError(path, link.line, "attribute 'name' on <link>", "none")
-        if name in links:
+        if name in declared:
             raise URDFError(path, link.line, "link names that are unique",
                             f"a second link {name!r}")
         links.append(name)
-    declared = set(links)
+        declared.add(name)
     by_child: dict[str, _JointSpec] = {}
     joint_names: set[str] = set()
     for joint in root.findall("joint"):
@@ -273,7 +312,7 @@ def parse_urdf(text: str | bytes, base_link: str, tip_link: str, *,
     if not isinstance(text, str | bytes | bytearray):
         raise InvalidInputError(f"text must be URDF text (str or bytes), got "
                                 f"{type(text).__name__}", argument="text")
-    links, by_child = _links_and_joints(_robot(text, path), path)
+    links, by_child = _tree(text, path)
     known = set(links)
     for label, link_name in (("base_link", base_link), ("tip_link", tip_link)):
         if not isinstance(link_name, str) or link_name not in known:

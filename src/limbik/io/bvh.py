@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from limbik._runtime.atomic import atomic_write
-from limbik._runtime.reading import read_bytes
+from limbik._runtime.reading import as_path, read_bytes
 from limbik._runtime.validation import MAX_MAGNITUDE, FloatArray
 from limbik.errors import BVHParseError, InvalidInputError
 from limbik.geometry.quaternion import (
@@ -585,6 +585,7 @@ def write_bvh(motion: Motion, path: str | Path, *, up: str = "y", scale: float =
     See :func:`format_bvh` for the layout. A failure leaves ``path`` untouched.
     ``up`` and ``scale`` give the file's frame, as for :func:`read_bvh`.
     """
+    path = as_path(path)
     text = format_bvh(export_axes(motion, up=up, scale=scale))
     with atomic_write(path, "w", encoding="utf-8", newline="\n") as handle:
         handle.write(text)

@@ -34,6 +34,7 @@ import json
 import os
 import struct
 import urllib.parse
+import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -41,9 +42,9 @@ from typing import Any
 import numpy as np
 
 from limbik._runtime.atomic import atomic_write
-from limbik._runtime.reading import read_bytes
+from limbik._runtime.reading import as_path, read_bytes
 from limbik._runtime.validation import MAX_MAGNITUDE, FloatArray, as_float
-from limbik.errors import GltfError, InvalidInputError, LimbikError
+from limbik.errors import GltfError, InvalidInputError, LimbikError, LimbikWarning
 from limbik.geometry.quaternion import (
     matrix_from_quaternion,
     quaternion_conjugate,
@@ -128,18 +129,47 @@ class _Document:
         return GltfError(self.path, 0, expected, got)
 
     def parents(self) -> dict[int, int]:
+        """Each child node's parent; a node graph that is not a forest (a child out of
+        range, two parents, a node its own ancestor) is an error naming the file."""
         out: dict[int, int] = {}
-        for i, node in enumerate(self.gltf.nodes):
-            for c in node.children or []:
-                if not 0 <= c < len(self.gltf.nodes) or c in out:
+        nodes = self.gltf.nodes
+        for i, node in enumerate(nodes):
+            children = node.children
+            if children is not None and not isinstance(children, list):
+                raise self.error(f"node {i}'s children as a list of node indices",
+                                 repr(children)[:40])
+            for c in children or []:
+                if (isinstance(c, bool) or not isinstance(c, int) or not 0 <= c < len(nodes)
+                        or c in out):
                     raise self.error("each node to have at most one parent and valid children",
-                                     f"node {i} lists child {c}")
+                                     f"node {i} lists child {c!r}"[:80])
                 out[c] = i
+        # with one parent each, the graph is a forest unless a walk up meets itself; each
+        # node is walked up once (a visited set), so this is linear in the nodes
+        settled: set[int] = set()
+        for start in out:
+            path: list[int] = []
+            on_path: set[int] = set()
+            n = start
+            while n in out and n not in settled:
+                if n in on_path:
+                    cycle = path[path.index(n):]
+                    raise self.error("a node tree without cycles (no node its own ancestor)",
+                                     "nodes " + " -> ".join(str(k) for k in cycle[:8])
+                                     + (" ..." if len(cycle) > 8 else "") + f" -> {n}")
+                path.append(n)
+                on_path.add(n)
+                n = out[n]
+            settled.update(path)
         return out
 
     def node_name(self, index: int) -> str:
         name = self.gltf.nodes[index].name
-        return name if name else f"node{index}"
+        if name is None or name == "":
+            return f"node{index}"
+        if not isinstance(name, str):
+            raise self.error(f"node {index}'s name as a string", repr(name)[:40])
+        return name
 
 
 def _read_buffer(path: Path, index: int, uri: str | None, blob: bytes | None,
@@ -179,6 +209,9 @@ class _JsonObject:
 
     def __init__(self, fields: dict[str, Any]) -> None:
         self._fields = fields
+
+    def __repr__(self) -> str:  # as the file has it, in error messages
+        return repr(self._fields)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):  # copy, pickle and friends: no such protocol here
@@ -715,7 +748,15 @@ def read_gltf(path: str | Path, *, skin: int | str | None = None,
     check_bind : check the nodes' rest pose against the inverse bind matrices.
 
     Frames start at the animation's first keyframe; F = its duration × fps + 1.
+    ``up="z"`` gives a :class:`~limbik.errors.LimbikWarning`: glTF files are Y up by
+    specification (exporters convert), so it turns a file's skeleton to lie down unless
+    the file was written Z up against the specification.
     """
+    if up == "z":
+        warnings.warn(f"up='z' reads {str(path)[:200]!r} as Z up, but glTF files are Y up by "
+                      "specification (exporters convert): its skeleton will lie on its "
+                      "side unless the file breaks the specification; the default, up='y', "
+                      "reads it as written", LimbikWarning, stacklevel=2)
     with _well_formed(path):
         doc = _load(path)
         skin_index = _select(doc, doc.gltf.skins or [], skin, "skin")
@@ -870,6 +911,8 @@ def write_gltf(motion: Motion, path: str | Path, *, source: str | Path,
     those given to :func:`read_gltf`. The write is atomic.
     """
     check_motion(motion)
+    out = as_path(path)
+    as_path(source, "source")
     if motion.num_frames == 0:
         raise InvalidInputError("motion must have at least one frame to write as an "
                                 "animation, got 0", argument="motion")
@@ -880,7 +923,6 @@ def write_gltf(motion: Motion, path: str | Path, *, source: str | Path,
         anims = doc.gltf.animations or []
         replace = None if not anims else _select(doc, anims, animation, "animation")
         start = 0.0 if replace is None else _motion(doc, rig, replace, None)[1]
-    out = Path(path)
     if (out.suffix.lower() == ".glb") != doc.glb:
         raise InvalidInputError(
             f"path must have the source's format ({'.glb' if doc.glb else '.gltf'}), got "

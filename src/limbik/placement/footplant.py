@@ -1006,6 +1006,7 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
     floor = (estimate_floor(motion, legs, leg_length, positions=full_world) if floor is None
              else as_float(floor, "floor"))
     ground = terrain if terrain is not None else Terrain.flat(floor)
+    ground.warn_if_left(world, "motion")  # a height field is clamped at its edges
     tick(1, "contacts")
 
     signals = {leg.side: _foot_signals(world, leg, floor, leg_length, dt) for leg in legs}

@@ -11,14 +11,14 @@ keeps its pose relative to the root.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from limbik._runtime.validation import as_float, choice
 from limbik.io.units import UP_AXES
-from limbik.placement.footplant import FootplantReport, footplant
+from limbik.placement.footplant import FootplantReport, footplant, terrain_for_clip
 from limbik.placement.terrain import Terrain
 from limbik.skeleton.limbs import find_legs
 from limbik.skeleton.motion import Motion
@@ -67,7 +67,8 @@ def _from_y_up(positions: np.ndarray, up: str) -> np.ndarray:
 
 def footplant_positions(positions: Any, skeleton: Any = "smpl22", *,
                         names: Sequence[str] | None = None, fps: float = 20.0,
-                        terrain: Terrain | None = None, up: str = "y",
+                        terrain: Terrain | str | None = None,
+                        terrain_options: Mapping[str, Any] | None = None, up: str = "y",
                         **options: Any) -> tuple[np.ndarray, PositionCleanup]:
     """Clean the feet of a position motion ``(T, J, 3)``; returns positions of the same
     shape (float64) and a :class:`PositionCleanup`.
@@ -80,7 +81,9 @@ def footplant_positions(positions: Any, skeleton: Any = "smpl22", *,
         (``"smpl22"``: HumanML3D's and MDM's order) or a parents list, with ``names``
         for its joints (the legs are found from them, see :func:`limbik.find_legs`).
     fps : frames per second (HumanML3D: 20).
-    terrain : the ground (default: flat at the clip's own floor).
+    terrain : the ground: a :class:`Terrain`, or a procedural kind or height-field file
+        sized to the clip by :func:`~limbik.placement.footplant.terrain_for_clip` with
+        ``terrain_options`` (default: flat at the clip's own floor).
     up : the positions' up axis, ``"y"`` or ``"z"``; the result is in the same frame.
     options : passed on to :func:`limbik.footplant` (for example ``contacts``).
     """
@@ -92,6 +95,9 @@ def footplant_positions(positions: Any, skeleton: Any = "smpl22", *,
     motion = Motion(Skeleton(joint_names, parents, fit.offsets), fit.root_positions,
                     fit.rotations, 1.0 / rate)
     legs = options.pop("legs", None) or find_legs(motion.skeleton)
+    if isinstance(terrain, str):
+        terrain = terrain_for_clip(terrain, motion, legs=legs, up=axis,
+                                   **dict(terrain_options or {}))
     planted, report = footplant(motion, terrain, legs=legs, **options)
     out = _from_y_up(planted.world_positions(), axis)
     return out, PositionCleanup(report, fit.length_variation, fit.lengths, fit.residual)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from limbik._runtime.validation import (
     broadcast_shapes,
     read_only,
 )
-from limbik.errors import TerrainError
+from limbik.errors import LimbikWarning, TerrainError
 from limbik.geometry.vectors import normalize
 from limbik.placement._terrain_kernels import sample_heights
 
@@ -376,6 +377,41 @@ class Terrain:
             if np.all(hi - lo < 1e-10 * self.cell_size):
                 break
         return hi
+
+    def distance_outside(self, x: Any, z: Any) -> FloatArray:
+        """How far ``(x, z)`` lies outside the samples' rectangle (0 inside it, and
+        everywhere on a single-sample terrain, which is level); broadcasts."""
+        xa, za = as_float_array(x, "x"), as_float_array(z, "z")
+        broadcast_shapes(("x", xa.shape), ("z", za.shape))
+        rows, cols = self._h.shape
+        if rows == cols == 1:
+            return np.zeros(np.broadcast_shapes(xa.shape, za.shape))
+        (x0, z0), cell = self.origin, self.cell_size
+        dx = np.maximum(np.maximum(x0 - xa, xa - (x0 + (cols - 1) * cell)), 0.0)
+        dz = np.maximum(np.maximum(z0 - za, za - (z0 + (rows - 1) * cell)), 0.0)
+        return np.hypot(dx, dz)
+
+    def warn_if_left(self, points: Any, what: str = "motion") -> float:
+        """A :class:`~limbik.errors.LimbikWarning` when ``points`` (frames, ..., 3) leave
+        the samples' rectangle, where heights are the edge's: it says how far (the largest
+        distance, in length units), in how many frames, and both extents. Returns that
+        distance (0 when every point is over the terrain)."""
+        p = as_points(points, what)
+        far = self.distance_outside(p[..., 0], p[..., 2])
+        worst = float(np.max(far, initial=0.0))
+        if worst > 0.0:
+            frames = far.reshape(far.shape[0], -1).max(axis=1) if far.ndim else far[None]
+            rows, cols = self._h.shape
+            (x0, z0), cell = self.origin, self.cell_size
+            warnings.warn(
+                f"{what} leaves terrain {self.name!r} by up to {worst:.4g} beyond its "
+                f"edge in {int(np.count_nonzero(frames))} of {frames.size} frames, where "
+                f"heights are the edge's: the terrain covers x {x0:.4g} to "
+                f"{x0 + (cols - 1) * cell:.4g}, z {z0:.4g} to {z0 + (rows - 1) * cell:.4g}; "
+                f"the {what}, x {np.min(p[..., 0]):.4g} to {np.max(p[..., 0]):.4g}, z "
+                f"{np.min(p[..., 2]):.4g} to {np.max(p[..., 2]):.4g}",
+                LimbikWarning, stacklevel=3)
+        return worst
 
     def __repr__(self) -> str:
         rows, cols = self._h.shape

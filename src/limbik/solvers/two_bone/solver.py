@@ -298,7 +298,7 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
         quat = root_frame.quaternion
         pairs.append(("root_frame", quat.shape[:-1]))
         mode = _k.MODE_FRAME
-    shape = broadcast_shapes(*pairs)
+    shape = broadcast_shapes(*pairs, element_bytes=_OUTPUT_BYTES)
     count = math.prod(shape)
     (positions, error, reached), (root_a, target_a, hint, upper_a, lower_a) = _outputs(
         out, shape, [root_a, target_a, hint, upper_a, lower_a])
@@ -314,6 +314,10 @@ def two_bone(root: Any, target: Any, upper: Any, lower: Any, *, pole: Any = None
     if check != 0.0:
         _raise_for_bad_input(root_a, target_a, upper_a, lower_a, hint, point_name)
     return _solved(positions, error, reached, shape, policy, root_a, target_a, units, out)
+
+
+#: bytes of the arrays :func:`_outputs` makes for each element: positions, error, reached
+_OUTPUT_BYTES = 9 * 8 + 8 + 1
 
 
 def _outputs(out: Solution | None, shape: tuple[int, ...], inputs: list[Any]

@@ -1,0 +1,123 @@
+"""``limbik footplant`` on files of joint positions: one clip, batch files, a folder."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import limbik
+from limbik.app.cli import main
+from limbik.skeleton.positions import POSITION_SKELETONS
+
+#: SMPL's 22 joints taken from a CMU-named clip (the same anatomical points).
+CMU_FOR_SMPL22 = ("Hips", "LeftUpLeg", "RightUpLeg", "LowerBack", "LeftLeg", "RightLeg", "Spine",
+                  "LeftFoot", "RightFoot", "Spine1", "LeftToeBase", "RightToeBase", "Neck",
+                  "LeftShoulder", "RightShoulder", "Head", "LeftArm", "RightArm", "LeftForeArm",
+                  "RightForeArm", "LeftHand", "RightHand")
+PARENTS = np.array(POSITION_SKELETONS["smpl22"][1])
+
+
+@pytest.fixture(scope="module")
+def walks(request):
+    """Two CMU-skeleton clips as SMPL-order positions in metres at 20 fps."""
+    from conftest import SHARED_DATA
+
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"shared data folder not found at {SHARED_DATA}")
+    out = []
+    for name in ("xia_neutral_walk_01_000.bvh", "dme_demo_3d_1_raw_footskate.bvh"):
+        clip = limbik.skeleton.resample(limbik.read_bvh(SHARED_DATA / "bvh" / name), 20.0)
+        out.append(clip.world_positions(joints=CMU_FOR_SMPL22) * 0.056)
+    return out
+
+
+def _bone_lengths(positions):
+    return np.linalg.norm(positions[..., 1:, :] - positions[..., PARENTS[1:], :], axis=-1)
+
+
+def test_one_clip_comes_back_in_its_layout_and_dtype_with_one_length_per_bone(walks, tmp_path,
+                                                                              capsys):
+    source = tmp_path / "walk.npy"
+    np.save(source, walks[0].astype(np.float32))
+    out = tmp_path / "clean.npy"
+    assert main(["footplant", str(source), "-o", str(out), "--skeleton", "smpl22", "--fps",
+                 "20", "--report", str(tmp_path / "r.json")]) == 0
+    assert "1 clip(s)" in capsys.readouterr().out
+    clean = np.load(out)
+    assert clean.shape == walks[0].shape and clean.dtype == np.float32
+    lengths = _bone_lengths(clean.astype(np.float64))
+    assert np.all(np.ptp(lengths, axis=0) <= 1e-5 * lengths.max())  # float32 precision
+    record = json.loads((tmp_path / "r.json").read_text())
+    assert record["clips"] == 1 and record["frames"] == len(walks[0])
+
+
+@pytest.mark.parametrize("layout", ["NJ3T", "NTJ3"])
+def test_a_batch_file_is_cleaned_clip_by_clip(walks, tmp_path, layout):
+    frames = min(len(w) for w in walks)
+    batch = np.stack([w[:frames] for w in walks])  # (N, T, J, 3)
+    data = batch.transpose(0, 2, 3, 1) if layout == "NJ3T" else batch
+    np.savez(tmp_path / "samples.npz", motion=data)
+    out = tmp_path / "clean.npz"
+    assert main(["footplant", str(tmp_path / "samples.npz"), "-o", str(out)]) == 0
+    clean = np.load(out)["motion"]
+    assert clean.shape == data.shape and clean.dtype == data.dtype
+    clips = clean.transpose(0, 3, 1, 2) if layout == "NJ3T" else clean
+    for n in range(len(walks)):
+        lengths = _bone_lengths(clips[n])
+        assert np.all(np.ptp(lengths, axis=0) <= 1e-9 * lengths.max())
+
+
+def test_a_folder_of_position_files_runs_through_the_batch_runner(walks, tmp_path, capsys):
+    folder = tmp_path / "generated"
+    folder.mkdir()
+    for k, walk in enumerate(walks):
+        np.save(folder / f"clip{k}.npy", walk)
+    assert main(["footplant", str(folder), "-o", str(tmp_path / "out"), "--skeleton",
+                 "smpl22", "--jobs", "1"]) == 0
+    assert "0 failed" in capsys.readouterr().out
+    for k in range(len(walks)):
+        assert np.load(tmp_path / "out" / f"clip{k}.npy").shape == walks[k].shape
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert all(r["status"] == "ok" and r["clips"] == 1 for r in summary["clips"])
+
+
+def test_a_parents_file_names_any_skeleton(walks, tmp_path):
+    names, parents = POSITION_SKELETONS["smpl22"]
+    (tmp_path / "skeleton.json").write_text(json.dumps({"names": names,
+                                                        "parents": list(parents)}))
+    np.save(tmp_path / "walk.npy", walks[0])
+    assert main(["footplant", str(tmp_path / "walk.npy"), "-o", str(tmp_path / "out.npy"),
+                 "--skeleton", str(tmp_path / "skeleton.json")]) == 0
+    assert np.load(tmp_path / "out.npy").shape == walks[0].shape
+
+
+@pytest.mark.parametrize("extra, words", [
+    (["--skeleton", "smpl99"], "--skeleton must be one of"),
+    (["--plot", "p.png"], "--plot does not apply"),
+    (["-o", "out.bvh"], "-o must end in .npy or .npz"),
+])
+def test_bad_position_options_are_one_line(walks, tmp_path, capsys, monkeypatch, extra, words):
+    monkeypatch.chdir(tmp_path)
+    np.save(tmp_path / "walk.npy", walks[0])
+    args = ["footplant", "walk.npy", *extra]
+    if "-o" not in extra:
+        args += ["-o", "clean.npy"]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("limbik: error: ") and words in err and err.count("\n") == 1
+
+
+def test_position_options_on_a_bvh_clip_are_refused(tmp_path, capsys):
+    limbik.write_bvh(limbik.placement.walk.walk_cycle(cycles=0.5), tmp_path / "walk.bvh")
+    assert main(["footplant", str(tmp_path / "walk.bvh"), "-o", str(tmp_path / "o.bvh"),
+                 "--fps", "20"]) == 1
+    assert "--fps is for files of joint positions" in capsys.readouterr().err
+
+
+def test_a_wrong_joint_count_is_refused_by_name(tmp_path, capsys):
+    np.save(tmp_path / "bad.npy", np.zeros((10, 21, 3)))
+    assert main(["footplant", str(tmp_path / "bad.npy"), "-o", str(tmp_path / "o.npy")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("limbik: error: positions must have 22 joints") and "(10, 21, 3)" in err
