@@ -128,3 +128,42 @@ def test_euler_angles_match_scipy_and_survive_gimbal_lock(order):
 def test_euler_angles_of_a_zero_quaternion_are_refused():
     with pytest.raises(InvalidInputError, match="q_wxyz must be a non-zero quaternion"):
         euler_from_quaternions(np.zeros((2, 1, 4)), "XYZ")
+
+
+def test_the_addon_finds_an_editable_install_behind_a_leftover_folder(tmp_path):
+    """A site-packages folder on PYTHONPATH (as Blender reads it) holding a ``limbik``
+    folder left by an earlier install and an editable install's ``.pth`` file: the
+    add-on's ``_find_limbik`` makes ``import limbik.errors`` work."""
+    import ast
+    import subprocess
+    import sys
+    import textwrap
+    from pathlib import Path
+
+    import limbik
+
+    addon = Path(limbik.__file__).parent / "app" / "blender" / "addon.py"
+    tree = ast.parse(addon.read_text())
+    source = next(ast.get_source_segment(addon.read_text(), node) for node in tree.body
+                  if isinstance(node, ast.FunctionDef) and node.name == "_find_limbik")
+    site_packages = tmp_path / "site-packages"
+    (site_packages / "limbik" / "solvers" / "__pycache__").mkdir(parents=True)
+    (site_packages / "limbik" / "solvers" / "__pycache__" / "k.nbi").write_bytes(b"")
+    (site_packages / "limbik.pth").write_text(str(Path(limbik.__file__).parents[1]) + "\n")
+    code = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(site_packages)!r})
+        import limbik
+        assert getattr(limbik, "__file__", None) is None  # the leftover folder
+        {textwrap.indent(source, "        ").lstrip()}
+        _find_limbik()
+        import limbik.errors
+        print(limbik.__file__)
+    """)
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # only the folder above
+    done = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True,
+                          timeout=60, check=False, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(Path(limbik.__file__))

@@ -5,7 +5,7 @@ other (joints and bones, each motion in its own colour), optionally on a terrain
 with foot traces and contact frames highlighted on the feet. The page has an orbit
 camera (drag to turn, right-drag or shift-drag to pan, wheel to zoom), a ground grid, and
 play, pause, frame slider and speed controls. It works offline: three.js (MIT licence,
-shipped beside this module as ``web/LICENSE``) is inlined, and the motion data is
+shipped beside this module as ``web_assets/LICENSE``) is inlined, and the motion data is
 stored in the page as little-endian float32, base64-encoded, with JSON metadata. A
 1000-frame, 31-joint pair of motions takes about 1 MB of data over the page's fixed
 ~0.7 MB of script.
@@ -38,7 +38,7 @@ from limbik.errors import InvalidInputError, NonFiniteInputError
 
 __all__ = ["ViewerMotion", "footplant_page", "report_table", "to_html"]
 
-_HERE = Path(__file__).with_name("web")
+_HERE = Path(__file__).with_name("web_assets")
 #: Height-field samples drawn at most per side; a larger field is drawn every n-th sample.
 MAX_TERRAIN_SAMPLES = 400
 #: Colours of the motions, in order (the first is the source in a before/after pair).

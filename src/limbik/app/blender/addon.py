@@ -306,7 +306,34 @@ def _menu(self: Any, context: Any) -> None:
 _CLASSES = (LIMBIK_OT_footplant, LIMBIK_OT_two_bone_ik)
 
 
+def _find_limbik() -> None:
+    """Make ``import limbik`` find the installed package.
+
+    A site-packages folder on ``PYTHONPATH`` is not a site folder to Python: its ``.pth``
+    files are not read. An editable install (``pip install -e .``) is found through such
+    a file, and a ``limbik`` folder that an earlier regular install left there (holding
+    only Numba's kernel cache) then imports as an empty namespace package. Where
+    ``limbik`` is such a package, each folder that holds it is added as a site folder,
+    which reads its ``.pth`` files, and ``limbik`` is imported again."""
+    import importlib
+    import os
+    import site
+    import sys
+
+    import limbik
+
+    if getattr(limbik, "__file__", None) is not None:
+        return  # a regular package
+    for folder in list(getattr(limbik, "__path__", [])):
+        site.addsitedir(os.path.dirname(folder))
+    for name in [n for n in sys.modules if n == "limbik" or n.startswith("limbik.")]:
+        del sys.modules[name]
+    importlib.invalidate_caches()
+    importlib.import_module("limbik")
+
+
 def register() -> None:
+    _find_limbik()
     for cls in _CLASSES:
         bpy.utils.register_class(cls)
     bpy.types.VIEW3D_MT_object.append(_menu)
