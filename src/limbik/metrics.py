@@ -7,6 +7,7 @@ Lengths are in the motion's units; speeds in units per second; angles in degrees
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 import numpy as np
@@ -18,16 +19,20 @@ from limbik.solvers._scale import length_scale
 __all__ = [
     "backward_knee_frames",
     "bone_length_drift",
+    "bone_length_variation",
     "contact_speed",
     "floating",
     "foot_skate",
+    "foot_skating_ratio",
     "foot_turn",
+    "jitter",
     "knee_angles",
     "knee_bend_angles",
     "knee_displacement",
     "knee_pop",
     "penetration",
     "pivot_slide",
+    "score_positions",
     "speed_near_floor",
     "stance_gap",
 ]
@@ -300,3 +305,127 @@ def contact_speed(positions: Any, contact: Any, dt: float) -> float:
         return 0.0
     step = np.linalg.norm(np.diff(p, axis=0), axis=-1)
     return float(np.mean(step[both]) / dt)
+
+
+# ------------------------------------------------------------------ position motions
+
+#: GMD's foot-skating thresholds: a toe within 5 cm of the floor moving faster than
+#: 0.5 m/s, in the frame and on average over 5 frames.
+SKATE_HEIGHT_M = 0.05
+SKATE_SPEED_M_S = 0.5
+SKATE_WINDOW = 5
+
+
+def foot_skating_ratio(positions: Any, feet: Sequence[int], fps: float, *, floor: float = 0.0,
+                       metres_per_unit: float = 1.0, height: float = SKATE_HEIGHT_M,
+                       speed: float = SKATE_SPEED_M_S, window: int = SKATE_WINDOW) -> float:
+    """The share of frame steps on which a foot skates, as motion-generation papers
+    (GMD and its followers) measure it.
+
+    ``positions (T, J, 3)`` are Y up; ``feet`` the joints that touch the floor (SMPL's
+    toes, 10 and 11). A step ``t → t + 1`` skates where a foot joint is below
+    ``floor + height`` (metres) in both frames and its horizontal speed is above
+    ``speed`` (m/s) both over that step and on average over ``window`` steps centred on
+    it; heights and speeds convert through ``metres_per_unit`` and ``fps``. Returns a
+    fraction in [0, 1] (0 for fewer than two frames).
+    """
+    p = np.asarray(positions, dtype=np.float64)[:, list(feet)] * metres_per_unit
+    if p.shape[0] < 2:
+        return 0.0
+    step = np.linalg.norm(np.diff(p[..., [0, 2]], axis=0), axis=-1) * fps  # (T-1, F)
+    kernel = np.ones(window) / window
+    average = np.stack([np.convolve(step[:, k], kernel, mode="same")
+                        for k in range(step.shape[1])], axis=1)
+    low = p[..., 1] < floor * metres_per_unit + height
+    contact = low[:-1] & low[1:]
+    skating = contact & (step > speed) & (average > speed)
+    return float(np.mean(skating.any(axis=1)))
+
+
+def bone_length_variation(positions: Any, parents: Any) -> np.ndarray:
+    """Each bone's length wobble ``(J,)``: the standard deviation of its length over the
+    frames divided by its median (0 for the root and for bones of zero length)."""
+    p = np.asarray(positions, dtype=np.float64)
+    par = np.asarray(parents)
+    lengths = np.linalg.norm(p[:, 1:] - p[:, par[1:]], axis=-1)
+    median = np.median(lengths, axis=0)
+    out = np.zeros(par.size)
+    fine = median > 0
+    out[1:][fine] = lengths[:, fine].std(axis=0) / median[fine]
+    return out
+
+
+def jitter(positions: Any, fps: float, *, metres_per_unit: float = 1.0) -> float:
+    """Mean joint jerk: the mean magnitude of the third time derivative of every joint's
+    position (m/s³ through ``metres_per_unit`` and ``fps``); 0 for fewer than 4 frames."""
+    p = np.asarray(positions, dtype=np.float64) * metres_per_unit
+    if p.shape[0] < 4:
+        return 0.0
+    jerk = np.diff(p, n=3, axis=0) * fps ** 3
+    return float(np.linalg.norm(jerk, axis=-1).mean())
+
+
+def score_positions(positions: Any, skeleton: Any = "smpl22", *, fps: float = 20.0,
+                    names: Sequence[str] | None = None, floor: float | None = None,
+                    metres_per_unit: float = 1.0, reference: Any | None = None
+                    ) -> dict[str, float]:
+    """The scores motion-generation papers report, for joint positions ``(T, J, 3)``
+    (Y up) of ``skeleton`` (a name from
+    :data:`~limbik.skeleton.positions.POSITION_SKELETONS`, or a parents list with
+    ``names``), at ``fps`` frames per second, in units of ``metres_per_unit`` metres.
+
+    Returns ``skate_ratio`` (:func:`foot_skating_ratio` on the toes, a fraction),
+    ``penetration`` (deepest foot joint below the floor, metres), ``floating`` (mean
+    height of the lower foot joint above the floor on the frames where a foot is within
+    5 cm of it, metres), ``bone_variation`` and ``bone_variation_mean`` (largest and
+    mean bone-length wobble, :func:`bone_length_variation`), ``jitter`` (:func:`jitter`,
+    m/s³) and ``leg_length`` (metres). ``floor`` is the floor's height (default: the
+    lowest foot joint's 5th-percentile height). With ``reference`` (positions of the
+    same shape, say the clean original or another clean-up): ``joint_change``, the
+    mean distance of every joint from the reference's after the one vertical offset
+    that fits best, metres.
+    """
+    from limbik.skeleton.limbs import find_legs
+    from limbik.skeleton.positions import position_layout
+    from limbik.skeleton.skeleton import Skeleton
+
+    joint_names, parents = position_layout(skeleton, names)
+    p = np.asarray(positions, dtype=np.float64)
+    if p.ndim != 3 or p.shape[1:] != (parents.size, 3):
+        raise InvalidInputError(f"positions must have shape (T, {parents.size}, 3), got "
+                                f"{p.shape}", argument="positions")
+    rate = as_float(fps, "fps", minimum=0.0, exclusive=True)
+    scale = as_float(metres_per_unit, "metres_per_unit", minimum=0.0, exclusive=True)
+    offsets = np.zeros((parents.size, 3))
+    offsets[1:] = p[0, 1:] - p[0, parents[1:]]
+    legs = find_legs(Skeleton(joint_names, parents, offsets))
+    toes = [leg.toe if leg.toe is not None else leg.ankle for leg in legs]
+    feet = sorted({j for leg in legs for j in (leg.ankle, leg.toe) if j is not None})
+    heights = p[:, feet, 1]
+    ground = float(np.percentile(heights.min(axis=1), 5)) if floor is None else float(floor)
+    lowest = heights.min(axis=1) - ground
+    near = lowest < SKATE_HEIGHT_M / scale
+    bones = np.linalg.norm(p[:, 1:] - p[:, parents[1:]], axis=-1)
+    leg_length = float(np.mean([np.median(bones[:, leg.knee - 1]) + np.median(
+        bones[:, leg.ankle - 1]) for leg in legs])) * scale
+    variation = bone_length_variation(p, parents)
+    scores = {
+        "skate_ratio": foot_skating_ratio(p, toes, rate, floor=ground, metres_per_unit=scale),
+        "penetration": float(max(0.0, -lowest.min())) * scale,
+        "floating": float(np.mean(np.maximum(lowest[near], 0.0))) * scale if near.any()
+        else 0.0,
+        "bone_variation": float(variation.max()),
+        "bone_variation_mean": float(variation[1:].mean()),
+        "jitter": jitter(p, rate, metres_per_unit=scale),
+        "leg_length": leg_length,
+    }
+    if reference is not None:
+        r = np.asarray(reference, dtype=np.float64)
+        if r.shape != p.shape:
+            raise InvalidInputError(f"reference must have the shape of positions {p.shape}, "
+                                    f"got {r.shape}", argument="reference")
+        lift = float(np.mean(p[..., 1] - r[..., 1]))
+        moved = p - r
+        moved[..., 1] -= lift
+        scores["joint_change"] = float(np.linalg.norm(moved, axis=-1).mean()) * scale
+    return scores

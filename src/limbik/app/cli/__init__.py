@@ -12,7 +12,16 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from limbik.app.cli import blender_addon, compile, demo, footplant, solve, urdf, view
+from limbik.app.cli import (
+    blender_addon,
+    compile,
+    demo,
+    footplant,
+    metrics,
+    solve,
+    urdf,
+    view,
+)
 from limbik.app.cli._args import Parser, UsageError
 from limbik.errors import LimbikError
 
@@ -35,7 +44,7 @@ def _on_sigterm(signum: int, frame: Any) -> None:
 
 
 #: The subcommands, in the order ``--help`` lists them.
-COMMANDS = (demo, footplant, view, blender_addon, solve, compile, urdf)
+COMMANDS = (demo, footplant, view, metrics, blender_addon, solve, compile, urdf)
 
 
 def build_parser() -> argparse.ArgumentParser:
