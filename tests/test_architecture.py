@@ -23,7 +23,7 @@ LEVELS = {
     "chain": 4, "skeleton": 4,
     "solvers": 5,
     "io": 6,
-    "body": 7, "metrics": 7, "roblox": 7,
+    "body": 7, "roblox": 7,
     "placement": 8, "rigs": 8,
     "viz": 9,
     "app": 10,

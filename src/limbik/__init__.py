@@ -36,8 +36,9 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "limbik.threads": ("get_num_threads", "release_memory", "set_num_threads"),
 }
-#: Public modules, loaded on first use as attributes of the package.
-_MODULES = ("errors", "metrics", "roblox")
+#: Public modules, loaded on first use as attributes of the package, by their homes.
+_MODULES = {"errors": "limbik.errors", "metrics": "limbik.placement.metrics",
+            "roblox": "limbik.roblox"}
 _LAZY = {name: module for module, names in _EXPORTS.items() for name in names}
 
 __all__ = sorted([*_LAZY, *_MODULES, "__version__"])
@@ -56,8 +57,11 @@ def __getattr__(name: str) -> _Any:
     if name == "__version__":
         globals()[name] = _version()
         return globals()[name]
+    if name in _MODULES:
+        globals()[name] = _importlib.import_module(_MODULES[name])
+        return globals()[name]
     module = _LAZY.get(name)
-    if module is None:  # a public module, or a subpackage used as an attribute
+    if module is None:  # a subpackage used as an attribute
         if not name.startswith("__"):
             try:
                 return _importlib.import_module(f"limbik.{name}")

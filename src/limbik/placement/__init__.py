@@ -1,4 +1,5 @@
-"""Foot placement: terrain, contacts, smoothing (metrics are in :mod:`limbik.metrics`)."""
+"""Foot placement: terrain, contacts, smoothing, foot placement on clips and on joint
+positions, and the motion-quality metrics (public as ``limbik.metrics``)."""
 
 from limbik.placement.contacts import (
     contact_spans,

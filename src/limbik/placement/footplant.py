@@ -37,7 +37,6 @@ from typing import Any
 
 import numpy as np
 
-from limbik import metrics
 from limbik._runtime.validation import as_flag, as_float, read_only
 from limbik.errors import InvalidInputError
 from limbik.geometry.quaternion import (
@@ -50,6 +49,7 @@ from limbik.geometry.quaternion import (
 )
 from limbik.geometry.vectors import cross
 from limbik.io.units import import_height_field
+from limbik.placement import metrics
 from limbik.placement._footplant_kernels import limit_rate, settle_pitch
 from limbik.placement.contacts import (
     contact_spans,
@@ -58,12 +58,19 @@ from limbik.placement.contacts import (
     horizontal_speed,
     local_minimum,
 )
+from limbik.placement.feet import (
+    estimate_floor,
+    foot_joints,
+    foot_point,
+    leg_lengths,
+    world_pose,
+)
 from limbik.placement.spring import smooth_zero_lag
 from limbik.placement.terrain import Terrain
 from limbik.skeleton._fk_kernels import forward_kinematics_frames
 from limbik.skeleton.apply import apply_ik
 from limbik.skeleton.limbs import Leg, find_legs
-from limbik.skeleton.motion import Motion, _forward_kinematics, check_motion
+from limbik.skeleton.motion import Motion, check_motion
 from limbik.solvers.two_bone.solver import two_bone
 
 __all__ = ["FootplantReport", "estimate_floor", "evaluate", "footplant", "knee_hinge_axes"]
@@ -148,54 +155,6 @@ class FootplantReport:
         return "\n".join(lines)
 
 
-def _leg_lengths(motion: Motion, leg: Leg) -> tuple[float, float]:
-    """The leg's thigh and shin lengths; a bone of zero length (no leg to solve) raises."""
-    sk = motion.skeleton
-    thigh, shin = (float(np.linalg.norm(sk.offsets[j])) for j in (leg.knee, leg.ankle))
-    size = float(np.max(np.linalg.norm(sk.offsets, axis=-1), initial=0.0))
-    for length, child, bone in ((thigh, leg.knee, "thigh"), (shin, leg.ankle, "shin")):
-        if not length > 1e-9 * size:
-            parent = int(sk.parents[child])
-            raise InvalidInputError(
-                f"motion's {leg.side} leg must have bones of non-zero length, got a {bone} "
-                f"({sk.names[parent]} → {sk.names[child]}) of length {length:.3g}",
-                argument="motion")
-    return thigh, shin
-
-
-def _foot_point(leg: Leg) -> int:
-    return leg.toe if leg.toe is not None else leg.ankle
-
-
-def estimate_floor(motion: Motion, legs: Sequence[Leg], leg_length: float, *,
-                   positions: np.ndarray | None = None) -> float:
-    """The source clip's floor height, from its lowest foot points.
-
-    Per frame, the lowest of the ankles, toes and the toes' End Sites (toe tips); the
-    floor is the 5th percentile of that over the clip. Motion-capture files put the
-    floor at y = 0, so an estimate within 2% of a leg length of 0 is taken as exactly 0.
-    ``positions`` are the clip's world positions with End Sites, when already at hand.
-    """
-    world = (motion.world_positions(include_end_sites=True) if positions is None
-             else positions)
-    joints = motion.skeleton.num_joints
-    feet = {j for leg in legs for j in (leg.ankle, _foot_point(leg))}
-    points = sorted(feet) + [joints + k for k, p in enumerate(motion.skeleton.end_site_parents)
-                             if int(p) in feet]
-    level = float(np.percentile(world[:, points, 1].min(axis=1), 5))
-    return 0.0 if abs(level) <= 0.02 * leg_length else level
-
-
-def _world_pose(motion: Motion) -> tuple[np.ndarray, np.ndarray]:
-    """World rotations ``(F, J, 4)`` and positions with End Sites ``(F, J + E, 3)``, from
-    one forward-kinematics pass."""
-    sk = motion.skeleton
-    q, p = _forward_kinematics(sk.parents, motion.rotations, motion.local_translations())
-    ends = p[:, sk.end_site_parents] + rotate_vectors(q[:, sk.end_site_parents],
-                                                      sk.end_site_offsets)
-    return q, np.concatenate([p, ends], axis=1)
-
-
 def _legs_world_pose(planted: Motion, source_rotations: np.ndarray, source_world: np.ndarray,
                      legs: Sequence[Leg], lift: np.ndarray) -> np.ndarray:
     """World positions with End Sites ``(F, J + E, 3)`` of ``planted``, a clip that differs
@@ -217,23 +176,14 @@ def _legs_world_pose(planted: Motion, source_rotations: np.ndarray, source_world
     return np.concatenate([p, ends], axis=1)
 
 
-def _foot_joints(motion: Motion, leg: Leg) -> list[int]:
-    """Indices into ``world_positions(include_end_sites=True)``: ankle, toe, toe tips."""
-    sk = motion.skeleton
-    if leg.toe is None:
-        return [leg.ankle]
-    tips = [sk.num_joints + k for k, p in enumerate(sk.end_site_parents) if int(p) == leg.toe]
-    return [leg.ankle, leg.toe, *tips]
-
-
 def _rest_heights(motion: Motion, full_world: np.ndarray, legs: Sequence[Leg], floor: float,
                   leg_length: float) -> dict[str, np.ndarray]:
     """Per leg, the resting heights above the floor of its foot points (see
-    :func:`_foot_joints`): each point's 5th percentile, never below the floor, and no
+    :func:`foot_joints`): each point's 5th percentile, never below the floor, and no
     more than 0.5% of a leg above the same point of the other foot (both feet stand on
     one floor, so a foot that never comes down that far was hovering)."""
     own = {leg.side: np.maximum(np.percentile(
-        full_world[:, _foot_joints(motion, leg), 1] - floor, 5, axis=0), 0.0) for leg in legs}
+        full_world[:, foot_joints(motion, leg), 1] - floor, 5, axis=0), 0.0) for leg in legs}
     out = {}
     for leg in legs:
         rest = own[leg.side]
@@ -256,7 +206,7 @@ def _foot_signals(world: np.ndarray, leg: Leg, floor: float, leg_length: float, 
     foot at or below its resting height reads as at or below 0 (grounded).
     """
     heights, speeds = [], []
-    for j in dict.fromkeys((leg.ankle, _foot_point(leg))):
+    for j in dict.fromkeys((leg.ankle, foot_point(leg))):
         point = world[:, j]
         above = point[:, 1] - floor
         rest = max(float(np.percentile(above, 5)), 0.0)
@@ -269,11 +219,11 @@ def _foot_signals(world: np.ndarray, leg: Leg, floor: float, leg_length: float, 
 
 def _sole_heights(full_world: np.ndarray, motion: Motion, leg: Leg, floor: float,
                   rest: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A foot's points (see :func:`_foot_joints`) above the floor ``(frames, k)``, and the
+    """A foot's points (see :func:`foot_joints`) above the floor ``(frames, k)``, and the
     heights above their resting heights ``rest`` ``(k,)`` of its heel and of its lowest
     toe point ``(frames, 2)`` (``(frames, 1)`` without a toe): what stance float is
     measured on."""
-    above = full_world[:, _foot_joints(motion, leg), 1] - floor
+    above = full_world[:, foot_joints(motion, leg), 1] - floor
     relative = above - rest
     if leg.toe is None:
         return above, relative[:, :1]
@@ -776,7 +726,7 @@ def knee_hinge_axes(motion: Motion, legs: Sequence[Leg], *,
     ``(hip→ankle) × axis``. ``pose`` is the clip's world rotations and positions, when
     already at hand.
     """
-    rotations, world = pose if pose is not None else _world_pose(motion)
+    rotations, world = pose if pose is not None else world_pose(motion)
     left_hip = world[:, legs[0].hip] - world[:, legs[-1].hip]
     out: dict[str, np.ndarray] = {}
     for leg in legs:
@@ -881,8 +831,8 @@ def evaluate(motion: Motion, terrain: Terrain, legs: Sequence[Leg],
     Heights are measured from ``terrain``; to measure a source clip on its own floor,
     pass ``Terrain.flat(floor)``.
     """
-    return _evaluate(motion, _world_pose(motion)[1], terrain, legs, contacts,
-                     None if reference is None else _world_pose(reference)[1][0])
+    return _evaluate(motion, world_pose(motion)[1], terrain, legs, contacts,
+                     None if reference is None else world_pose(reference)[1][0])
 
 
 def _evaluate(motion: Motion, full: np.ndarray, terrain: Terrain, legs: Sequence[Leg],
@@ -895,11 +845,11 @@ def _evaluate(motion: Motion, full: np.ndarray, terrain: Terrain, legs: Sequence
     dt = motion.frame_time
     forward = _facing(world, legs)
     for leg in legs:
-        point = world[:, _foot_point(leg)]
-        thigh, shin = _leg_lengths(motion, leg)
+        point = world[:, foot_point(leg)]
+        thigh, shin = leg_lengths(motion, leg)
         c = contacts[leg.side]
         per_frame, skate = metrics.foot_skate(point, c)
-        feet = full[:, _foot_joints(motion, leg)]
+        feet = full[:, foot_joints(motion, leg)]
         out[f"{leg.side}_skate"] = skate
         out[f"{leg.side}_skate_max"] = float(per_frame.max(initial=0.0))
         out[f"{leg.side}_penetration"] = float(metrics.penetration(feet, terrain).max(initial=0))
@@ -994,10 +944,10 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
         raise InvalidInputError(f"softness must be below 0.5, got {softness}",
                                 argument="softness")
     weight = _weights(weights, legs)
-    source_rotations, full_world = _world_pose(motion)
+    source_rotations, full_world = world_pose(motion)
     world = full_world[:, :motion.skeleton.num_joints]
     frames = motion.num_frames
-    lengths = {leg.side: _leg_lengths(motion, leg) for leg in legs}
+    lengths = {leg.side: leg_lengths(motion, leg) for leg in legs}
     # each source leg's hip-to-ankle distance (frames,), which the pelvis bound, the
     # swing's lift and the soft reach all measure against
     source_reaches = {leg.side: np.linalg.norm(world[:, leg.hip] - world[:, leg.ankle], axis=1)
@@ -1218,7 +1168,7 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
                                         roll, pins[leg.side])
                 placed = quaternion_multiply(roll, turn)
             rotations[leg.ankle] = quaternion_multiply(placed, source_ankle)
-            toe_turn = _toe_tip_lift(full_world[:, _foot_joints(motion, leg)[2:]]
+            toe_turn = _toe_tip_lift(full_world[:, foot_joints(motion, leg)[2:]]
                                      - world[:, leg.toe, None], placed,
                                      solved.positions[:, 2] + foot, ground)
             if toe_turn is not None:
@@ -1378,7 +1328,7 @@ def terrain_for_clip(spec: str, motion: Motion, *, seed: int = 0, cell_size: flo
     if spec == "flat":  # needs no legs: a clip of an arm has a floor too
         return Terrain.flat(0.0)
     legs = tuple(legs) if legs is not None else find_legs(motion.skeleton)
-    leg_length = float(np.mean([sum(_leg_lengths(motion, leg)) for leg in legs]))
+    leg_length = float(np.mean([sum(leg_lengths(motion, leg)) for leg in legs]))
     root = motion.root_positions[:, [0, 2]]
     lo = root.min(axis=0) - 2 * leg_length
     hi = root.max(axis=0) + 2 * leg_length

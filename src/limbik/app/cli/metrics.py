@@ -47,7 +47,7 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
 
     from limbik.errors import InvalidInputError
     from limbik.io.units import unit_scale
-    from limbik.metrics import score_positions
+    from limbik.placement.metrics import score_positions
 
     scale = unit_scale(args.unit) if args.unit is not None else 1.0
     references = []

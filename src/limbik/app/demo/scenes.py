@@ -563,7 +563,7 @@ def _swivel(root: np.ndarray, target: np.ndarray, a: np.ndarray, b: np.ndarray) 
 @scene("footplant")
 def footplant_scene(folder: Path | None) -> list[SceneResult]:
     """The built-in walk planted on generated hills (before and after)."""
-    from limbik import metrics
+    from limbik.placement import metrics
     from limbik.placement.footplant import footplant, terrain_for_clip
     from limbik.placement.walk import walk_cycle
     from limbik.skeleton.limbs import find_legs, joint_sides
