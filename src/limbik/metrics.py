@@ -1,5 +1,6 @@
 """Motion-quality metrics: foot skate and slide, penetration, floating and stance gap, knee pops,
-backward-bent knees, knee jumps, foot turns, bone-length drift.
+backward-bent knees, knee jumps, foot turns, bone-length drift; and :func:`score_motion`, the
+standard foot-contact scores of a whole clip.
 
 All functions take world-space arrays, so they measure any motion, whatever produced it.
 Lengths are in the motion's units; speeds in units per second; angles in degrees.
@@ -28,6 +29,7 @@ __all__ = [
     "knee_pop",
     "penetration",
     "pivot_slide",
+    "score_motion",
     "speed_near_floor",
     "stance_gap",
 ]
@@ -300,3 +302,233 @@ def contact_speed(positions: Any, contact: Any, dt: float) -> float:
         return 0.0
     step = np.linalg.norm(np.diff(p, axis=0), axis=-1)
     return float(np.mean(step[both]) / dt)
+
+
+#: Leg length (hip to ankle, metres) taken for a clip whose unit is not given, to convert
+#: :func:`score_motion`'s thresholds in metres into the clip's units.
+DEFAULT_LEG_METRES = 0.8
+
+
+def _yaw(ankle: np.ndarray, toe: np.ndarray) -> np.ndarray:
+    """Unwrapped heading (degrees) ``(frames,)`` of the horizontal ankle→toe direction."""
+    f = toe - ankle
+    return np.degrees(np.unwrap(np.arctan2(f[:, 0], f[:, 2])))
+
+
+def _f1(found: np.ndarray, truth: np.ndarray) -> tuple[float, float, float]:
+    hits = float(np.count_nonzero(found & truth))
+    precision = hits / max(float(np.count_nonzero(found)), 1.0)
+    recall = hits / max(float(np.count_nonzero(truth)), 1.0)
+    f1 = 2 * precision * recall / max(precision + recall, 1e-300)
+    return precision, recall, f1
+
+
+def score_motion(motion: Any, *, source: Any | None = None, terrain: _Ground | None = None,
+                 floor: float | None = None, legs: Any | None = None,
+                 contacts: Any | None = None, labels: Any | None = None,
+                 metres_per_unit: float | None = None, skate_height: float = 0.05,
+                 skate_speed: float = 0.5) -> dict[str, float]:
+    """The standard foot-contact scores of a clip: any clip (a source, a clean-up of it,
+    a reference clean-up), each measured the same way.
+
+    Parameters
+    ----------
+    motion : the clip (a :class:`~limbik.Motion`).
+    source : the clip ``motion`` was made from (same skeleton and frames), for the scores
+        of change against it; contacts are then found on the source.
+    terrain : the ground under ``motion``; default: flat at ``motion``'s own floor
+        (:func:`limbik.placement.footplant.estimate_floor`). The source is measured on its
+        own floor.
+    floor : ``motion``'s floor height where ``terrain`` is None (default: estimated).
+    legs : the legs (default: :func:`limbik.find_legs`).
+    contacts : per leg side, the frames ``(frames,)`` (bool) at which the foot is planted,
+        or ``(frames, k)`` per foot joint (heel/ankle, then toe); default: found by
+        :func:`limbik.placement.contacts.joint_contacts` on the source (or ``motion``).
+    labels : per leg side, reference contact frames ``(frames,)`` (bool), such as the
+        frames on which a reference clean-up holds the foot still.
+    metres_per_unit : the clip's unit in metres (default: a leg is ``DEFAULT_LEG_METRES``).
+    skate_height, skate_speed : the foot-skating thresholds, metres and metres/s.
+
+    Returns
+    -------
+    A dictionary; lengths in % of the mean leg length (thigh plus shin), speeds in the
+    clip's units/s, angles in degrees:
+
+    - ``skate_ratio``: % of foot-frames on which a foot joint (ankle or toe) is within
+      ``skate_height`` of the ground and moves horizontally faster than ``skate_speed``
+      (converted through the unit and frame time);
+    - ``slide_speed``: mean horizontal speed of the ankles and toes on their contact frames;
+    - ``penetration``: deepest foot point (ankle, toe, toe tips) below the ground;
+    - ``float``: mean height of a foot's lower joint (ankle or toe) above the ground on
+      its contact frames;
+    - ``swing_clearance``: the lowest height of a foot's lower joint above the ground on
+      swing frames (more than ``MIN_CONTACT_TIME`` from any of that foot's contacts);
+    - ``foot_turn``: the largest change of a foot's heading (ankle→toe) within one span on
+      which both its ankle and its toe are in contact;
+    - ``knee_pop``: largest per-frame change of a knee's angle; ``knee_move``: largest
+      per-frame move of a knee relative to its hip (% leg); ``backward_knee_frames``:
+      frames whose knee bends behind the hip–ankle line by more than 2°.
+
+    With ``source``: ``joint_change`` (mean distance of every joint from the source's after
+    the one vertical offset that fits best, % leg), ``root_change`` (the same for the root
+    alone), ``stance_height_p99`` (99th percentile of the change of a foot joint's height
+    above the ground on the frames where it is in contact in the source, % leg) and
+    ``swing_accel_ratio`` (RMS vertical acceleration of the foot joints on swing frames,
+    over the source's). With ``labels``: ``labelled_speed`` (mean ankle and toe speed on
+    the labelled frames), ``contact_precision``, ``contact_recall`` and ``contact_f1`` of
+    the contacts against the labels.
+    """
+    from limbik.placement.contacts import MIN_CONTACT_TIME, joint_contacts, smoothed_speed
+    from limbik.placement.footplant import (
+        _foot_joints,
+        _leg_lengths,
+        _world_pose,
+        estimate_floor,
+    )
+    from limbik.placement.terrain import Terrain
+    from limbik.skeleton.limbs import find_legs
+    from limbik.skeleton.motion import check_motion
+
+    check_motion(motion)
+    if source is not None:
+        check_motion(source)
+        if source.rotations.shape != motion.rotations.shape:
+            raise InvalidInputError(f"source must have the motion's frames and joints "
+                                    f"{motion.rotations.shape[:2]}, got "
+                                    f"{source.rotations.shape[:2]}", argument="source")
+    legs = tuple(legs) if legs is not None else find_legs(motion.skeleton)
+    dt = float(motion.frame_time)
+    leg_length = float(np.mean([sum(_leg_lengths(motion, leg)) for leg in legs]))
+    pct = 100.0 / leg_length
+    unit = (DEFAULT_LEG_METRES / leg_length if metres_per_unit is None
+            else as_float(metres_per_unit, "metres_per_unit", minimum=0.0, exclusive=True))
+    near = as_float(skate_height, "skate_height", minimum=0.0) / unit
+    fast = as_float(skate_speed, "skate_speed", minimum=0.0) / unit
+    full = _world_pose(motion)[1]
+    if terrain is None:
+        level = (estimate_floor(motion, legs, leg_length, positions=full) if floor is None
+                 else as_float(floor, "floor"))
+        ground: _Ground = Terrain.flat(level)
+    else:
+        ground = _check_ground(terrain)
+    src_full = _world_pose(source)[1] if source is not None else None
+    src_ground = (Terrain.flat(estimate_floor(source, legs, leg_length, positions=src_full))
+                  if src_full is not None else ground)
+    basis, basis_ground = (src_full, src_ground) if src_full is not None else (full, ground)
+    n = motion.num_frames
+    slide, held, skate, floats, clear, turns, stance = [], [], [], [], [], [], []
+    accel_new, accel_src, found_all, truth_all = [], [], [], []
+    pops, moves, backward = [], [], 0.0
+    world = full[:, :motion.skeleton.num_joints]
+    left = world[:, legs[0].hip] - world[:, legs[-1].hip]
+    facing = np.cross(left, [0.0, 1.0, 0.0])
+    for leg in legs:
+        joints = [leg.ankle] + ([leg.toe] if leg.toe is not None else [])
+        points = full[:, joints]
+        height = points[..., 1] - ground.height(points[..., 0], points[..., 2])
+        speed = np.stack([horizontal_speed_of(points[:, k], dt) for k in range(len(joints))],
+                         axis=1)
+        given = None if contacts is None else contacts.get(leg.side)
+        if given is None:
+            b = basis[:, joints]
+            bh = b[..., 1] - basis_ground.height(b[..., 0], b[..., 2])
+            bv = np.stack([smoothed_speed(b[:, k], dt) for k in range(len(joints))], axis=1)
+            mask = joint_contacts(bh, bv, leg_length, dt)
+        else:
+            mask = np.asarray(given, dtype=bool)
+            if mask.ndim == 1:
+                mask = np.repeat(mask[:, None], len(joints), axis=1)
+            if mask.shape != (n, len(joints)):
+                raise InvalidInputError(f"contacts[{leg.side!r}] must have shape ({n},) or "
+                                        f"({n}, {len(joints)}), got {mask.shape}",
+                                        argument="contacts")
+        foot = mask.any(axis=1)
+        skate.append(np.mean((height <= near) & (speed > fast), axis=0))
+        if np.any(mask):
+            slide.append(speed[mask])
+        lowest = height.min(axis=1)
+        if np.any(foot):
+            floats.append(np.maximum(lowest[foot], 0.0))
+        gap = max(1, round(MIN_CONTACT_TIME / dt))
+        padded = np.convolve(foot.astype(float), np.ones(2 * gap + 1), mode="same") > 0
+        swing = ~padded
+        if np.any(swing):
+            clear.append(lowest[swing].min())
+        if leg.toe is not None:
+            yaw = _yaw(world[:, leg.ankle], world[:, leg.toe])
+            flat = mask.all(axis=1).astype(np.int8)
+            starts = np.flatnonzero(np.diff(np.concatenate([[0], flat])) == 1)
+            stops = np.flatnonzero(np.diff(np.concatenate([flat, [0]])) == -1)
+            for a, b in zip(starts, stops + 1, strict=True):
+                turns.append(float(np.ptp(yaw[a:b])))
+        hip, knee, ankle = world[:, leg.hip], world[:, leg.knee], world[:, leg.ankle]
+        bend = knee_bend_angles(hip, knee, ankle, facing)
+        pops.append(float(np.max(np.abs(np.diff(np.abs(bend))), initial=0.0)))
+        moves.append(knee_displacement(hip, knee))
+        backward += float(np.count_nonzero(bend < -2.0))
+        if labels is not None and labels.get(leg.side) is not None:
+            truth = np.asarray(labels[leg.side], dtype=bool)
+            if truth.shape != (n,):
+                raise InvalidInputError(f"labels[{leg.side!r}] must have shape ({n},), got "
+                                        f"{truth.shape}", argument="labels")
+            held.append(speed[truth])
+            found_all.append(foot)
+            truth_all.append(truth)
+        if src_full is not None:
+            src_points = src_full[:, joints]
+            src_height = src_points[..., 1] - src_ground.height(src_points[..., 0],
+                                                                src_points[..., 2])
+            stance.append(np.abs(height - src_height)[mask])
+            if np.count_nonzero(swing) > 2 and n > 2:
+                acc = np.zeros((n, len(joints)))
+                acc_src = np.zeros((n, len(joints)))
+                acc[1:-1] = np.diff(points[..., 1], 2, axis=0) / (dt * dt)
+                acc_src[1:-1] = np.diff(src_points[..., 1], 2, axis=0) / (dt * dt)
+                accel_new.append(acc[swing])
+                accel_src.append(acc_src[swing])
+    out: dict[str, float] = {
+        "skate_ratio": 100.0 * float(np.mean(skate)) if skate else 0.0,
+        "slide_speed": float(np.mean(np.concatenate(slide))) if slide else 0.0,
+        "penetration": pct * float(np.max(
+            [penetration(full[:, _foot_joints(motion, leg)], ground).max(initial=0.0)
+             for leg in legs])),
+        "float": pct * float(np.mean(np.concatenate(floats))) if floats else 0.0,
+        "swing_clearance": pct * float(min(clear)) if clear else 0.0,
+        "foot_turn": max(turns, default=0.0),
+        "knee_pop": max(pops, default=0.0),
+        "knee_move": pct * max(moves, default=0.0),
+        "backward_knee_frames": backward,
+    }
+    if src_full is not None:
+        joints_now = full[:, :motion.skeleton.num_joints]
+        joints_src = src_full[:, :motion.skeleton.num_joints]
+        delta = joints_now - joints_src
+        delta[..., 1] -= float(np.mean(delta[..., 1]))
+        out["joint_change"] = pct * float(np.mean(np.linalg.norm(delta, axis=-1)))
+        root = joints_now[:, 0] - joints_src[:, 0]
+        root[:, 1] -= float(np.mean(root[:, 1]))
+        out["root_change"] = pct * float(np.mean(np.linalg.norm(root, axis=-1)))
+        heights = np.concatenate(stance) if stance else np.zeros(0)
+        out["stance_height_p99"] = (pct * float(np.percentile(heights, 99)) if heights.size
+                                    else 0.0)
+        if accel_new:
+            a_new = float(np.sqrt(np.mean(np.concatenate(accel_new) ** 2)))
+            a_src = float(np.sqrt(np.mean(np.concatenate(accel_src) ** 2)))
+            out["swing_accel_ratio"] = a_new / a_src if a_src > 0 else 1.0
+        else:
+            out["swing_accel_ratio"] = 1.0
+    if found_all:
+        out["labelled_speed"] = (float(np.mean(np.concatenate(held)))
+                                 if sum(h.size for h in held) else 0.0)
+        p, r, f = _f1(np.concatenate(found_all), np.concatenate(truth_all))
+        out.update(contact_precision=p, contact_recall=r, contact_f1=f)
+    return out
+
+
+def horizontal_speed_of(positions: np.ndarray, dt: float) -> np.ndarray:
+    """Horizontal speed ``(frames,)`` of ``positions`` ``(frames, 3)`` by backward
+    differences (0 on the first frame), units/s."""
+    out = np.zeros(len(positions))
+    if len(positions) > 1:
+        out[1:] = np.hypot(*np.diff(positions[:, [0, 2]], axis=0).T) / dt
+    return out

@@ -13,7 +13,7 @@ from limbik._validation import FloatArray, as_float_array, as_int
 from limbik.errors import InvalidInputError
 
 __all__ = ["contact_spans", "contacts_from_ranges", "detect_contacts", "horizontal_speed",
-           "local_minimum"]
+           "joint_contacts", "local_minimum"]
 
 
 def horizontal_speed(positions: Any, dt: float) -> FloatArray:
@@ -155,3 +155,81 @@ def contacts_from_ranges(ranges: Iterable[Sequence[int]], n_frames: int) -> np.n
                 argument="contacts")
         mask[first:last + 1] = True
     return mask
+
+
+#: Seconds either side over which a joint's local floor (its running minimum height) is
+#: taken: long enough to span a step, short enough that stances hovering at different
+#: heights from step to step are each found.
+LOCAL_FLOOR_TIME = 0.4
+#: Leg lengths above its local floor up to which a joint may enter a contact; it leaves
+#: above twice this.
+CONTACT_HEIGHT = 0.03
+#: Seconds: the shortest contact and the shortest gap between two contacts.
+MIN_CONTACT_TIME = 0.06
+#: Seconds over which a joint's horizontal speed is averaged before it is compared.
+SPEED_WINDOW = 0.05
+
+
+def joint_speed_threshold(speeds: Any) -> float:
+    """A clip's planted-versus-moving speed threshold (leg lengths/s) from the smoothed
+    horizontal speeds (leg lengths/s) of its foot joints, any shape.
+
+    Foot speeds are bimodal: slow while planted (or skating), fast in swing. The
+    threshold is the geometric mean of the 10th and 90th percentiles, within [0.1, 2].
+    """
+    v = np.asarray(speeds, dtype=np.float64).ravel()
+    if v.size == 0:
+        return 0.5
+    low, high = np.percentile(v, [10, 90])
+    return float(np.clip(np.sqrt(max(low, 1e-3) * max(high, 1e-3)), 0.1, 2.0))
+
+
+def smoothed_speed(positions: Any, dt: float) -> FloatArray:
+    """Horizontal speed ``(frames,)`` of ``positions`` ``(frames, 3)``, box-averaged over
+    ``SPEED_WINDOW`` seconds (a skating foot's jitter does not read as a swing)."""
+    speed = horizontal_speed(positions, dt)
+    width = max(1, round(SPEED_WINDOW / dt)) | 1
+    if width == 1 or speed.size < 2:
+        return speed
+    kernel = np.ones(width) / width
+    return np.convolve(np.pad(speed, width // 2, mode="edge"), kernel, mode="valid")
+
+
+def joint_contacts(heights: Any, speeds: Any, leg_length: float, dt: float, *,
+                   contact_height: float = CONTACT_HEIGHT,
+                   speed_threshold: float | None = None) -> np.ndarray:
+    """Contact masks ``(frames, k)`` of ``k`` foot joints (heel/ankle, toe), as an animator
+    marks them.
+
+    ``heights`` ``(frames, k)`` are the joints' heights above the ground under them and
+    ``speeds`` ``(frames, k)`` their smoothed horizontal speeds (:func:`smoothed_speed`),
+    in the clip's units and units/s. Per joint, its height is measured from its local
+    floor (the running minimum over ±``LOCAL_FLOOR_TIME`` s, so a joint that hovers
+    through a stance is still found) and in leg lengths, its speed in leg lengths/s. A
+    contact starts at most ``contact_height`` above the local floor and below 0.7× the
+    speed threshold (default: :func:`joint_speed_threshold` of these joints), and ends
+    above twice that height or 1.4× the threshold (hysteresis); a joint at or below the
+    ground stays in contact unless it moves faster than the threshold's 1.4× (a planted
+    foot that skates is still planted). Contacts and gaps shorter than
+    ``MIN_CONTACT_TIME`` are removed.
+    """
+    h = np.atleast_2d(np.asarray(heights, dtype=np.float64).T).T
+    v = np.atleast_2d(np.asarray(speeds, dtype=np.float64).T).T
+    if h.shape != v.shape:
+        raise InvalidInputError(f"heights and speeds must have one shape, got {h.shape} and "
+                                f"{v.shape}", argument="heights")
+    size = max(float(leg_length), 1e-300)
+    scaled_speed = v / size
+    gate = (joint_speed_threshold(scaled_speed) if speed_threshold is None
+            else float(speed_threshold))
+    half = max(1, round(LOCAL_FLOOR_TIME / dt))
+    frames = max(2, round(MIN_CONTACT_TIME / dt))
+    out = np.zeros(h.shape, dtype=bool)
+    for k in range(h.shape[1]):
+        height = h[:, k] / size
+        local = height - local_minimum(height, half)
+        signal = np.where(height <= 0.0, height, local)
+        out[:, k] = detect_contacts(signal, scaled_speed[:, k], enter_height=contact_height,
+                                    exit_height=2 * contact_height, enter_speed=0.7 * gate,
+                                    exit_speed=1.4 * gate, min_frames=frames)
+    return out
