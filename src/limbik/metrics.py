@@ -357,7 +357,8 @@ def score_motion(motion: Any, *, source: Any | None = None, terrain: _Ground | N
     - ``skate_ratio``: % of foot-frames on which a foot joint (ankle or toe) is within
       ``skate_height`` of the ground and moves horizontally faster than ``skate_speed``
       (converted through the unit and frame time);
-    - ``slide_speed``: mean horizontal speed of the ankles and toes on their contact frames;
+    - ``slide_speed``: mean horizontal speed of the ankles and toes from one contact frame
+      to the next;
     - ``penetration``: deepest foot point (ankle, toe, toe tips) below the ground;
     - ``float``: mean height of a foot's lower joint (ankle or toe) above the ground on
       its contact frames;
@@ -444,8 +445,11 @@ def score_motion(motion: Any, *, source: Any | None = None, terrain: _Ground | N
                                         argument="contacts")
         foot = mask.any(axis=1)
         skate.append(np.mean((height <= near) & (speed > fast), axis=0))
-        if np.any(mask):
-            slide.append(speed[mask])
+        inner = mask.copy()
+        inner[1:] &= mask[:-1]
+        inner[0] = False
+        if np.any(inner):
+            slide.append(speed[inner])
         lowest = height.min(axis=1)
         if np.any(foot):
             floats.append(np.maximum(lowest[foot], 0.0))

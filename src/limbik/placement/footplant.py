@@ -56,7 +56,10 @@ from limbik.placement.contacts import (
     contacts_from_ranges,
     detect_contacts,
     horizontal_speed,
+    joint_contacts,
+    joint_speed_threshold,
     local_minimum,
+    smoothed_speed,
 )
 from limbik.placement.spring import smooth_zero_lag
 from limbik.placement.terrain import Terrain
@@ -73,6 +76,9 @@ Progress = Callable[[int, int, str], None]
 #: Stance float (leg lengths) below which a planted foot keeps the source's height.
 FLOAT_KEPT = 0.005
 _UP = np.array([0.0, 1.0, 0.0])
+#: Share of a leg's length (thigh plus shin) that the root's bound lets a held leg reach,
+#: where the source's own leg reaches less.
+REACH = 0.995
 #: Degrees per frame by which a leg's knee may bend faster than the source's off contacts.
 KNEE_RATE_SLACK = 1.5
 #: Heights (leg lengths) of a foot's lowest point above where it stands: up to the first,
@@ -108,8 +114,10 @@ class FootplantReport:
     lift : how far the clip's floor was moved up to lie on the terrain (the terrain's
         median height under the root's path minus ``floor``); 0 without a terrain.
     heel_weight : per leg side, ``(frames,)`` how much the heel is the planted foot's
-        pivot (1 heel, 0 toe): in a contact the point ``w·ankle + (1 − w)·toe`` is held
-        still horizontally.
+        pivot (1 heel, 0 toe): where the foot's length has to be kept, the ankle stays
+        by this share and the toe by the rest.
+    joint_contacts : per leg side, ``(frames, k)`` contact labels of the foot joints
+        (ankle, then toe where the leg has one).
     """
 
     floor: float
@@ -120,6 +128,7 @@ class FootplantReport:
     pelvis_offset: np.ndarray
     lift: float = 0.0
     heel_weight: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
+    joint_contacts: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dictionary."""
@@ -860,6 +869,303 @@ def _facing(world: np.ndarray, legs: Sequence[Leg]) -> np.ndarray:
     return forward / np.maximum(np.linalg.norm(forward, axis=1, keepdims=True), 1e-300)
 
 
+@dataclasses.dataclass
+class LegTrack:
+    """One leg through :func:`footplant`'s stages: what each stage knows of it.
+
+    ``joints`` are the foot joints that take contacts (ankle, then toe where the leg has
+    one); arrays are per frame ``F`` and per foot joint ``k``.
+    """
+
+    leg: Leg
+    thigh: float
+    shin: float
+    joints: list[int]
+    source: np.ndarray  # (F, k, 3) source world positions of the foot joints
+    rest: np.ndarray  # (k,) each joint's resting height above the floor
+    contacts: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 0), bool))
+    locks: np.ndarray | None = None  # (F, k, 3) held positions (nan outside contacts)
+    ground: np.ndarray | None = None  # (F,) the ground path the foot travels over
+    pins: np.ndarray | None = None  # (F, k) 0..1 how much each joint is held
+    targets: np.ndarray | None = None  # (F, k, 3) where the foot joints go
+
+    @property
+    def planted(self) -> np.ndarray:
+        """``(F,)`` frames on which any of the foot's joints is in contact."""
+        return self.contacts.any(axis=1)
+
+
+def _ease_weights(mask: np.ndarray, before: int, after: int) -> np.ndarray:
+    """1 on ``mask`` ``(n,)``, easing (smoothstep) to 0 over ``before`` frames before each
+    run of it and ``after`` frames after it: ``(n,)``."""
+    until, since = _contact_distances(mask)[1], _contact_distances(mask)[0]
+    ramp_in = _ramp(1.0 - until / (before + 1)) if before > 0 else (until == 0).astype(float)
+    ramp_out = _ramp(1.0 - since / (after + 1)) if after > 0 else (since == 0).astype(float)
+    return np.maximum(ramp_in, ramp_out)
+
+
+def _eased_offsets(values: np.ndarray, mask: np.ndarray, before: int, after: int
+                   ) -> np.ndarray:
+    """``values`` ``(n, d)`` on ``mask`` (n,), carried from the nearest run's edge and eased
+    to 0 over ``before`` frames before each run and ``after`` frames after it."""
+    n = len(mask)
+    out = np.zeros_like(values)
+    inside = np.flatnonzero(mask)
+    if inside.size == 0:
+        return out
+    idx = np.arange(n)
+    since, until = _contact_distances(mask)
+    last = inside[np.clip(np.searchsorted(inside, idx, side="right") - 1, 0, inside.size - 1)]
+    nxt = inside[np.clip(np.searchsorted(inside, idx), 0, inside.size - 1)]
+    w_out = _ramp(1.0 - since / (after + 1)) if after > 0 else (since == 0).astype(float)
+    w_in = _ramp(1.0 - until / (before + 1)) if before > 0 else (until == 0).astype(float)
+    out = w_out[:, None] * values[last] + w_in[:, None] * values[nxt]
+    out[mask] = values[mask]
+    return out
+
+
+def _stage_tracks(motion: Motion, full_world: np.ndarray, legs: Sequence[Leg],
+                  floor: float, leg_length: float) -> list[LegTrack]:
+    """A :class:`LegTrack` per leg: lengths, foot joints, their source paths and rests."""
+    rests = _rest_heights(motion, full_world, legs, floor, leg_length)
+    tracks = []
+    for leg in legs:
+        thigh, shin = _leg_lengths(motion, leg)
+        joints = [leg.ankle] + ([leg.toe] if leg.toe is not None else [])
+        tracks.append(LegTrack(leg, thigh, shin, joints, full_world[:, joints].copy(),
+                               rests[leg.side][:len(joints)]))
+    return tracks
+
+
+def _stage_contacts(tracks: list[LegTrack], given: Mapping[str, Any] | None, floor: float,
+                    leg_length: float, dt: float, contact_height: float,
+                    contact_speed: float | None) -> None:
+    """Contacts per foot joint: given per leg, else :func:`joint_contacts` on the source's
+    heights above its floor and speeds, one speed threshold for all the clip's feet."""
+    speeds = [np.stack([smoothed_speed(t.source[:, k], dt) for k in range(len(t.joints))],
+                       axis=1) for t in tracks]
+    gate = (joint_speed_threshold(np.concatenate([s.ravel() for s in speeds]) / leg_length)
+            if contact_speed is None
+            else as_float(contact_speed, "contact_speed", minimum=0.0, exclusive=True))
+    frames = len(tracks[0].source) if tracks else 0
+    for track, speed in zip(tracks, speeds, strict=True):
+        side = track.leg.side
+        mask = None if given is None else given.get(side)
+        if mask is None:
+            heights = track.source[..., 1] - floor
+            track.contacts = joint_contacts(heights, speed, leg_length, dt,
+                                            contact_height=contact_height,
+                                            speed_threshold=gate)
+            continue
+        if np.asarray(mask).dtype == bool:
+            m = np.asarray(mask)
+            if m.shape != (frames,):
+                raise InvalidInputError(f"contacts[{side!r}] must have shape ({frames},), "
+                                        f"got {m.shape}", argument="contacts")
+        else:
+            m = contacts_from_ranges(mask, frames)
+        track.contacts = np.repeat(m[:, None], len(track.joints), axis=1)
+
+
+def _stage_locks(track: LegTrack, ground: Terrain, floor: float, lock_feet: bool) -> None:
+    """Where each foot joint is held during each of its contacts: the median of the source's
+    horizontal position over the contact (robust to a skating source), at its resting
+    height above the ground there; a toe held with the ankle keeps the foot's length from
+    the ankle's lock. Also the ground path the foot travels over: the ground under its
+    locks while planted, a smoothstep from the lift-off ground to the landing ground
+    between contacts."""
+    n, k = track.contacts.shape
+    locks = np.full((n, k, 3), np.nan)
+    levels: list[tuple[int, int, float]] = []
+    length = (float(np.median(np.linalg.norm(track.source[:, 1] - track.source[:, 0], axis=1)))
+              if k > 1 else 0.0)
+    for j in range(k):
+        for start, stop in contact_spans(track.contacts[:, j]):
+            xz = np.median(track.source[start:stop, j][:, [0, 2]], axis=0)
+            y = float(ground.height(xz[0], xz[1])) + track.rest[j]
+            locks[start:stop, j] = (xz[0], y, xz[1])
+    if k > 1:  # the toe's lock at the foot's length from the ankle's, where both are held
+        both = track.contacts.all(axis=1)
+        for start, stop in contact_spans(both):
+            a, t = locks[start, 0], locks[start, 1]
+            dy = t[1] - a[1]
+            horizontal = np.hypot(t[0] - a[0], t[2] - a[2])
+            reach = np.sqrt(max(length * length - dy * dy, 0.0))
+            if horizontal > 1e-12:
+                t_new = a + np.array([(t[0] - a[0]) * reach / horizontal, dy,
+                                      (t[2] - a[2]) * reach / horizontal])
+                span = contact_spans(track.contacts[:, 1])
+                for s0, s1 in span:
+                    if s0 <= start < s1:
+                        locks[s0:s1, 1] = t_new
+    track.locks = locks if lock_feet else np.full_like(locks, np.nan)
+    planted = track.planted
+    level = np.full(n, np.nan)
+    for start, stop in contact_spans(planted):
+        held = track.contacts[start:stop]
+        under = [float(np.median(locks[start:stop, j, 1][held[:, j]])) - track.rest[j]
+                 for j in range(k) if np.any(held[:, j])]
+        level[start:stop] = float(np.mean(under))
+        levels.append((start, stop, float(np.mean(under))))
+    if not levels:  # never planted: the ground under the foot, low-passed
+        under = ground.height(track.source[:, 0, 0], track.source[:, 0, 2])
+        track.ground = smooth_zero_lag(under, 1.0, 5.0) if n > 1 else under
+        return
+    path = level.copy()
+    path[:levels[0][0]] = levels[0][2]
+    path[levels[-1][1]:] = levels[-1][2]
+    for (_, stop, g0), (start, _, g1) in zip(levels[:-1], levels[1:], strict=True):
+        s = (np.arange(stop, start) - stop + 1) / (start - stop + 1)
+        path[stop:start] = g0 + (g1 - g0) * _ramp(s)
+    track.ground = path
+
+
+def _stage_swing(track: LegTrack, ground: Terrain, floor: float, dt: float,
+                 ease_in: int, ease_out: int) -> None:
+    """The foot's targets: the source's height above its floor carried onto the ground path
+    (never above the bump under it frame by frame), locks held exactly while in contact
+    and eased in before and out after; the swing raised, smoothly, where it would pass
+    closer to the terrain than the source's lowest clearance in that swing; the foot kept
+    at its length, the held joint fixed."""
+    n, k = track.contacts.shape
+    assert track.ground is not None and track.locks is not None
+    base = track.source.copy()
+    base[..., 1] += (track.ground - floor)[:, None]
+    targets = base.copy()
+    pins = np.zeros((n, k))
+    for j in range(k):
+        held = track.contacts[:, j] & np.isfinite(track.locks[:, j, 0])
+        if not np.any(held):
+            continue
+        gap = np.where(held[:, None], track.locks[:, j] - base[:, j], 0.0)
+        targets[:, j] = base[:, j] + _eased_offsets(gap, held, ease_in, ease_out)
+        pins[:, j] = _ease_weights(held, ease_in, ease_out)
+    if k > 1:  # the foot keeps its length: the held joint stays, the other follows
+        length = np.linalg.norm(track.source[:, 1] - track.source[:, 0], axis=1)[:, None]
+        a, t = targets[:, 0], targets[:, 1]
+        direction = (t - a) / np.maximum(np.linalg.norm(t - a, axis=1, keepdims=True), 1e-300)
+        toe_first = (pins[:, 1] * (1.0 - pins[:, 0]))[:, None]
+        a = (1.0 - toe_first) * a + toe_first * (t - length * direction)
+        targets[:, 0], targets[:, 1] = a, a + length * direction
+    # clearance: the swing passes the terrain no closer than the source's swing did
+    planted = track.planted
+    free = 1.0 - pins.max(axis=1)
+    raise_by = np.zeros(n)
+    for start, stop in contact_spans(~planted):
+        if stop - start < 2:
+            continue
+        above_src = track.source[start:stop, :, 1] - floor
+        clearance = np.maximum(above_src.min(axis=0), 0.0)
+        seg = targets[start:stop]
+        need = (ground.height(seg[..., 0], seg[..., 2]) + clearance - seg[..., 1]).max(axis=1)
+        # (where the foot eases out of or into a lock, the lock's own height rules)
+        need = np.maximum(need, 0.0) * free[start:stop]
+        if np.any(need > 0.0):
+            half = max(1, (stop - start) // 4)
+            raise_by[start:stop] = -_smooth_below(-need, half)
+    raise_by = np.maximum(raise_by * free, 0.0)
+    targets[..., 1] += raise_by[:, None]
+    track.targets, track.pins = targets, pins
+
+
+def _stage_root(tracks: list[LegTrack], world: np.ndarray, floor: float, dt: float,
+                smooth_time: float, adjust_pelvis: bool) -> np.ndarray:
+    """The root's vertical offset ``(F,)``: the ground under the feet's paths less the
+    source floor, low-passed (one constant on flat ground), lowered by one constant as far
+    as the legs need on 95% of the frames to reach their feet's targets, then by the
+    least smooth amount where a leg still could not reach."""
+    paths = np.stack([t.ground for t in tracks if t.ground is not None])
+    offset = paths.mean(axis=0) - floor
+    if np.ptp(offset) > 0.0 and len(offset) > 1:
+        offset = smooth_zero_lag(offset, dt, smooth_time)
+    if not adjust_pelvis:
+        return offset
+    bound = np.full(len(offset), np.inf)
+    for t in tracks:
+        assert t.targets is not None
+        hip = world[:, t.leg.hip]
+        a = t.targets[:, 0]
+        full = t.thigh + t.shin
+        # a leg reaches as far as the source's does, and at least REACH of its length
+        source_reach = np.linalg.norm(world[:, t.leg.ankle] - hip, axis=1)
+        reach = np.clip(source_reach, REACH * full, 0.9999 * full)
+        dh = np.hypot(hip[:, 0] - a[:, 0], hip[:, 2] - a[:, 2])
+        top = a[:, 1] + np.sqrt(np.maximum(reach * reach - dh * dh, 0.0)) - hip[:, 1]
+        # only a held (or easing) foot bounds the root: a swinging one may fall short
+        held = t.pins.max(axis=1) > 0.0 if t.pins is not None else np.zeros(len(a), bool)
+        bound = np.minimum(bound, np.where((dh < reach) & held, top, np.inf))
+    # one constant first: the root goes down by as much as most frames need (a clip whose
+    # stances hover at different heights is lowered to its lower stances), then the least
+    # smooth amount more where a leg still could not reach
+    short = offset - bound
+    if np.any(np.isfinite(short)):
+        offset = offset - max(float(np.percentile(short[np.isfinite(short)], 95)), 0.0)
+    if np.any(offset > bound):
+        width = max(1, round(max(smooth_time, dt) / dt))
+        offset = np.minimum(offset, _smooth_below(bound, width))
+    return offset
+
+
+def _stage_legs(motion: Motion, tracks: list[LegTrack], source_rotations: np.ndarray,
+                world: np.ndarray, lift: np.ndarray, ground: Terrain, max_tilt: float,
+                softness: float) -> Motion:
+    """Each leg solved to its targets: :func:`limbik.two_bone` about the knee's own hinge
+    axis with the source knee (turned onto the new hip→ankle line) as the bend reference,
+    the foot turned from the source's by the least rotation onto its new ankle→toe line
+    (its pitch change at most ``max_tilt``), the rest of the body exactly the source's."""
+    legs = [t.leg for t in tracks]
+    axes = knee_hinge_axes(motion, legs, pose=(source_rotations, world))
+    positions: dict[int, np.ndarray] = {}
+    rotations: dict[int, np.ndarray] = {}
+    for track in tracks:
+        leg = track.leg
+        assert track.targets is not None
+        hip = world[:, leg.hip] + lift
+        a = track.targets[:, 0]
+        swing = quaternion_from_two_vectors(world[:, leg.ankle] - world[:, leg.hip], a - hip)
+        reference = hip + rotate_vectors(swing, world[:, leg.knee] - world[:, leg.hip])
+        axis = rotate_vectors(quaternion_multiply(swing, source_rotations[:, leg.hip]),
+                              axes[leg.side])
+        source_reach = np.linalg.norm(world[:, leg.ankle] - world[:, leg.hip], axis=1)
+        soft = np.clip(1.0 - source_reach / (track.thigh + track.shin), 0.0, softness)
+        solved = two_bone(hip, a, track.thigh, track.shin, bend_axis=axis,
+                          reference=reference, softness=soft)
+        positions[leg.knee] = solved.positions[:, 1]
+        positions[leg.ankle] = solved.positions[:, 2]
+        if leg.toe is not None:
+            src_foot = world[:, leg.toe] - world[:, leg.ankle]
+            foot = _limit_pitch(src_foot, track.targets[:, 1] - a, max_tilt)
+            turn = quaternion_from_two_vectors(src_foot, foot)
+            rotations[leg.ankle] = quaternion_multiply(turn, source_rotations[:, leg.ankle])
+            rotations[leg.toe] = quaternion_multiply(turn, source_rotations[:, leg.toe])
+        else:
+            normal = ground.normal(a[:, 0], a[:, 2])
+            rotations[leg.ankle] = quaternion_multiply(_tilt_rotation(normal, max_tilt),
+                                                       source_rotations[:, leg.ankle])
+    if all(_direct_chain(motion.skeleton, leg) for leg in legs):
+        return _apply_legs(motion, source_rotations, world, legs, lift, positions, rotations)
+    moved = dataclasses.replace(motion, root_positions=motion.root_positions + lift)
+    return apply_ik(moved, positions=positions, rotations=rotations)
+
+
+def _limit_pitch(source: np.ndarray, wanted: np.ndarray, max_tilt: float) -> np.ndarray:
+    """``wanted`` foot vectors ``(n, 3)`` whose pitch differs from ``source``'s by at most
+    ``max_tilt`` radians (heading and length kept)."""
+    def pitch(v: np.ndarray) -> np.ndarray:
+        return np.arctan2(v[:, 1], np.maximum(np.hypot(v[:, 0], v[:, 2]), 1e-300))
+    p_src, p_new = pitch(source), pitch(wanted)
+    limited = np.clip(p_new, p_src - max_tilt, p_src + max_tilt)
+    if np.array_equal(limited, p_new):
+        return wanted
+    length = np.linalg.norm(wanted, axis=1)
+    flat = np.hypot(wanted[:, 0], wanted[:, 2])
+    heading = wanted[:, [0, 2]] / np.maximum(flat, 1e-300)[:, None]
+    out = np.empty_like(wanted)
+    out[:, [0, 2]] = heading * (length * np.cos(limited))[:, None]
+    out[:, 1] = length * np.sin(limited)
+    return out
+
+
 def evaluate(motion: Motion, terrain: Terrain, legs: Sequence[Leg],
              contacts: Mapping[str, np.ndarray], *,
              reference: Motion | None = None) -> dict[str, float]:
@@ -997,264 +1303,61 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
     weight = _weights(weights, legs)
     source_rotations, full_world = _world_pose(motion)
     world = full_world[:, :motion.skeleton.num_joints]
-    frames = motion.num_frames
-    lengths = {leg.side: _leg_lengths(motion, leg) for leg in legs}
-    # each source leg's hip-to-ankle distance (frames,), which the pelvis bound, the
-    # swing's lift and the soft reach all measure against
-    source_reaches = {leg.side: np.linalg.norm(world[:, leg.hip] - world[:, leg.ankle], axis=1)
-                      for leg in legs}
-    leg_length = float(np.mean([sum(v) for v in lengths.values()]))
+    leg_length = float(np.mean([sum(_leg_lengths(motion, leg)) for leg in legs]))
     floor = (estimate_floor(motion, legs, leg_length, positions=full_world) if floor is None
              else as_float(floor, "floor"))
     ground = terrain if terrain is not None else Terrain.flat(floor)
     tick(1, "contacts")
-
-    signals = {leg.side: _foot_signals(world, leg, floor, leg_length, dt) for leg in legs}
-    if contact_speed is None:
-        contact_speed = contact_speed_threshold(
-            np.concatenate([speed for _, speed in signals.values()]))
-    speed_gate = as_float(contact_speed, "contact_speed", minimum=0.0, exclusive=True)
-    rests = _rest_heights(motion, full_world, legs, floor, leg_length)
-    soles = {leg.side: _sole_heights(full_world, motion, leg, floor, rests[leg.side])
-             for leg in legs}
-    masks: dict[str, np.ndarray] = {}
-    for leg in legs:
-        given = None if contacts is None else contacts.get(leg.side)
-        if given is None:
-            height, speed = signals[leg.side]
-            # (coming down as the float removal sees it, so that it never pins a foot
-            # that is still in the air)
-            landing = _landing(soles[leg.side][1], leg_length,
-                               max(1, round(LANDING_AHEAD / dt)))
-            masks[leg.side] = detect_contacts(
-                height, speed, enter_height=contact_height, exit_height=3 * contact_height,
-                enter_speed=0.7 * speed_gate, exit_speed=1.4 * speed_gate,
-                grounded_speed=np.inf, min_frames=max(2, round(0.05 / dt)),
-                lifting=_rolled_onto_toe(world, leg, rests[leg.side]), landing=landing)
-        elif np.asarray(given).dtype == bool:
-            m = np.asarray(given)
-            if m.shape != (frames,):
-                raise InvalidInputError(f"contacts[{leg.side!r}] must have shape ({frames},), "
-                                        f"got {m.shape}", argument="contacts")
-            masks[leg.side] = m.copy()
-        else:
-            masks[leg.side] = contacts_from_ranges(given, frames)
-    tick(2, "foot targets")
-
-    targets: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
-    pins: dict[str, np.ndarray] = {}
-    heels: dict[str, np.ndarray] = {}
-    drops: dict[str, np.ndarray] = {}
-    leaving_drops: dict[str, np.ndarray] = {}
-    leaving: dict[str, np.ndarray] = {}
-    for leg in legs:
-        ankle = world[:, leg.ankle]
-        toe = world[:, leg.toe] if leg.toe is not None else None
-        above, points = soles[leg.side]
-        pin = _pin_weight(masks[leg.side], max(1, round(smooth_time / dt)))
-        pins[leg.side] = pin
-        heel, flat = (_heel_weight(ankle, toe, dt, leg_length, speed_gate)
-                      if toe is not None else (np.ones(frames), np.ones(frames)))
-        # stance float: the weight-carrying point rests on the ground (eased in and out
-        # over release_time); up to FLOAT_KEPT of a leg is capture noise and is kept
-        drop = _stance_drop(points, masks[leg.side], FLOAT_KEPT * leg_length, release_frames,
-                            dt, smooth_time)
-        ha = np.maximum(above[:, 0] - drop[:, 0], 0.0)
-        ht = np.maximum(above[:, 1] - drop[:, 1], 0.0) if toe is not None else None
-        # the pitch follows the ground while planted (easing in and out around contacts)
-        # and near it; high above it the foot turns as the source's does
-        low, high = SWING_FOLLOW[0] * leg_length, SWING_FOLLOW[1] * leg_length
-        near = _ramp((high - (points - drop).min(axis=1)) / (high - low))
-        # (and in the release_time before a contact, so a landing foot turns to the
-        # slope on its way down rather than in its last frames)
-        follow = np.maximum.reduce([
-            pin, np.clip(smooth_zero_lag(near, dt, smooth_time), 0.0, 1.0),
-            _approach(masks[leg.side], max(1, release_frames))])
-        tilt = max_tilt * follow
-        heels[leg.side] = heel
-        foot = toe - ankle if toe is not None else np.zeros_like(ankle)
-        lock = np.zeros((frames, 2))
-        if lock_feet:
-            lock, turn = _lock_offsets(ankle, foot, masks[leg.side], heel, flat,
-                                       release_frames)
-            foot[:, [0, 2]] += turn
-        a, t = _place_foot(ankle, toe, lock, (ha, ht), heel, ground, tilt, max_tilt,
-                           foot if toe is not None else None)
-        if t is not None and lock_feet:
-            # lock again with the placed foot (its pitch follows the ground) until the
-            # two agree, so the held points stay put on slopes too
-            held = _dilate(masks[leg.side], release_frames)
-            no_freeze = np.zeros(frames)
-            for _ in range(16):
-                placed = t - a
-                # (the placed foot already holds its heading where it stood flat)
-                lock, _ = _lock_offsets(ankle, placed, masks[leg.side], heel, no_freeze,
-                                        release_frames)
-                a, t = _place_foot(ankle, toe, lock, (ha, ht), heel, ground, tilt, max_tilt,
-                                   placed, rounds=2)
-                if np.max(np.abs(t - a - placed)[held], initial=0.0) <= 1e-10 * leg_length:
-                    break
-        # spring-smooth the correction beyond the lock (the lock itself is already eased),
-        # exact while planted, then never below the ground
-        base = ankle.copy()
-        base[:, [0, 2]] += lock
-        a_smooth = base + _pinned_smooth(a - base, pin, dt, smooth_time)
-        # (how far the stance drop lowers that target, and the part of it that holds a
-        # foot leaving the ground down, for the pelvis)
-        window = _leaving(drop[:, 0], masks[leg.side], release_frames)
-        drops[leg.side] = _pinned_smooth(drop[:, 0], pin, dt, smooth_time)
-        leaving_drops[leg.side] = _pinned_smooth(window * drop[:, 0], pin, dt, smooth_time)
-        leaving[leg.side] = np.clip(smooth_zero_lag(window, dt, smooth_time), 0.0, 1.0)
-        if t is not None and toe is not None:
-            t = t + (a_smooth - a)
-            t[:, 1] = np.maximum(t[:, 1], ground.height(t[:, 0], t[:, 2]))
-        a = a_smooth
-        a[:, 1] = np.maximum(a[:, 1], ground.height(a[:, 0], a[:, 2]))
-        targets[leg.side] = (a, t)
-    tick(3, "pelvis")
-
-    offset = np.zeros(frames)
-    if adjust_pelvis:
-        # the pelvis follows the lower foot's change of ground, not the stance drop of
-        # step 4: where a planted leg needs that, the bound below lowers the pelvis
-        lifts = np.stack([targets[leg.side][0][:, 1] + drops[leg.side]
-                          - world[:, leg.ankle, 1] for leg in legs])
-        offset = smooth_zero_lag(lifts.min(axis=0), dt, pelvis_smooth_time)
-        # a planted leg ends up no straighter than in the source (whose reach is within
-        # the soft reach, so its foot lands exactly), any leg no further than full reach
-        bound = np.full(frames, np.inf)
-        for leg in legs:
-            hip = world[:, leg.hip]
-            a = targets[leg.side][0]
-            full = 0.999 * sum(lengths[leg.side])
-            # held through the release too, so a leg leaving the ground is no straighter
-            # than the source's and needs no quick bend to follow it
-            held = smooth_zero_lag(_dilate(masks[leg.side], release_frames).astype(np.float64),
-                                   dt, smooth_time)
-            source_reach = source_reaches[leg.side]
-            soft_start = min(full, (1.0 - softness) * sum(lengths[leg.side]))
-            room = LEAVING_REACH * leaving[leg.side] * np.maximum(soft_start - source_reach, 0.0)
-            dh = np.hypot(hip[:, 0] - a[:, 0], hip[:, 2] - a[:, 2])
-            # ...but for the drop that holds its foot down as it leaves: that is left out,
-            # as far as the leg stays within LEAVING_REACH of its room to the soft reach
-            highest = np.full(frames, np.inf)
-            for extra, raised in ((0.0, leaving_drops[leg.side]), (room, 0.0)):
-                reach = full + held * (np.clip(source_reach + extra, 0.5 * full, full) - full)
-                top = a[:, 1] + raised + np.sqrt(np.maximum(reach**2 - dh**2, 0.0)) - hip[:, 1]
-                highest = np.minimum(highest, np.where(dh < reach, top, np.inf))
-            bound = np.minimum(bound, highest)
-        offset = np.minimum(offset, _smooth_below(bound, max(1, round(pelvis_smooth_time / dt))))
-        root = world[:, 0]
-        lowest = ground.height(root[:, 0], root[:, 2]) + 0.25 * leg_length - root[:, 1]
-        offset = np.maximum(offset, lowest)
-        offset *= max(weight.values())
+    tracks = _stage_tracks(motion, full_world, legs, floor, leg_length)
+    _stage_contacts(tracks, contacts, floor, leg_length, dt, contact_height, contact_speed)
+    tick(2, "locks")
+    ease_in = max(1, round(smooth_time / dt))
+    for track in tracks:
+        _stage_locks(track, ground, floor, lock_feet)
+        _stage_swing(track, ground, floor, dt, ease_in, max(1, release_frames))
+    tick(3, "root")
+    offset = _stage_root(tracks, world, floor, dt, pelvis_smooth_time, adjust_pelvis)
     lift = offset[:, None] * _UP
-    # a swinging foot over a dip lifts higher rather than straightening its leg
-    for leg in legs:
-        a, t = targets[leg.side]
-        hip = world[:, leg.hip] + lift
-        full = 0.999 * sum(lengths[leg.side])
-        held = smooth_zero_lag(masks[leg.side].astype(np.float64), dt, pelvis_smooth_time)
-        source_reach = np.clip(source_reaches[leg.side], 0.5 * full, full)
-        reach = source_reach + held * (full - source_reach)
-        dh = np.hypot(hip[:, 0] - a[:, 0], hip[:, 2] - a[:, 2])
-        lowest = hip[:, 1] - np.sqrt(np.maximum(reach**2 - dh**2, 0.0))
-        raise_by = np.where(dh < reach, np.maximum(lowest - a[:, 1], 0.0), 0.0)
-        a[:, 1] += raise_by
-        if t is not None:
-            t[:, 1] += raise_by
-    # the foot keeps its length; a swinging toe that the adjustments above put into the
-    # ground pitches up onto it (a planted foot keeps its pivot and is lifted instead)
-    for leg in legs:
-        a, t = targets[leg.side]
-        if t is not None and leg.toe is not None:
-            length = np.linalg.norm(world[:, leg.toe] - world[:, leg.ankle], axis=1)[:, None]
-            free = pins[leg.side] < 1.0
-            # the clamps above move the toe alone: give a free foot its length back
-            t[free] = _at_length(a[free], t[free], length[free])
-            _pitch_toes_onto_ground(a, t, length, np.flatnonzero(free), ground, rounds=8)
-            # what the pitch could not fix lifts the whole foot
-            rest = np.maximum(ground.height(t[:, 0], t[:, 2]) - t[:, 1], 0.0)
-            a[:, 1] += rest
-            t[:, 1] += rest
-            targets[leg.side] = (a, t)
-    for leg in legs:
-        a, t = targets[leg.side]
-        targets[leg.side] = _knee_continuity(world, leg, lengths[leg.side], lift, a, t,
-                                             masks[leg.side], ground, dt, smooth_time)
     tick(4, "legs")
-
-    positions: dict[int, np.ndarray] = {}
-    rotations: dict[int, np.ndarray] = {}
-    axes = knee_hinge_axes(motion, legs, pose=(source_rotations, world))
-    for leg in legs:
-        thigh, shin = lengths[leg.side]
-        a, t = targets[leg.side]
-        hip = world[:, leg.hip] + lift
-        # the source leg swung onto the new hip→ankle line: its knee is the reference and
-        # its thigh frame carries the knee's hinge axis
-        swing = quaternion_from_two_vectors(world[:, leg.ankle] - world[:, leg.hip], a - hip)
-        reference = hip + rotate_vectors(swing, world[:, leg.knee] - world[:, leg.hip])
-        axis = rotate_vectors(quaternion_multiply(swing, source_rotations[:, leg.hip]),
-                              axes[leg.side])
-        # the soft reach starts no nearer than the source leg's own reach: a leg the
-        # source holds straighter than that stays as straight (the pelvis bound above
-        # keeps a planted foot within it, so the foot lands exactly)
-        soft = np.clip(1.0 - source_reaches[leg.side] / (thigh + shin), 0.0, softness)
-        solved = two_bone(hip, a, thigh, shin, bend_axis=axis, reference=reference,
-                          softness=soft)
-        positions[leg.knee] = solved.positions[:, 1]
-        positions[leg.ankle] = solved.positions[:, 2]
-        source_ankle = source_rotations[:, leg.ankle]
-        if t is not None and leg.toe is not None:
-            foot = t - a
-            turn = quaternion_from_two_vectors(world[:, leg.toe] - world[:, leg.ankle], foot)
-            mid = 0.5 * (a + t)
-            normal = ground.normal(mid[:, 0], mid[:, 2])
-            placed = turn
-            if np.any(normal[:, 1] < 1.0):  # level ground rolls nothing
-                roll = _roll_rotation(foot, normal, max_tilt)
-                roll = quaternion_slerp(np.broadcast_to([0.0, 0.0, 0.0, 1.0], roll.shape),
-                                        roll, pins[leg.side])
-                placed = quaternion_multiply(roll, turn)
-            rotations[leg.ankle] = quaternion_multiply(placed, source_ankle)
-            toe_turn = _toe_tip_lift(full_world[:, _foot_joints(motion, leg)[2:]]
-                                     - world[:, leg.toe, None], placed,
-                                     solved.positions[:, 2] + foot, ground)
-            if toe_turn is not None:
-                rotations[leg.toe] = quaternion_multiply(
-                    toe_turn, quaternion_multiply(placed, source_rotations[:, leg.toe]))
-        else:
-            normal = ground.normal(a[:, 0], a[:, 2])
-            rotations[leg.ankle] = quaternion_multiply(_tilt_rotation(normal, max_tilt),
-                                                       source_ankle)
-    if all(_direct_chain(motion.skeleton, leg) for leg in legs):
-        planted = _apply_legs(motion, source_rotations, world, legs, lift, positions,
-                              rotations)
-    else:  # joints between hip, knee, ankle and toe: the general pass
-        moved = dataclasses.replace(motion, root_positions=motion.root_positions + lift)
-        planted = apply_ik(moved, positions=positions, rotations=rotations)
+    planted = _stage_legs(motion, tracks, source_rotations, world, lift, ground, max_tilt,
+                          softness)
     if any(w < 1.0 for w in weight.values()):
         planted = _blend(motion, planted, legs, weight)
-    tick(5, "metrics")
+    tick(5, "report")
+    report = _stage_report(motion, planted, tracks, full_world, source_rotations, lift,
+                           ground, terrain, floor, offset)
+    tick(6, "done")
+    return planted, report
 
-    before_ground = Terrain.flat(floor) if terrain is None else ground
+
+def _stage_report(motion: Motion, planted: Motion, tracks: list[LegTrack],
+                  full_world: np.ndarray, source_rotations: np.ndarray, lift: np.ndarray,
+                  ground: Terrain, terrain: Terrain | None, floor: float,
+                  offset: np.ndarray) -> FootplantReport:
+    """The report: contacts, and the metrics before (the source on its own floor) and after
+    (the result on the ground), :func:`evaluate`'s and :func:`limbik.metrics.score_motion`'s."""
+    legs = tuple(t.leg for t in tracks)
+    masks = {t.leg.side: t.planted for t in tracks}
+    labels = {t.leg.side: t.contacts for t in tracks}
+    before_ground = Terrain.flat(floor)
     root = motion.root_positions
     lift_by = (float(np.median(ground.height(root[:, 0], root[:, 2]))) - floor
                if terrain is not None else 0.0)
-    report = FootplantReport(
-        floor=floor,
-        legs=tuple(leg.side for leg in legs),
+    after_world = _legs_world_pose(planted, source_rotations, full_world, legs, lift)
+    before = _evaluate(motion, full_world, before_ground, legs, masks, None)
+    after = _evaluate(planted, after_world, ground, legs, masks, full_world[0])
+    before.update(metrics.score_motion(motion, source=motion, terrain=before_ground, legs=legs,
+                                       contacts=labels))
+    after.update(metrics.score_motion(planted, source=motion, terrain=ground, legs=legs,
+                                      contacts=labels))
+    return FootplantReport(
+        floor=floor, legs=tuple(leg.side for leg in legs),
         contacts={side: contact_spans(m) for side, m in masks.items()},
-        before=_evaluate(motion, full_world, before_ground, legs, masks, None),
-        after=_evaluate(planted, _legs_world_pose(planted, source_rotations, full_world, legs,
-                                                  lift), ground, legs, masks, full_world[0]),
-        pelvis_offset=offset,
-        lift=lift_by,
-        heel_weight=heels,
-    )
-    tick(6, "done")
-    return planted, report
+        before=before, after=after, pelvis_offset=offset, lift=lift_by,
+        heel_weight={t.leg.side: (1.0 - t.pins[:, -1] * (1.0 - t.pins[:, 0])
+                                  if t.pins is not None else np.ones(len(offset)))
+                     for t in tracks},
+        joint_contacts=labels)
 
 
 MIN_FRAME_TIME = 1e-6
