@@ -1034,6 +1034,9 @@ def _stage_swing(track: LegTrack, ground: Terrain, floor: float, dt: float,
     targets = base.copy()
     pins = np.zeros((n, k))
     for j in range(k):
+        if j > 0:  # a toe starts from where its ankle went, the foot turned as the source's
+            base[:, j] = targets[:, 0] + track.source[:, j] - track.source[:, 0]
+            targets[:, j] = base[:, j]
         held = track.contacts[:, j] & np.isfinite(track.locks[:, j, 0])
         if not np.any(held):
             continue
@@ -1044,7 +1047,13 @@ def _stage_swing(track: LegTrack, ground: Terrain, floor: float, dt: float,
         length = np.linalg.norm(track.source[:, 1] - track.source[:, 0], axis=1)[:, None]
         a, t = targets[:, 0], targets[:, 1]
         direction = (t - a) / np.maximum(np.linalg.norm(t - a, axis=1, keepdims=True), 1e-300)
-        toe_first = (pins[:, 1] * (1.0 - pins[:, 0]))[:, None]
+        # the toe's share: 1 where the toe is held more than the ankle, 0 where the ankle
+        # is held (or both are: their locks agree), continuous in between
+        pa, pt = pins[:, 0], pins[:, 1]
+        toe_only = pt * (1.0 - pa)
+        share = toe_only / np.maximum(toe_only + pa * (1.0 - pt) + (1.0 - pt) * (1.0 - pa),
+                                      1e-12)
+        toe_first = share[:, None]
         a = (1.0 - toe_first) * a + toe_first * (t - length * direction)
         targets[:, 0], targets[:, 1] = a, a + length * direction
     # clearance: the swing passes the terrain no closer than the source's swing did
