@@ -13,6 +13,7 @@ seeds and clips (median, 95th percentile, worst) is printed per terrain, followe
 network clip against its authors' clean-up.
 
     PYTHONPATH=src python benchmarks/footskate.py [--seeds 3] [--long] [--terrains flat,noise]
+        [--baseline OTHER/footplant.py]
 """
 
 from __future__ import annotations
@@ -220,7 +221,20 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=2, help="seeds per clip and terrain")
     parser.add_argument("--long", action="store_true", help="12 seeds per clip and terrain")
     parser.add_argument("--terrains", default=",".join(TERRAINS))
+    parser.add_argument("--baseline", type=Path, default=None,
+                        help="measure the footplant of another copy of footplant.py")
     args = parser.parse_args()
+    if args.baseline is not None:
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("limbik.placement._baseline",
+                                                      args.baseline)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        import sys
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+        global footplant
+        footplant = module.footplant
     seeds = 12 if args.long else args.seeds
     clips = clean_clips()
     start = time.perf_counter()

@@ -1074,6 +1074,9 @@ def _stage_swing(track: LegTrack, ground: Terrain, floor: float, dt: float,
             raise_by[start:stop] = -_smooth_below(-need, half)
     raise_by = np.maximum(raise_by * free, 0.0)
     targets[..., 1] += raise_by[:, None]
+    # and never in the ground: what is left lifts the whole foot
+    depth = (ground.height(targets[..., 0], targets[..., 2]) - targets[..., 1]).max(axis=1)
+    targets[..., 1] += np.maximum(depth, 0.0)[:, None]
     track.targets, track.pins = targets, pins
 
 
