@@ -203,11 +203,11 @@ def real_world() -> dict[str, dict[str, float]]:
     leg = float(np.mean([sum(_leg_lengths(raw, g)) for g in legs]))
     rw = ref.world_positions()
     labels = {}
-    for g in legs:  # held: ankle and toe both slower than 2% of a leg per frame... per second
+    for g in legs:  # held: ankle and toe slower than 10% of a leg per second on average
         joints = [g.ankle] + ([g.toe] if g.toe is not None else [])
         v = np.zeros((ref.num_frames, len(joints)))
         v[1:] = np.linalg.norm(np.diff(rw[:, joints], axis=0), axis=-1) / ref.frame_time
-        labels[g.side] = v.mean(axis=1) < 0.05 * leg
+        labels[g.side] = v.mean(axis=1) < 0.1 * leg
     planted, _ = footplant(raw, Terrain.flat(0.0))
     return {name: score_motion(m, source=raw, labels=labels,
                                terrain=None if name == "raw" else Terrain.flat(

@@ -379,7 +379,12 @@ def score_motion(motion: Any, *, source: Any | None = None, terrain: _Ground | N
     the labelled frames), ``contact_precision``, ``contact_recall`` and ``contact_f1`` of
     the contacts against the labels.
     """
-    from limbik.placement.contacts import MIN_CONTACT_TIME, joint_contacts, smoothed_speed
+    from limbik.placement.contacts import (
+        MIN_CONTACT_TIME,
+        joint_contacts,
+        joint_speed_threshold,
+        smoothed_speed,
+    )
     from limbik.placement.footplant import (
         _foot_joints,
         _leg_lengths,
@@ -421,6 +426,11 @@ def score_motion(motion: Any, *, source: Any | None = None, terrain: _Ground | N
     accel_new, accel_src, found_all, truth_all = [], [], [], []
     pops, moves, backward = [], [], 0.0
     world = full[:, :motion.skeleton.num_joints]
+    # one planted/moving speed threshold for all the clip's feet, as footplant finds it
+    foot_joints = [j for leg in legs for j in [leg.ankle] + ([leg.toe] if leg.toe is not None
+                                                            else [])]
+    gate = joint_speed_threshold(np.stack([smoothed_speed(basis[:, j], dt)
+                                           for j in foot_joints]) / leg_length)
     left = world[:, legs[0].hip] - world[:, legs[-1].hip]
     facing = np.cross(left, [0.0, 1.0, 0.0])
     for leg in legs:
@@ -434,7 +444,7 @@ def score_motion(motion: Any, *, source: Any | None = None, terrain: _Ground | N
             b = basis[:, joints]
             bh = b[..., 1] - basis_ground.height(b[..., 0], b[..., 2])
             bv = np.stack([smoothed_speed(b[:, k], dt) for k in range(len(joints))], axis=1)
-            mask = joint_contacts(bh, bv, leg_length, dt)
+            mask = joint_contacts(bh, bv, leg_length, dt, speed_threshold=gate)
         else:
             mask = np.asarray(given, dtype=bool)
             if mask.ndim == 1:

@@ -163,7 +163,9 @@ def contacts_from_ranges(ranges: Iterable[Sequence[int]], n_frames: int) -> np.n
 LOCAL_FLOOR_TIME = 0.4
 #: Leg lengths above its local floor up to which a joint may enter a contact; it leaves
 #: above twice this.
-CONTACT_HEIGHT = 0.03
+CONTACT_HEIGHT = 0.02
+#: How many times ``CONTACT_HEIGHT`` above its local floor a joint leaves its contact.
+EXIT_RATIO = 1.5
 #: Seconds: the shortest contact and the shortest gap between two contacts.
 MIN_CONTACT_TIME = 0.06
 #: Seconds over which a joint's horizontal speed is averaged before it is compared.
@@ -230,6 +232,6 @@ def joint_contacts(heights: Any, speeds: Any, leg_length: float, dt: float, *,
         local = height - local_minimum(height, half)
         signal = np.where(height <= 0.0, height, local)
         out[:, k] = detect_contacts(signal, scaled_speed[:, k], enter_height=contact_height,
-                                    exit_height=2 * contact_height, enter_speed=0.7 * gate,
+                                    exit_height=EXIT_RATIO * contact_height, enter_speed=0.7 * gate,
                                     exit_speed=1.4 * gate, min_frames=frames)
     return out

@@ -888,6 +888,8 @@ class LegTrack:
     ground: np.ndarray | None = None  # (F,) the ground path the foot travels over
     pins: np.ndarray | None = None  # (F, k) 0..1 how much each joint is held
     targets: np.ndarray | None = None  # (F, k, 3) where the foot joints go
+    hover: list[float] = dataclasses.field(default_factory=list)  # per contact, the
+    # source's stance height above the joints' rests (a network's stances hover)
 
     @property
     def planted(self) -> np.ndarray:
@@ -1006,6 +1008,9 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, lock_feet: bool
         under = [float(np.median(locks[start:stop, j, 1][held[:, j]])) - track.rest[j]
                  for j in range(k) if np.any(held[:, j])]
         level[start:stop] = float(np.mean(under))
+        track.hover.append(float(np.mean([
+            np.median(track.source[start:stop, j, 1][held[:, j]]) - floor - track.rest[j]
+            for j in range(k) if np.any(held[:, j])])))
         levels.append((start, stop, float(np.mean(under))))
     if not levels:  # never planted: the ground under the foot, low-passed
         under = ground.height(track.source[:, 0, 0], track.source[:, 0, 2])
@@ -1020,7 +1025,7 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, lock_feet: bool
     track.ground = path
 
 
-def _stage_swing(track: LegTrack, ground: Terrain, floor: float, dt: float,
+def _stage_swing(track: LegTrack, ground: Terrain, floor: float, hover: float,
                  ease_in: int, ease_out: int) -> None:
     """The foot's targets: the source's height above its floor carried onto the ground path
     (never above the bump under it frame by frame), locks held exactly while in contact
@@ -1030,7 +1035,7 @@ def _stage_swing(track: LegTrack, ground: Terrain, floor: float, dt: float,
     n, k = track.contacts.shape
     assert track.ground is not None and track.locks is not None
     base = track.source.copy()
-    base[..., 1] += (track.ground - floor)[:, None]
+    base[..., 1] += (track.ground - floor - hover)[:, None]
     targets = base.copy()
     pins = np.zeros((n, k))
     for j in range(k):
@@ -1063,8 +1068,12 @@ def _stage_swing(track: LegTrack, ground: Terrain, floor: float, dt: float,
     for start, stop in contact_spans(~planted):
         if stop - start < 2:
             continue
-        above_src = track.source[start:stop, :, 1] - floor
-        clearance = np.maximum(above_src.min(axis=0), 0.0)
+        above_src = np.maximum(track.source[start:stop, :, 1] - floor - hover, 0.0)
+        # the source's clearance: its lowest height in the middle half of the swing, and
+        # toward the ends no more than its height there
+        quarter = (stop - start) // 4
+        middle = above_src[quarter:stop - start - quarter]
+        clearance = np.minimum(above_src, middle.min(axis=0) if len(middle) else 0.0)
         seg = targets[start:stop]
         need = (ground.height(seg[..., 0], seg[..., 2]) + clearance - seg[..., 1]).max(axis=1)
         # (where the foot eases out of or into a lock, the lock's own height rules)
@@ -1080,14 +1089,14 @@ def _stage_swing(track: LegTrack, ground: Terrain, floor: float, dt: float,
     track.targets, track.pins = targets, pins
 
 
-def _stage_root(tracks: list[LegTrack], world: np.ndarray, floor: float, dt: float,
-                smooth_time: float, adjust_pelvis: bool) -> np.ndarray:
+def _stage_root(tracks: list[LegTrack], world: np.ndarray, floor: float, hover: float,
+                dt: float, smooth_time: float, adjust_pelvis: bool) -> np.ndarray:
     """The root's vertical offset ``(F,)``: the ground under the feet's paths less the
     source floor, low-passed (one constant on flat ground), lowered by one constant as far
     as the legs need on 95% of the frames to reach their feet's targets, then by the
     least smooth amount where a leg still could not reach."""
     paths = np.stack([t.ground for t in tracks if t.ground is not None])
-    offset = paths.mean(axis=0) - floor
+    offset = paths.mean(axis=0) - floor - hover
     if np.ptp(offset) > 0.0 and len(offset) > 1:
         offset = smooth_zero_lag(offset, dt, smooth_time)
     if not adjust_pelvis:
@@ -1119,13 +1128,14 @@ def _stage_root(tracks: list[LegTrack], world: np.ndarray, floor: float, dt: flo
 
 
 def _stage_legs(motion: Motion, tracks: list[LegTrack], source_rotations: np.ndarray,
-                world: np.ndarray, lift: np.ndarray, ground: Terrain, max_tilt: float,
+                full_world: np.ndarray, lift: np.ndarray, ground: Terrain, max_tilt: float,
                 softness: float) -> Motion:
     """Each leg solved to its targets: :func:`limbik.two_bone` about the knee's own hinge
     axis with the source knee (turned onto the new hip→ankle line) as the bend reference,
     the foot turned from the source's by the least rotation onto its new ankle→toe line
     (its pitch change at most ``max_tilt``), the rest of the body exactly the source's."""
     legs = [t.leg for t in tracks]
+    world = full_world[:, :motion.skeleton.num_joints]
     axes = knee_hinge_axes(motion, legs, pose=(source_rotations, world))
     positions: dict[int, np.ndarray] = {}
     rotations: dict[int, np.ndarray] = {}
@@ -1150,6 +1160,12 @@ def _stage_legs(motion: Motion, tracks: list[LegTrack], source_rotations: np.nda
             turn = quaternion_from_two_vectors(src_foot, foot)
             rotations[leg.ankle] = quaternion_multiply(turn, source_rotations[:, leg.ankle])
             rotations[leg.toe] = quaternion_multiply(turn, source_rotations[:, leg.toe])
+            # toe tips that this puts in the ground bend up onto it
+            tips = _foot_joints(motion, leg)[2:]
+            lift_tips = _toe_tip_lift(full_world[:, tips] - world[:, leg.toe, None], turn,
+                                      solved.positions[:, 2] + foot, ground)
+            if lift_tips is not None:
+                rotations[leg.toe] = quaternion_multiply(lift_tips, rotations[leg.toe])
         else:
             normal = ground.normal(a[:, 0], a[:, 2])
             rotations[leg.ankle] = quaternion_multiply(_tilt_rotation(normal, max_tilt),
@@ -1326,13 +1342,26 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
     ease_in = max(1, round(smooth_time / dt))
     for track in tracks:
         _stage_locks(track, ground, floor, lock_feet)
-        _stage_swing(track, ground, floor, dt, ease_in, max(1, release_frames))
+    # the one lift that puts the source's typical stance on the ground
+    hovers = [h for track in tracks for h in track.hover]
+    hover = float(np.median(hovers)) if hovers else 0.0
+    for track in tracks:
+        _stage_swing(track, ground, floor, hover, ease_in, max(1, release_frames))
     tick(3, "root")
-    offset = _stage_root(tracks, world, floor, dt, pelvis_smooth_time, adjust_pelvis)
+    offset = _stage_root(tracks, world, floor, hover, dt, pelvis_smooth_time, adjust_pelvis)
     lift = offset[:, None] * _UP
     tick(4, "legs")
-    planted = _stage_legs(motion, tracks, source_rotations, world, lift, ground, max_tilt,
-                          softness)
+    for track in tracks:  # knees bend no faster than the source's off contacts
+        assert track.targets is not None
+        a, t = _knee_continuity(world, track.leg, (track.thigh, track.shin), lift,
+                                track.targets[:, 0], track.targets[:, 1] if
+                                len(track.joints) > 1 else None, track.planted, ground, dt,
+                                smooth_time)
+        track.targets[:, 0] = a
+        if t is not None:
+            track.targets[:, 1] = t
+    planted = _stage_legs(motion, tracks, source_rotations, full_world, lift, ground,
+                          max_tilt, softness)
     if any(w < 1.0 for w in weight.values()):
         planted = _blend(motion, planted, legs, weight)
     tick(5, "report")
