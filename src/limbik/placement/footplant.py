@@ -1,32 +1,31 @@
-"""Foot placement on terrain for whole clips: contacts, locking, pelvis, leg IK, metrics.
+"""Foot placement on terrain for whole clips: a short pipeline of named stages over one
+:class:`LegTrack` per leg, every stage vectorised over frames.
 
-The method, per frame and per leg (all of it vectorised over frames):
-
-1. The source clip's floor is estimated (or given); the terrain is in world coordinates,
-   so the motion's floor is carried onto the terrain (``FootplantReport.lift``).
-   Contacts come from the foot's height above its local minimum and its speed, with
-   hysteresis (or are given).
-2. In a contact the whole foot is held: the point that carries the weight (the one
-   of heel and toe that stands still and low in the source) does not move, a flat
-   foot keeps both where they landed, and the foot rolls about the heel at heel
-   strike and about the toe at toe-off (the source's own foot rotation, turned about
-   the held point). The lock is released with a smooth blend after the contact.
-3. The ground under the heel and the toe is found. Each keeps the source's height above
-   its floor, minus the source's float in stance (the lowest point rests on the
-   ground; a floating, nearly flat stance foot is laid flat), so the sole follows the
-   ground along the foot within ``max_tilt`` while planted or near the ground (a foot
-   swinging higher keeps the source's pitch); the foot's length is kept, and the foot
-   rolls with the ground across it.
-4. The foot offsets are smoothed with a zero-lag critically damped spring.
-5. The pelvis follows the lower foot's ground and is lowered further where a leg could
-   not reach (Final IK's Grounder), never pushed through the ground, and smoothed; the
-   drop that holds a foot leaving the ground down (at the end of its contact and eased
-   out after it) is taken up by that foot's own leg, not by the pelvis.
-6. Each leg is solved with :func:`limbik.two_bone` about the knee's own hinge axis
-   (estimated from the clip in the thigh's frame), following the animated knee where
-   the source leg is clearly bent, with soft reach near full extension; the result is
-   turned into local rotations by :func:`limbik.apply_ik`'s rule (minimal swing, twist
-   kept); per-leg weights blend with the source.
+1. **contacts**: per foot joint (ankle/heel and toe separately), from its height above its
+   local floor and its speed relative to the leg's length, with hysteresis and a
+   minimum duration (:func:`limbik.placement.contacts.joint_contacts`), or given.
+2. **locks**: during a contact a joint is held still at the median of the source's
+   horizontal positions over the contact (not its first frame: a skating source is held
+   where it stood on average), at its resting height above the ground there; a toe held
+   with its ankle keeps the foot's length. The foot's ground path is the ground under
+   its locks while planted and a smoothstep from the lift-off ground to the landing
+   ground in between.
+3. **swing paths**: every foot joint keeps the source's height above its floor, carried
+   onto the ground path (not onto the bump under it at each frame); the locks are held
+   exactly and eased in before and out after each contact; a swing is raised smoothly
+   where it would pass the terrain closer than the source's own clearance.
+4. **root**: the source's root path lifted by the ground under the feet less the
+   source's floor (one constant on flat ground, low-passed on uneven ground), with one
+   lift that puts the source's typical stance on the ground; it is lowered by one
+   constant as far as most held frames need, and by the least smooth amount more where a
+   held leg still could not reach.
+5. **legs**: knees bend no faster than the source's off contacts; each leg is solved
+   with :func:`limbik.two_bone` about the knee's own hinge axis, with the source knee as
+   the bend reference; the foot turns from the source's by the least rotation onto its
+   new ankle→toe line; toe tips in the ground bend up; everything above the hips is the
+   source's, moved with the root.
+6. **report**: contacts per joint and the metrics before (the source on its own floor)
+   and after (on the ground), :func:`evaluate`'s and :func:`limbik.metrics.score_motion`'s.
 """
 
 from __future__ import annotations
@@ -52,6 +51,7 @@ from limbik.geometry.quaternion import (
 from limbik.geometry.vectors import cross
 from limbik.placement._footplant_kernels import limit_rate, settle_pitch
 from limbik.placement.contacts import (
+    CONTACT_HEIGHT,
     contact_spans,
     contacts_from_ranges,
     detect_contacts,
@@ -79,6 +79,15 @@ _UP = np.array([0.0, 1.0, 0.0])
 #: Share of a leg's length (thigh plus shin) that the root's bound lets a held leg reach,
 #: where the source's own leg reaches less.
 REACH = 0.995
+#: Percentile of the held frames' reach shortfall by which the whole root is lowered at once
+#: (the rest is lowered locally and smoothly).
+DROP_PERCENTILE = 95.0
+#: Units of reach shortfall that one unit of distance from a contact's median position
+#: is worth, when an ankle's lock is chosen (:func:`_reachable_lock`).
+LOCK_SHIFT_COST = 0.02
+#: Leg lengths by which a held foot may stand above the ground where its leg would not
+#: reach it otherwise (before the root is lowered for it).
+FLOAT_ALLOWANCE = 0.01
 #: Degrees per frame by which a leg's knee may bend faster than the source's off contacts.
 KNEE_RATE_SLACK = 1.5
 #: Heights (leg lengths) of a foot's lowest point above where it stands: up to the first,
@@ -969,11 +978,48 @@ def _stage_contacts(tracks: list[LegTrack], given: Mapping[str, Any] | None, flo
         track.contacts = np.repeat(m[:, None], len(track.joints), axis=1)
 
 
-def _stage_locks(track: LegTrack, ground: Terrain, floor: float, lock_feet: bool) -> None:
-    """Where each foot joint is held during each of its contacts: the median of the source's
-    horizontal position over the contact (robust to a skating source), at its resting
-    height above the ground there; a toe held with the ankle keeps the foot's length from
-    the ankle's lock. Also the ground path the foot travels over: the ground under its
+def _stage_hovers(track: LegTrack, floor: float) -> None:
+    """Per foot contact, how far above the joints' resting heights the source's stance
+    stands (its median over the contact; a network's stances hover)."""
+    track.hover = []
+    for start, stop in contact_spans(track.planted):
+        held = track.contacts[start:stop]
+        track.hover.append(float(np.mean([
+            np.percentile(track.source[start:stop, j, 1][held[:, j]], 25) - floor - track.rest[j]
+            for j in range(held.shape[1]) if np.any(held[:, j])])))
+
+
+def _reachable_lock(track: LegTrack, hip: np.ndarray, start: int, stop: int,
+                    drop: float) -> tuple[np.ndarray, float]:
+    """The ankle's held horizontal position ``(2,)`` over the contact ``[start, stop)``: of
+    the source's own positions over the contact and their median, the one the leg reaches
+    best from the source's hip path ``hip`` ``(F, 3)`` (its largest shortfall, with the
+    hip ``drop`` above the ankle's rest, lowest), preferring the median; and the largest
+    shortfall there (units)."""
+    src = track.source[start:stop, 0][:, [0, 2]]
+    median = np.median(src, axis=0)
+    candidates = np.concatenate([median[None], src])
+    full = track.thigh + track.shin
+    h = hip[start:stop]
+    source_reach = np.linalg.norm(track.source[start:stop, 0] - h, axis=1)
+    reach = np.clip(source_reach, REACH * full, 0.9999 * full)
+    vertical = h[:, 1] - drop
+    d = np.hypot(np.hypot(h[None, :, 0] - candidates[:, None, 0],
+                          h[None, :, 2] - candidates[:, None, 1]), vertical[None])
+    shortfall = np.maximum(d - reach[None], 0.0).max(axis=1)
+    cost = shortfall + LOCK_SHIFT_COST * np.linalg.norm(candidates - median, axis=1)
+    best = int(np.argmin(cost))
+    return candidates[best], float(shortfall[best])
+
+
+def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
+                 hip: np.ndarray, lock_feet: bool) -> None:
+    """Where each foot joint is held during each of its contacts, at its resting height
+    above the ground there: the median of the source's horizontal positions over the
+    contact (robust to a skating source); an ankle whose leg would not reach that from
+    the source's hip path is held at the source position over the contact that it
+    reaches best (:func:`_reachable_lock`), up to ``FLOAT_ALLOWANCE`` higher where it still
+    would not, and a toe held with it moves with it and keeps the foot's length. Also the ground path the foot travels over: the ground under its
     locks while planted, a smoothstep from the lift-off ground to the landing ground
     between contacts."""
     n, k = track.contacts.shape
@@ -981,23 +1027,37 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, lock_feet: bool
     levels: list[tuple[int, int, float]] = []
     length = (float(np.median(np.linalg.norm(track.source[:, 1] - track.source[:, 0], axis=1)))
               if k > 1 else 0.0)
+    shifts = np.zeros((n, 2))
+    raised = np.zeros(n)
+    allowance = FLOAT_ALLOWANCE * (track.thigh + track.shin)
     for j in range(k):
         for start, stop in contact_spans(track.contacts[:, j]):
             xz = np.median(track.source[start:stop, j][:, [0, 2]], axis=0)
-            y = float(ground.height(xz[0], xz[1])) + track.rest[j]
+            up = 0.0
+            if j == 0:
+                chosen, short = _reachable_lock(track, hip, start, stop,
+                                                floor + hover + track.rest[0])
+                shifts[start:stop] = chosen - xz
+                xz = chosen
+                up = min(short, allowance)
+                raised[start:stop] = up
+            elif np.any(track.contacts[start:stop, 0]):
+                held = track.contacts[start:stop, 0]
+                xz = xz + shifts[start:stop][held].mean(axis=0)
+                up = float(raised[start:stop][held].max())
+            y = float(ground.height(xz[0], xz[1])) + track.rest[j] + up
             locks[start:stop, j] = (xz[0], y, xz[1])
     if k > 1:  # the toe's lock at the foot's length from the ankle's, where both are held
         both = track.contacts.all(axis=1)
         for start, stop in contact_spans(both):
             a, t = locks[start, 0], locks[start, 1]
-            dy = t[1] - a[1]
+            dy = float(np.clip(t[1] - a[1], -0.5 * length, 0.5 * length))
             horizontal = np.hypot(t[0] - a[0], t[2] - a[2])
             reach = np.sqrt(max(length * length - dy * dy, 0.0))
-            if horizontal > 1e-12:
+            if horizontal > 1e-9 * max(length, 1e-300):
                 t_new = a + np.array([(t[0] - a[0]) * reach / horizontal, dy,
                                       (t[2] - a[2]) * reach / horizontal])
-                span = contact_spans(track.contacts[:, 1])
-                for s0, s1 in span:
+                for s0, s1 in contact_spans(track.contacts[:, 1]):
                     if s0 <= start < s1:
                         locks[s0:s1, 1] = t_new
     track.locks = locks if lock_feet else np.full_like(locks, np.nan)
@@ -1008,9 +1068,6 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, lock_feet: bool
         under = [float(np.median(locks[start:stop, j, 1][held[:, j]])) - track.rest[j]
                  for j in range(k) if np.any(held[:, j])]
         level[start:stop] = float(np.mean(under))
-        track.hover.append(float(np.mean([
-            np.median(track.source[start:stop, j, 1][held[:, j]]) - floor - track.rest[j]
-            for j in range(k) if np.any(held[:, j])])))
         levels.append((start, stop, float(np.mean(under))))
     if not levels:  # never planted: the ground under the foot, low-passed
         under = ground.height(track.source[:, 0, 0], track.source[:, 0, 2])
@@ -1061,14 +1118,25 @@ def _stage_swing(track: LegTrack, ground: Terrain, floor: float, hover: float,
         toe_first = share[:, None]
         a = (1.0 - toe_first) * a + toe_first * (t - length * direction)
         targets[:, 0], targets[:, 1] = a, a + length * direction
-    # clearance: the swing passes the terrain no closer than the source's swing did
-    planted = track.planted
+    track.targets, track.pins = targets, pins
+
+
+def _stage_clearance(track: LegTrack, ground: Terrain, floor: float, hover: float,
+                     drop: float) -> None:
+    """The swings lowered with the root's constant ``drop`` (the leg keeps its shape),
+    then raised, smoothly, where a foot joint would pass the terrain closer than the
+    source's own clearance; and nothing in the ground (what is left lifts the foot)."""
+    assert track.targets is not None and track.pins is not None
+    targets, pins = track.targets, track.pins
+    n = len(targets)
     free = 1.0 - pins.max(axis=1)
+    targets[..., 1] -= (drop * free)[:, None]
     raise_by = np.zeros(n)
+    planted = track.planted
     for start, stop in contact_spans(~planted):
         if stop - start < 2:
             continue
-        above_src = np.maximum(track.source[start:stop, :, 1] - floor - hover, 0.0)
+        above_src = np.maximum(track.source[start:stop, :, 1] - floor, 0.0)
         # the source's clearance: its lowest height in the middle half of the swing, and
         # toward the ends no more than its height there
         quarter = (stop - start) // 4
@@ -1076,31 +1144,31 @@ def _stage_swing(track: LegTrack, ground: Terrain, floor: float, hover: float,
         clearance = np.minimum(above_src, middle.min(axis=0) if len(middle) else 0.0)
         seg = targets[start:stop]
         need = (ground.height(seg[..., 0], seg[..., 2]) + clearance - seg[..., 1]).max(axis=1)
-        # (where the foot eases out of or into a lock, the lock's own height rules)
-        need = np.maximum(need, 0.0) * free[start:stop]
+        need = np.maximum(need, 0.0) * (free[start:stop] > 0.0)
         if np.any(need > 0.0):
             half = max(1, (stop - start) // 4)
             raise_by[start:stop] = -_smooth_below(-need, half)
-    raise_by = np.maximum(raise_by * free, 0.0)
+    # (faded in over the first quarter of the way out of a lock, none while it is held)
+    raise_by = np.maximum(raise_by * _ramp(4.0 * free), 0.0)
     targets[..., 1] += raise_by[:, None]
     # and never in the ground: what is left lifts the whole foot
     depth = (ground.height(targets[..., 0], targets[..., 2]) - targets[..., 1]).max(axis=1)
     targets[..., 1] += np.maximum(depth, 0.0)[:, None]
-    track.targets, track.pins = targets, pins
 
 
 def _stage_root(tracks: list[LegTrack], world: np.ndarray, floor: float, hover: float,
-                dt: float, smooth_time: float, adjust_pelvis: bool) -> np.ndarray:
+                dt: float, smooth_time: float, adjust_pelvis: bool
+                ) -> tuple[np.ndarray, float]:
     """The root's vertical offset ``(F,)``: the ground under the feet's paths less the
     source floor, low-passed (one constant on flat ground), lowered by one constant as far
     as the legs need on 95% of the frames to reach their feet's targets, then by the
-    least smooth amount where a leg still could not reach."""
+    least smooth amount where a leg still could not reach; and that constant."""
     paths = np.stack([t.ground for t in tracks if t.ground is not None])
     offset = paths.mean(axis=0) - floor - hover
     if np.ptp(offset) > 0.0 and len(offset) > 1:
         offset = smooth_zero_lag(offset, dt, smooth_time)
     if not adjust_pelvis:
-        return offset
+        return offset, 0.0
     bound = np.full(len(offset), np.inf)
     for t in tracks:
         assert t.targets is not None
@@ -1119,12 +1187,14 @@ def _stage_root(tracks: list[LegTrack], world: np.ndarray, floor: float, hover: 
     # stances hover at different heights is lowered to its lower stances), then the least
     # smooth amount more where a leg still could not reach
     short = offset - bound
+    drop = 0.0
     if np.any(np.isfinite(short)):
-        offset = offset - max(float(np.percentile(short[np.isfinite(short)], 95)), 0.0)
+        drop = max(float(np.percentile(short[np.isfinite(short)], DROP_PERCENTILE)), 0.0)
+    offset = offset - drop
     if np.any(offset > bound):
         width = max(1, round(max(smooth_time, dt) / dt))
         offset = np.minimum(offset, _smooth_below(bound, width))
-    return offset
+    return offset, drop
 
 
 def _stage_legs(motion: Motion, tracks: list[LegTrack], source_rotations: np.ndarray,
@@ -1133,7 +1203,8 @@ def _stage_legs(motion: Motion, tracks: list[LegTrack], source_rotations: np.nda
     """Each leg solved to its targets: :func:`limbik.two_bone` about the knee's own hinge
     axis with the source knee (turned onto the new hip→ankle line) as the bend reference,
     the foot turned from the source's by the least rotation onto its new ankle→toe line
-    (its pitch change at most ``max_tilt``), the rest of the body exactly the source's."""
+    (its pitch change at most ``max_tilt`` where neither of its joints is held), the rest
+    of the body exactly the source's."""
     legs = [t.leg for t in tracks]
     world = full_world[:, :motion.skeleton.num_joints]
     axes = knee_hinge_axes(motion, legs, pose=(source_rotations, world))
@@ -1156,7 +1227,11 @@ def _stage_legs(motion: Motion, tracks: list[LegTrack], source_rotations: np.nda
         positions[leg.ankle] = solved.positions[:, 2]
         if leg.toe is not None:
             src_foot = world[:, leg.toe] - world[:, leg.ankle]
-            foot = _limit_pitch(src_foot, track.targets[:, 1] - a, max_tilt)
+            # (a foot held on the ground takes the pitch its locks give it)
+            wanted = track.targets[:, 1] - a
+            free = 1.0 - track.pins.max(axis=1) if track.pins is not None else 1.0
+            foot = wanted + np.reshape(free, (-1, 1)) * (
+                _limit_pitch(src_foot, wanted, max_tilt) - wanted)
             turn = quaternion_from_two_vectors(src_foot, foot)
             rotations[leg.ankle] = quaternion_multiply(turn, source_rotations[:, leg.ankle])
             rotations[leg.toe] = quaternion_multiply(turn, source_rotations[:, leg.toe])
@@ -1268,7 +1343,7 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
               pelvis_smooth_time: float = 0.15,
               release_time: float = 0.2,
               max_tilt: float = 0.6,
-              contact_height: float = 0.03,
+              contact_height: float = CONTACT_HEIGHT,
               contact_speed: float | None = None,
               weights: float | Mapping[str, float] = 1.0,
               softness: float = 0.005,
@@ -1284,23 +1359,26 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
         penetration only).
     legs : the legs to plant (default: :func:`limbik.find_legs`).
     contacts : per leg side (``"left"``/``"right"``), a bool mask ``(frames,)`` or
-        inclusive ``(first, last)`` frame ranges; default: detected.
+        inclusive ``(first, last)`` frame ranges, held for the ankle and the toe alike;
+        default: found per foot joint (:func:`limbik.placement.contacts.joint_contacts`).
     floor : the source clip's floor height (default: :func:`estimate_floor`).
-    lock_feet : hold feet (heel and toe) still while in contact.
-    adjust_pelvis : move the pelvis with the lower foot and down where a leg can't reach.
-    smooth_time, pelvis_smooth_time : spring smoothing times of the foot and the
-        pelvis offsets, seconds.
-    release_time : blend time after a contact ends, seconds.
-    max_tilt : largest change of foot pitch and roll from the source to follow the
-        ground (or ankle tilt without a toe), radians.
-    contact_height : a contact starts with the foot at most this high above its local
-        minimum (leg lengths, ±0.4 s), once it has come down (``LANDING_AHEAD``), and
-        ends above three times this, or at the last frame at most this high where the
-        foot then lifts off rolled onto its toe (``LIFT_OFF_ROLL``).
-    contact_speed : the planted/swing speed threshold (leg lengths per second); a contact
-        starts below 0.7x and ends above 1.4x it. Default: from the clip
-        (:func:`contact_speed_threshold`). A foot at or below its rest is in contact
-        whatever its speed (sliding through the floor is skating, not swinging).
+    lock_feet : hold each foot joint still while it is in contact.
+    adjust_pelvis : lower the root where a held leg could not reach its foot (else the
+        root is only lifted onto the ground).
+    smooth_time : seconds over which a foot joint eases into its lock before a contact.
+    pelvis_smooth_time : seconds of the low-pass that makes the root follow uneven
+        ground, and of the smallest drop where a leg could not reach.
+    release_time : seconds over which a foot joint eases out of its lock after a contact.
+    max_tilt : largest change of foot pitch from the source's (or ankle tilt to the
+        ground's slope without a toe), radians.
+    contact_height : a foot joint enters a contact at most this high above its local
+        floor (its lowest height within ±0.4 s; leg lengths) and leaves it above 1.5
+        times this.
+    contact_speed : the planted/moving speed threshold (leg lengths per second); a
+        contact starts below 0.7x and ends above 1.4x it. Default: from the clip's foot
+        joints (:func:`limbik.placement.contacts.joint_speed_threshold`). A joint at or
+        below its floor is in contact unless it moves faster than 1.4x (a skating foot
+        is still planted).
     weights : 0..1, one for all legs or per side; 0 keeps the source leg.
     softness : soft reach of the legs near full extension, a fraction of the leg
         (``two_bone(..., softness=)``); 0 is off.
@@ -1341,15 +1419,20 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
     tick(2, "locks")
     ease_in = max(1, round(smooth_time / dt))
     for track in tracks:
-        _stage_locks(track, ground, floor, lock_feet)
+        _stage_hovers(track, floor)
     # the one lift that puts the source's typical stance on the ground
     hovers = [h for track in tracks for h in track.hover]
     hover = float(np.median(hovers)) if hovers else 0.0
     for track in tracks:
+        _stage_locks(track, ground, floor, hover, world[:, track.leg.hip], lock_feet)
+    for track in tracks:
         _stage_swing(track, ground, floor, hover, ease_in, max(1, release_frames))
     tick(3, "root")
-    offset = _stage_root(tracks, world, floor, hover, dt, pelvis_smooth_time, adjust_pelvis)
+    offset, drop = _stage_root(tracks, world, floor, hover, dt, pelvis_smooth_time,
+                               adjust_pelvis)
     lift = offset[:, None] * _UP
+    for track in tracks:
+        _stage_clearance(track, ground, floor, hover, drop)
     tick(4, "legs")
     for track in tracks:  # knees bend no faster than the source's off contacts
         assert track.targets is not None
