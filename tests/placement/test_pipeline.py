@@ -98,7 +98,7 @@ def test_joint_contacts_find_a_skating_stance_and_a_hovering_one() -> None:
     n = 120
     t = np.arange(n) * dt
     swing = (t % 1.0) >= 0.6
-    height = np.where(swing, 0.2 * np.sin(np.pi * ((t % 1.0) - 0.6) / 0.4), 0.02)
+    height = 0.02 + np.where(swing, 0.2 * np.sin(np.pi * ((t % 1.0) - 0.6) / 0.4), 0.0)
     speed = np.where(swing, 3.0, 0.25)  # a planted foot that skates at a quarter leg/s
     mask = joint_contacts(height[:, None], speed[:, None], leg, dt)[:, 0]
     assert np.mean(mask[~swing]) > 0.9 and np.mean(mask[swing]) < 0.2

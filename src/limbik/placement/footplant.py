@@ -88,13 +88,14 @@ LOCK_SHIFT_COST = 0.02
 #: Leg lengths by which a held foot may stand above the ground where its leg would not
 #: reach it otherwise (before the root is lowered for it).
 FLOAT_ALLOWANCE = 0.01
+#: Leg lengths by which a held joint's source may rise above its stance height before the
+#: held joint rises with it (capture noise below it is held still).
+RISE_KEPT = 0.005
 #: Degrees per frame by which a leg's knee may bend faster than the source's off contacts.
 KNEE_RATE_SLACK = 1.5
-#: Heights (leg lengths) of a foot's lowest point above where it stands: up to the first,
-#: the foot's pitch follows the ground along it (within ``max_tilt`` of the source's);
-#: from the second up it keeps the source's pitch; between, the allowed change shrinks
-#: smoothly. A steep foot over a slope has two pitches that follow the ground (pointing
-#: down, and turned by twice the slope), and a swing would jump between them.
+#: Heights (leg lengths) of a source foot joint above its floor: up to the first, a joint
+#: that is not held stands on the ground right under it; from the second up it follows
+#: the foot's smooth ground path; between, it blends smoothly.
 SWING_FOLLOW = (0.01, 0.04)
 #: Radians by which a foot is pitched down from its rest, rolled onto its toe, past which
 #: a contact that the foot leaves upward has ended (a toe-off: the foot is lifting off).
@@ -899,6 +900,7 @@ class LegTrack:
     targets: np.ndarray | None = None  # (F, k, 3) where the foot joints go
     hover: list[float] = dataclasses.field(default_factory=list)  # per contact, the
     # source's stance height above the joints' rests (a network's stances hover)
+    stand: np.ndarray | None = None  # (F,) 0..1 how much the foot stands on the ground
 
     @property
     def planted(self) -> np.ndarray:
@@ -1029,7 +1031,16 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
               if k > 1 else 0.0)
     shifts = np.zeros((n, 2))
     raised = np.zeros(n)
-    allowance = FLOAT_ALLOWANCE * (track.thigh + track.shin)
+    size = track.thigh + track.shin
+    allowance = FLOAT_ALLOWANCE * size
+    # per planted span, how far the whole foot floats: its lowest held joint's median height
+    # above its rest (a foot on tiptoe keeps its heel up; a hovering one comes down)
+    above_rest = track.source[..., 1] - floor - track.rest
+    foot_float = np.zeros(n)
+    for start, stop in contact_spans(track.planted):
+        held = track.contacts[start:stop]
+        foot_float[start:stop] = min(float(np.median(above_rest[start:stop, j][held[:, j]]))
+                                     for j in range(k) if np.any(held[:, j]))
     for j in range(k):
         for start, stop in contact_spans(track.contacts[:, j]):
             xz = np.median(track.source[start:stop, j][:, [0, 2]], axis=0)
@@ -1045,13 +1056,22 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
                 held = track.contacts[start:stop, 0]
                 xz = xz + shifts[start:stop][held].mean(axis=0)
                 up = float(raised[start:stop][held].max())
-            y = float(ground.height(xz[0], xz[1])) + track.rest[j] + up
-            locks[start:stop, j] = (xz[0], y, xz[1])
+            # the source's own stance height above its rest, less the foot's float beyond
+            # FLOAT_KEPT of a leg; where the source joint rises above its stance (a heel
+            # lifting while the toe stands) by more than RISE_KEPT of a leg, it rises too
+            above = above_rest[start:stop, j]
+            level = float(np.median(above))
+            drop = max(float(foot_float[start]) - FLOAT_KEPT * size, 0.0)
+            kept = max(level - drop, 0.0)
+            rise = np.maximum(above - level - RISE_KEPT * size, 0.0)
+            y = float(ground.height(xz[0], xz[1])) + track.rest[j] + max(up, kept)
+            locks[start:stop, j] = np.stack([np.full(stop - start, xz[0]), y + rise,
+                                             np.full(stop - start, xz[1])], axis=1)
     if k > 1:  # the toe's lock at the foot's length from the ankle's, where both are held
         both = track.contacts.all(axis=1)
         for start, stop in contact_spans(both):
             a, t = locks[start, 0], locks[start, 1]
-            dy = float(np.clip(t[1] - a[1], -0.5 * length, 0.5 * length))
+            dy = float(np.clip(t[1] - a[1], -0.9 * length, 0.9 * length))
             horizontal = np.hypot(t[0] - a[0], t[2] - a[2])
             reach = np.sqrt(max(length * length - dy * dy, 0.0))
             if horizontal > 1e-9 * max(length, 1e-300):
@@ -1105,17 +1125,28 @@ def _stage_swing(track: LegTrack, ground: Terrain, floor: float, hover: float,
         gap = np.where(held[:, None], track.locks[:, j] - base[:, j], 0.0)
         targets[:, j] = base[:, j] + _eased_offsets(gap, held, ease_in, ease_out)
         pins[:, j] = _ease_weights(held, ease_in, ease_out)
+    # a joint not held while its foot is planted stands on the ground under it, not on
+    # the foot's ground path (which it follows in swing)
+    planted = _ease_weights(track.planted, ease_in, ease_out)
+    track.stand = planted.copy()
+    size = track.thigh + track.shin
+    low, high = SWING_FOLLOW[0] * size, SWING_FOLLOW[1] * size
+    # (and so does a foot that skims the floor in the source, held or not)
+    near = _ramp((high - (track.source[..., 1] - floor).min(axis=1)) / (high - low))
+    track.stand = np.maximum(planted, near)
+    for j in range(k):
+        conform = np.maximum(planted, near) * (1.0 - pins[:, j])
+        rows = np.flatnonzero(conform > 0.0)
+        if rows.size:
+            under = ground.height(targets[rows, j, 0], targets[rows, j, 2])
+            targets[rows, j, 1] += conform[rows] * (under - track.ground[rows])
     if k > 1:  # the foot keeps its length: the held joint stays, the other follows
         length = np.linalg.norm(track.source[:, 1] - track.source[:, 0], axis=1)[:, None]
         a, t = targets[:, 0], targets[:, 1]
         direction = (t - a) / np.maximum(np.linalg.norm(t - a, axis=1, keepdims=True), 1e-300)
-        # the toe's share: 1 where the toe is held more than the ankle, 0 where the ankle
-        # is held (or both are: their locks agree), continuous in between
-        pa, pt = pins[:, 0], pins[:, 1]
-        toe_only = pt * (1.0 - pa)
-        share = toe_only / np.maximum(toe_only + pa * (1.0 - pt) + (1.0 - pt) * (1.0 - pa),
-                                      1e-12)
-        toe_first = share[:, None]
+        # the toe's share is how much it is held: a held toe stays, and a heel rising off
+        # it turns the foot about it
+        toe_first = pins[:, 1:2]
         a = (1.0 - toe_first) * a + toe_first * (t - length * direction)
         targets[:, 0], targets[:, 1] = a, a + length * direction
     track.targets, track.pins = targets, pins
@@ -1180,8 +1211,11 @@ def _stage_root(tracks: list[LegTrack], world: np.ndarray, floor: float, hover: 
         reach = np.clip(source_reach, REACH * full, 0.9999 * full)
         dh = np.hypot(hip[:, 0] - a[:, 0], hip[:, 2] - a[:, 2])
         top = a[:, 1] + np.sqrt(np.maximum(reach * reach - dh * dh, 0.0)) - hip[:, 1]
-        # only a held (or easing) foot bounds the root: a swinging one may fall short
+        # only a foot held, easing or standing on the ground bounds the root: a swinging
+        # one may fall short
         held = t.pins.max(axis=1) > 0.0 if t.pins is not None else np.zeros(len(a), bool)
+        if t.stand is not None:
+            held |= t.stand > 0.5
         bound = np.minimum(bound, np.where((dh < reach) & held, top, np.inf))
     # one constant first: the root goes down by as much as most frames need (a clip whose
     # stances hover at different heights is lowered to its lower stances), then the least
@@ -1430,6 +1464,7 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
     tick(3, "root")
     offset, drop = _stage_root(tracks, world, floor, hover, dt, pelvis_smooth_time,
                                adjust_pelvis)
+    offset = offset * max(weight.values())  # (legs kept as the source's keep its root)
     lift = offset[:, None] * _UP
     for track in tracks:
         _stage_clearance(track, ground, floor, hover, drop)
