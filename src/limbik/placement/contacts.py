@@ -163,9 +163,9 @@ def contacts_from_ranges(ranges: Iterable[Sequence[int]], n_frames: int) -> np.n
 LOCAL_FLOOR_TIME = 0.4
 #: Leg lengths above its local floor up to which a joint may enter a contact; it leaves
 #: above twice this.
-CONTACT_HEIGHT = 0.02
+CONTACT_HEIGHT = 0.03
 #: How many times ``CONTACT_HEIGHT`` above its local floor a joint leaves its contact.
-EXIT_RATIO = 1.5
+EXIT_RATIO = 2.0
 #: Seconds: the shortest contact and the shortest gap between two contacts.
 MIN_CONTACT_TIME = 0.06
 #: Seconds over which a joint's horizontal speed is averaged before it is compared.

@@ -1033,14 +1033,12 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
     raised = np.zeros(n)
     size = track.thigh + track.shin
     allowance = FLOAT_ALLOWANCE * size
-    # per planted span, how far the whole foot floats: its lowest held joint's median height
-    # above its rest (a foot on tiptoe keeps its heel up; a hovering one comes down)
+    # the joints' heights above their rests, less the whole foot's float beyond FLOAT_KEPT
+    # of a leg on each frame (a foot on tiptoe keeps its heel up; a hovering one comes
+    # down)
     above_rest = track.source[..., 1] - floor - track.rest
-    foot_float = np.zeros(n)
-    for start, stop in contact_spans(track.planted):
-        held = track.contacts[start:stop]
-        foot_float[start:stop] = min(float(np.median(above_rest[start:stop, j][held[:, j]]))
-                                     for j in range(k) if np.any(held[:, j]))
+    foot_float = np.maximum(above_rest.min(axis=1) - FLOAT_KEPT * size, 0.0)
+    standing = above_rest - foot_float[:, None]
     for j in range(k):
         for start, stop in contact_spans(track.contacts[:, j]):
             xz = np.median(track.source[start:stop, j][:, [0, 2]], axis=0)
@@ -1056,30 +1054,29 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
                 held = track.contacts[start:stop, 0]
                 xz = xz + shifts[start:stop][held].mean(axis=0)
                 up = float(raised[start:stop][held].max())
-            # the source's own stance height above its rest, less the foot's float beyond
-            # FLOAT_KEPT of a leg; where the source joint rises above its stance (a heel
-            # lifting while the toe stands) by more than RISE_KEPT of a leg, it rises too
-            above = above_rest[start:stop, j]
-            level = float(np.median(above))
-            drop = max(float(foot_float[start]) - FLOAT_KEPT * size, 0.0)
-            kept = max(level - drop, 0.0)
+            # held at the source's own standing height over the contact (its lower
+            # decile); where the source joint rises above that (a heel lifting while the
+            # toe stands) by more than RISE_KEPT of a leg, it rises too
+            above = standing[start:stop, j]
+            level = max(float(np.percentile(above, 10)), 0.0)
             rise = np.maximum(above - level - RISE_KEPT * size, 0.0)
-            y = float(ground.height(xz[0], xz[1])) + track.rest[j] + max(up, kept)
+            y = float(ground.height(xz[0], xz[1])) + track.rest[j] + max(up, level)
             locks[start:stop, j] = np.stack([np.full(stop - start, xz[0]), y + rise,
                                              np.full(stop - start, xz[1])], axis=1)
     if k > 1:  # the toe's lock at the foot's length from the ankle's, where both are held
         both = track.contacts.all(axis=1)
         for start, stop in contact_spans(both):
             a, t = locks[start, 0], locks[start, 1]
-            dy = float(np.clip(t[1] - a[1], -0.9 * length, 0.9 * length))
+            dy = float(np.clip(t[1] - a[1], -0.99 * length, 0.99 * length))
             horizontal = np.hypot(t[0] - a[0], t[2] - a[2])
             reach = np.sqrt(max(length * length - dy * dy, 0.0))
             if horizontal > 1e-9 * max(length, 1e-300):
                 t_new = a + np.array([(t[0] - a[0]) * reach / horizontal, dy,
                                       (t[2] - a[2]) * reach / horizontal])
                 for s0, s1 in contact_spans(track.contacts[:, 1]):
-                    if s0 <= start < s1:
-                        locks[s0:s1, 1] = t_new
+                    if s0 <= start < s1:  # (its height keeps its own profile)
+                        locks[s0:s1, 1, 0] = t_new[0]
+                        locks[s0:s1, 1, 2] = t_new[2]
     track.locks = locks if lock_feet else np.full_like(locks, np.nan)
     planted = track.planted
     level = np.full(n, np.nan)
