@@ -87,7 +87,7 @@ DROP_PERCENTILE = 95.0
 LOCK_SHIFT_COST = 0.02
 #: Leg lengths by which a held foot may stand above the ground where its leg would not
 #: reach it otherwise (before the root is lowered for it).
-FLOAT_ALLOWANCE = 0.01
+FLOAT_ALLOWANCE = 0.005
 #: Leg lengths by which a held joint's source may rise above its stance height before the
 #: held joint rises with it (capture noise below it is held still).
 RISE_KEPT = 0.005
@@ -1058,9 +1058,11 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
             # decile); where the source joint rises above that (a heel lifting while the
             # toe stands) by more than RISE_KEPT of a leg, it rises too
             above = standing[start:stop, j]
-            level = max(float(np.percentile(above, 10)), 0.0)
+            # (never in the ground, and at least ``up`` above the rest)
+            level = max(float(np.percentile(above, 10)), -float(track.rest[j]))
             rise = np.maximum(above - level - RISE_KEPT * size, 0.0)
-            y = float(ground.height(xz[0], xz[1])) + track.rest[j] + max(up, level)
+            y = float(ground.height(xz[0], xz[1])) + track.rest[j] + (
+                max(up, level) if up > 0.0 else level)
             locks[start:stop, j] = np.stack([np.full(stop - start, xz[0]), y + rise,
                                              np.full(stop - start, xz[1])], axis=1)
     if k > 1:  # the toe's lock at the foot's length from the ankle's, where both are held
@@ -1090,6 +1092,16 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
         under = ground.height(track.source[:, 0, 0], track.source[:, 0, 2])
         track.ground = smooth_zero_lag(under, 1.0, 5.0) if n > 1 else under
         return
+    # a clip that begins or ends with the foot on the floor outside a contact (landing
+    # as the clip ends, say) begins or ends the path on the ground under it there
+    lowest = (track.source[..., 1] - floor).min(axis=1)
+    size = track.thigh + track.shin
+    for edge, first in ((0, True), (n - 1, False)):
+        if lowest[edge] <= SWING_FOLLOW[1] * size and not planted[edge]:
+            j = int(np.argmin(track.source[edge, :, 1]))
+            under = float(ground.height(track.source[edge, j, 0], track.source[edge, j, 2]))
+            levels.insert(0 if first else len(levels), (edge, edge + 1, under))
+            level[edge] = under
     path = level.copy()
     path[:levels[0][0]] = levels[0][2]
     path[levels[-1][1]:] = levels[-1][2]
@@ -1140,6 +1152,10 @@ def _stage_swing(track: LegTrack, ground: Terrain, floor: float, hover: float,
     if k > 1:  # the foot keeps its length: the held joint stays, the other follows
         length = np.linalg.norm(track.source[:, 1] - track.source[:, 0], axis=1)[:, None]
         a, t = targets[:, 0], targets[:, 1]
+        # an ankle free over a held toe hangs from it as the source's does (a heel rolling
+        # up and forward over the ball of the foot)
+        over = (pins[:, 1] * (1.0 - pins[:, 0]))[:, None]
+        a = (1.0 - over) * a + over * (t + track.source[:, 0] - track.source[:, 1])
         direction = (t - a) / np.maximum(np.linalg.norm(t - a, axis=1, keepdims=True), 1e-300)
         # the toe's share is how much it is held: a held toe stays, and a heel rising off
         # it turns the foot about it
