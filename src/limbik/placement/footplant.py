@@ -981,14 +981,12 @@ def _stage_contacts(tracks: list[LegTrack], given: Mapping[str, Any] | None, flo
 
 
 def _stage_hovers(track: LegTrack, floor: float) -> None:
-    """Per foot contact, how far above the joints' resting heights the source's stance
-    stands (its median over the contact; a network's stances hover)."""
-    track.hover = []
-    for start, stop in contact_spans(track.planted):
-        held = track.contacts[start:stop]
-        track.hover.append(float(np.mean([
-            np.percentile(track.source[start:stop, j, 1][held[:, j]], 25) - floor - track.rest[j]
-            for j in range(held.shape[1]) if np.any(held[:, j])])))
+    """Per foot contact, how far above its resting height the source's foot stands: the
+    lower quartile over the contact of its lowest joint's height above that joint's rest
+    (a network's stances hover; a foot rolling onto its toe does not)."""
+    lowest = (track.source[..., 1] - floor - track.rest).min(axis=1)
+    track.hover = [float(np.percentile(lowest[start:stop], 25))
+                   for start, stop in contact_spans(track.planted)]
 
 
 def _reachable_lock(track: LegTrack, hip: np.ndarray, start: int, stop: int,
