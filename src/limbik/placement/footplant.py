@@ -90,7 +90,7 @@ LOCK_SHIFT_COST = 0.02
 FLOAT_ALLOWANCE = 0.005
 #: Leg lengths by which a held joint's source may rise above its stance height before the
 #: held joint rises with it (capture noise below it is held still).
-RISE_KEPT = 0.005
+RISE_KEPT = 0.002
 #: Degrees per frame by which a leg's knee may bend faster than the source's off contacts.
 KNEE_RATE_SLACK = 1.5
 #: Heights (leg lengths) of a source foot joint above its floor: up to the first, a joint
@@ -1013,7 +1013,7 @@ def _reachable_lock(track: LegTrack, hip: np.ndarray, start: int, stop: int,
 
 
 def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
-                 hip: np.ndarray, lock_feet: bool) -> None:
+                 hip: np.ndarray, lock_feet: bool, dt: float) -> None:
     """Where each foot joint is held during each of its contacts, at its resting height
     above the ground there: the median of the source's horizontal positions over the
     contact (robust to a skating source); an ankle whose leg would not reach that from
@@ -1035,7 +1035,11 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
     # of a leg on each frame (a foot on tiptoe keeps its heel up; a hovering one comes
     # down)
     above_rest = track.source[..., 1] - floor - track.rest
-    foot_float = np.maximum(above_rest.min(axis=1) - FLOAT_KEPT * size, 0.0)
+    # (the float is the foot's lowest height within ±LANDING_AHEAD s: a foot landing or
+    # lifting off is not floating, it is on its way down or up)
+    window = max(1, round(LANDING_AHEAD / dt))
+    foot_float = np.maximum(local_minimum(above_rest.min(axis=1), window)
+                            - FLOAT_KEPT * size, 0.0)
     standing = above_rest - foot_float[:, None]
     for j in range(k):
         for start, stop in contact_spans(track.contacts[:, j]):
@@ -1469,7 +1473,7 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
     hovers = [h for track in tracks for h in track.hover]
     hover = float(np.median(hovers)) if hovers else 0.0
     for track in tracks:
-        _stage_locks(track, ground, floor, hover, world[:, track.leg.hip], lock_feet)
+        _stage_locks(track, ground, floor, hover, world[:, track.leg.hip], lock_feet, dt)
     for track in tracks:
         _stage_swing(track, ground, floor, hover, ease_in, max(1, release_frames))
     tick(3, "root")
