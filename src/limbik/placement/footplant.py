@@ -1282,6 +1282,14 @@ def _stage_legs(motion: Motion, tracks: list[LegTrack], source_rotations: np.nda
             foot = wanted + np.reshape(free, (-1, 1)) * (
                 _limit_pitch(src_foot, wanted, max_tilt) - wanted)
             turn = quaternion_from_two_vectors(src_foot, foot)
+            # a planted sole rolls with the ground's cross slope (within max_tilt)
+            mid = a + 0.5 * foot
+            normal = ground.normal(mid[:, 0], mid[:, 2])
+            if np.any(normal[:, 1] < 1.0) and track.stand is not None:
+                roll = quaternion_slerp(np.broadcast_to([0.0, 0.0, 0.0, 1.0], turn.shape),
+                                        _roll_rotation(foot, normal, max_tilt),
+                                        np.clip(track.stand, 0.0, 1.0))
+                turn = quaternion_multiply(roll, turn)
             rotations[leg.ankle] = quaternion_multiply(turn, source_rotations[:, leg.ankle])
             rotations[leg.toe] = quaternion_multiply(turn, source_rotations[:, leg.toe])
             # toe tips that this puts in the ground bend up onto it
