@@ -381,6 +381,7 @@ def score_motion(motion: Any, *, source: Any | None = None, terrain: _Ground | N
     """
     from limbik.placement.contacts import (
         MIN_CONTACT_TIME,
+        contact_spans,
         joint_contacts,
         joint_speed_threshold,
         smoothed_speed,
@@ -419,7 +420,7 @@ def score_motion(motion: Any, *, source: Any | None = None, terrain: _Ground | N
         ground = _check_ground(terrain)
     src_full = _world_pose(source)[1] if source is not None else None
     src_ground = (Terrain.flat(estimate_floor(source, legs, leg_length, positions=src_full))
-                  if src_full is not None else ground)
+                  if source is not None else ground)
     basis, basis_ground = (src_full, src_ground) if src_full is not None else (full, ground)
     n = motion.num_frames
     slide, held, skate, floats, clear, turns, stance = [], [], [], [], [], [], []
@@ -470,11 +471,8 @@ def score_motion(motion: Any, *, source: Any | None = None, terrain: _Ground | N
             clear.append(lowest[swing].min())
         if leg.toe is not None:
             yaw = _yaw(world[:, leg.ankle], world[:, leg.toe])
-            flat = mask.all(axis=1).astype(np.int8)
-            starts = np.flatnonzero(np.diff(np.concatenate([[0], flat])) == 1)
-            stops = np.flatnonzero(np.diff(np.concatenate([flat, [0]])) == -1)
-            for a, b in zip(starts, stops + 1, strict=True):
-                turns.append(float(np.ptp(yaw[a:b])))
+            for first, stop in contact_spans(mask.all(axis=1)):
+                turns.append(float(np.ptp(yaw[first:stop])))
         hip, knee, ankle = world[:, leg.hip], world[:, leg.knee], world[:, leg.ankle]
         bend = knee_bend_angles(hip, knee, ankle, facing)
         pops.append(float(np.max(np.abs(np.diff(np.abs(bend))), initial=0.0)))

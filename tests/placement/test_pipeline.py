@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 import limbik
-from limbik.placement.walk import walk_cycle
 from limbik.metrics import score_motion
 from limbik.placement import Terrain
 from limbik.placement.contacts import joint_contacts
 from limbik.placement.footplant import footplant
+from limbik.placement.walk import walk_cycle
 
 
 def _walk() -> limbik.Motion:

@@ -31,6 +31,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -49,13 +50,11 @@ from limbik.geometry.quaternion import (
     rotate_vectors,
 )
 from limbik.geometry.vectors import cross
-from limbik.placement._footplant_kernels import limit_rate, settle_pitch
+from limbik.placement._footplant_kernels import limit_rate
 from limbik.placement.contacts import (
     CONTACT_HEIGHT,
     contact_spans,
     contacts_from_ranges,
-    detect_contacts,
-    horizontal_speed,
     joint_contacts,
     joint_speed_threshold,
     local_minimum,
@@ -264,67 +263,6 @@ def _rest_heights(motion: Motion, full_world: np.ndarray, legs: Sequence[Leg], f
     return out
 
 
-def _foot_signals(world: np.ndarray, leg: Leg, floor: float, leg_length: float, dt: float
-                  ) -> tuple[np.ndarray, np.ndarray]:
-    """Contact height (leg lengths) and speed (leg lengths/s) of a foot ``(frames,)``.
-
-    A planted foot pivots on its heel (ankle) or its toe, so per frame the foot's
-    height is the lower of the two and its speed the slower. Each point's height is
-    measured from its own resting height (a low percentile, never below the floor).
-    The height used for contacts is the height above the foot's local minimum (±0.4 s),
-    so stances that hover at different heights from step to step are still found; a
-    foot at or below its resting height reads as at or below 0 (grounded).
-    """
-    heights, speeds = [], []
-    for j in dict.fromkeys((leg.ankle, _foot_point(leg))):
-        point = world[:, j]
-        above = point[:, 1] - floor
-        rest = max(float(np.percentile(above, 5)), 0.0)
-        heights.append((above - rest) / leg_length)
-        speeds.append(horizontal_speed(point, dt) / leg_length)
-    height = np.min(heights, axis=0)
-    local = height - local_minimum(height, max(1, round(0.4 / dt)))
-    return np.where(height <= 0.0, height, local), np.min(speeds, axis=0)
-
-
-def _sole_heights(full_world: np.ndarray, motion: Motion, leg: Leg, floor: float,
-                  rest: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A foot's points (see :func:`_foot_joints`) above the floor ``(frames, k)``, and the
-    heights above their resting heights ``rest`` ``(k,)`` of its heel and of its lowest
-    toe point ``(frames, 2)`` (``(frames, 1)`` without a toe): what stance float is
-    measured on."""
-    above = full_world[:, _foot_joints(motion, leg), 1] - floor
-    relative = above - rest
-    if leg.toe is None:
-        return above, relative[:, :1]
-    return above, np.stack([relative[:, 0], relative[:, 1:].min(axis=1)], axis=1)
-
-
-def _landing(sole: np.ndarray, leg_length: float, ahead: int) -> np.ndarray:
-    """Frames ``(n,)`` at which a foot whose heel and toe are ``sole`` ``(n, k)`` above
-    their rests (:func:`_sole_heights`) is still coming down: its lowest point is higher
-    than ``FLOAT_KEPT`` of a leg (the float that stance keeps), and lower by more than
-    half of that within the next ``ahead`` frames."""
-    height = sole.min(axis=1)
-    padded = np.concatenate([height, np.full(ahead, np.inf)])
-    lowest = np.lib.stride_tricks.sliding_window_view(padded, ahead + 1).min(axis=1)
-    keep = FLOAT_KEPT * leg_length
-    return (height > keep) & (height - lowest > 0.5 * keep)
-
-
-def _rolled_onto_toe(world: np.ndarray, leg: Leg, rest: np.ndarray) -> np.ndarray | None:
-    """Frames ``(n,)`` at which a foot is rolled onto its toe: pitched down by more than
-    ``LIFT_OFF_ROLL`` radians from its pitch at rest (heel and toe at their resting
-    heights ``rest``, heel first). None for a leg without a toe."""
-    if leg.toe is None:
-        return None
-    foot = world[:, leg.toe] - world[:, leg.ankle]
-    length = np.maximum(np.linalg.norm(foot, axis=1), 1e-300)
-    pitch = np.arcsin(np.clip(foot[:, 1] / length, -1.0, 1.0))
-    at_rest = np.arcsin(np.clip((rest[1] - rest[0]) / length, -1.0, 1.0))
-    return at_rest - pitch > LIFT_OFF_ROLL
-
-
 def contact_speed_threshold(speeds: np.ndarray) -> float:
     """A clip's planted-versus-swinging speed threshold (leg lengths/s).
 
@@ -433,150 +371,6 @@ def _stance_drop(relative: np.ndarray, contact: np.ndarray, keep: float, blend_f
     drop = float_removed[:, None] + flatten * np.maximum(relative - float_removed[:, None], 0.0)
     drop[~np.asarray(contact, dtype=bool)] = 0.0
     return np.maximum(_ease_around(drop, spans, blend_frames, keep_rate=True), 0.0)
-
-
-def _heel_weight(heel: np.ndarray, toe: np.ndarray, dt: float, leg_length: float,
-                 speed_gate: float) -> tuple[np.ndarray, np.ndarray]:
-    """How much the heel carries the foot ``(n,)`` (1 heel, 0 toe), and how flat the foot
-    stands ``(n,)`` (1: heel and toe both carry it), from the source's heel (ankle) and toe
-    positions ``(n, 3)``.
-
-    The point that carries the weight is the one that stands still and low: each point
-    scores its height above its local minimum (±0.4 s) in units of 1.5% of a leg plus its
-    speed (smoothed over 0.05 s) in units of half the clip's contact speed threshold
-    ``speed_gate`` (leg lengths/s; at least 0.15, more where the source's planted feet
-    skate); the lower score wins, with a smooth blend where the two are within half a unit. A
-    heel strike (the toe still coming down) goes to the heel, a toe-off (the heel rising) to
-    the toe, and a turn on the ball of the foot to the toe even when the heel is as low. A
-    point carries weight with a score up to 1 and none from 2 on; the foot stands flat where
-    both carry it.
-    """
-    unit = max(0.15, 0.5 * speed_gate)
-    kernel = np.ones(max(1, round(0.05 / dt)) | 1)
-    kernel /= kernel.sum()
-    scores = []
-    for point in (heel, toe):
-        velocity = np.gradient(point, dt, axis=0) if len(point) > 1 else np.zeros_like(point)
-        speed = np.convolve(np.pad(np.linalg.norm(velocity, axis=1), len(kernel) // 2,
-                                   mode="edge"), kernel, mode="valid")
-        height = point[:, 1] - local_minimum(point[:, 1], max(1, round(0.4 / dt)))
-        scores.append(height / (0.015 * leg_length) + speed / (unit * leg_length))
-    s = np.clip(scores[1] - scores[0] + 0.5, 0.0, 1.0)
-    carries = [np.clip(2.0 - score, 0.0, 1.0) for score in scores]
-    flat = carries[0] * carries[1]
-    return s * s * (3 - 2 * s), flat * flat * (3 - 2 * flat)
-
-
-def _lock_offsets(ankle: np.ndarray, foot: np.ndarray, contact: np.ndarray,
-                  heel: np.ndarray, flat: np.ndarray, blend_frames: int
-                  ) -> tuple[np.ndarray, np.ndarray]:
-    """Horizontal (x, z) offsets of the ankle ``(frames, 2)`` and of the foot vector
-    ``(frames, 2)`` that hold the foot during contacts.
-
-    ``ankle`` is ``(frames, 3)`` and ``foot`` the ankle→toe vectors ``(frames, 3)`` (zeros
-    without a toe); ``heel`` and ``flat`` are :func:`_heel_weight`'s. Inside a contact:
-
-    - where the foot stands flat (heel and toe both carry it) neither moves: the foot
-      vector keeps the value it had when the foot came down flat;
-    - otherwise the foot turns as the source's does (its vector changes by the source's
-      change, ``(1 - flat)·Δfoot``) about the point that carries it: the ankle moves by
-      the toe-pivoted share of that change, ``-(1 - heel)·Δfoot``, and the toe is the
-      ankle plus the foot vector. A heel strike rolls over the heel, a toe-off over the
-      toe, and neither point slides while it carries the foot.
-
-    Without a toe the ankle is held. The foot is held where the source foot is on average
-    during the contact (a skating source then strains the legs half as much as a lock
-    where the contact began); both offsets ease in over ``blend_frames`` before the
-    contact and back to zero over as many after it (within the gaps between contacts).
-    """
-    n = len(ankle)
-    spans = contact_spans(contact)
-    if not spans:
-        return np.zeros((n, 2)), np.zeros((n, 2))
-    a = ankle[:, [0, 2]]
-    v = foot[:, [0, 2]]
-    c = np.asarray(contact, dtype=bool)
-    starts = np.array([start for start, _ in spans])
-    first = np.zeros(n, dtype=bool)
-    first[starts] = True
-    owner = np.maximum.accumulate(np.where(first, np.arange(n), 0))
-
-    def since_start(step: np.ndarray) -> np.ndarray:
-        """Per contact, the sum of ``step`` since its first frame (one cumulative sum)."""
-        step[first | ~c] = 0.0
-        total = np.cumsum(step, axis=0)
-        return total - total[owner]
-
-    turn = np.zeros((n, 2))
-    turn[1:] = (1.0 - flat[1:, None]) * np.diff(v, axis=0)
-    held_foot = v[owner] + since_start(turn.copy())
-    moved = np.zeros((n, 2))
-    moved[1:] = (1.0 - heel[1:, None]) * np.diff(held_foot, axis=0)
-    held = a[owner] - since_start(moved)
-    gap = np.where(c[:, None], a - held, 0.0)
-    sums = np.add.reduceat(gap, starts, axis=0)[:len(spans)]
-    inside = np.add.reduceat(c.astype(np.float64), starts)[:len(spans)]
-    shift = sums / np.maximum(inside, 1.0)[:, None]
-    span_of = np.searchsorted(starts, np.arange(n), side="right") - 1
-    offset = np.where(c[:, None], held + shift[np.maximum(span_of, 0)] - a, 0.0)
-    foot_offset = np.where(c[:, None], held_foot - v, 0.0)
-    return _ease_around(offset, spans, blend_frames), _ease_around(foot_offset, spans,
-                                                                  blend_frames)
-
-
-def _place_foot(ankle: np.ndarray, toe: np.ndarray | None, lock: np.ndarray,
-                heights: tuple[np.ndarray, np.ndarray | None], heel: np.ndarray,
-                terrain: Terrain, max_tilt: np.ndarray, full_tilt: float,
-                foot: np.ndarray | None = None, rounds: int = 12
-                ) -> tuple[np.ndarray, np.ndarray | None]:
-    """Ankle (and toe) targets on the terrain at the given heights above it.
-
-    ``lock`` moves the ankle; the toe starts at the ankle plus ``foot`` (default: the
-    source's ankle→toe vector), as the lock assumed. ``rounds`` bounds the resampling
-    of the ground.
-
-    The foot keeps its length; its pitch follows the ground along the foot, changed by
-    at most ``max_tilt`` ``(n,)`` (radians) from the source's, a limit whose corner is
-    eased (``_footplant_kernels.eased_limit``; ``full_tilt`` is the largest limit, at
-    which the ground is followed exactly); it pivots on the heel (weight ``heel``) or
-    the toe.
-    """
-    a = ankle.copy()
-    a[:, [0, 2]] += lock
-    ha, ht = heights
-    if toe is None or ht is None:
-        a[:, 1] = terrain.height(a[:, 0], a[:, 2]) + ha
-        return a, None
-    t = toe.copy()
-    t[:, [0, 2]] = a[:, [0, 2]] + (toe - ankle if foot is None else foot)[:, [0, 2]]
-    source = toe - ankle
-    length = np.linalg.norm(source, axis=1)
-    horizontal = np.hypot(source[:, 0], source[:, 2])
-    source_pitch = np.arctan2(source[:, 1], np.maximum(horizontal, 1e-300))
-    along = (source if foot is None else foot)[:, [0, 2]]
-    along_size = np.linalg.norm(along, axis=1)
-    heading = np.where(along_size[:, None] > 1e-9 * np.maximum(length, 1e-300)[:, None],
-                       along / np.maximum(along_size, 1e-300)[:, None], 0.0)
-    w = heel[:, None]
-    # the pivot (heel or toe, as weighted) stays where the lock put it; the ground is
-    # sampled again where the new pitch moves the other end, until that settles
-    pivot = w * a[:, [0, 2]] + (1 - w) * t[:, [0, 2]]
-    # (compiled: settle_pitch also bisects where the plain iteration does not settle)
-    pitch, ay, ty = settle_pitch(
-        terrain.heights, terrain.cell_size, terrain.origin[0], terrain.origin[1],
-        np.ascontiguousarray(pivot), np.ascontiguousarray(heading),
-        np.ascontiguousarray(heel, dtype=np.float64), length, along_size,
-        np.ascontiguousarray(ha, dtype=np.float64), np.ascontiguousarray(ht, dtype=np.float64),
-        np.ascontiguousarray(source_pitch), np.ascontiguousarray(max_tilt, dtype=np.float64),
-        full_tilt, rounds)
-    reach = (length * np.cos(pitch))[:, None] * heading
-    rise = length * np.sin(pitch)
-    base_y = heel * ay + (1 - heel) * (ty - rise)
-    a[:, [0, 2]] = pivot - (1 - w) * reach
-    a[:, 1] = base_y
-    t[:, [0, 2]] = pivot + w * reach
-    t[:, 1] = base_y + rise
-    return a, t
 
 
 def _knee_angles(distance: np.ndarray, thigh: float, shin: float) -> np.ndarray:
@@ -722,33 +516,6 @@ def _contact_distances(contact: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     last = np.searchsorted(inside, idx, side="right") - 1
     before = np.where(last >= 0, idx - inside[np.maximum(last, 0)], np.inf)
     return before, after
-
-
-def _approach(contact: np.ndarray, frames: int) -> np.ndarray:
-    """0 to 1 over the ``frames`` before each contact starts, 1 inside, 0 after: ``(n,)``."""
-    _, after = _contact_distances(contact)
-    return _ramp(1.0 - after / (frames + 1))
-
-
-def _pin_weight(contact: np.ndarray, frames: int) -> np.ndarray:
-    """1 inside contacts, easing to 0 over ``frames`` on either side: ``(n,)``."""
-    before, after = _contact_distances(contact)
-    return _ramp(1.0 - np.minimum(before, after) / (frames + 1))
-
-
-def _dilate(mask: np.ndarray, frames: int) -> np.ndarray:
-    """``mask`` ``(n,)`` widened by ``frames`` on either side."""
-    if frames <= 0 or not np.any(mask):
-        return mask.copy()
-    return local_minimum(np.where(mask, 0.0, 1.0), frames) == 0.0
-
-
-def _pinned_smooth(exact: np.ndarray, pin: np.ndarray, dt: float, smooth_time: float
-                   ) -> np.ndarray:
-    """Spring-smoothed ``exact`` ``(n, ...)``, equal to it where ``pin`` ``(n,)`` is 1."""
-    smoothed = smooth_zero_lag(exact, dt, smooth_time)
-    weight = pin.reshape(pin.shape + (1,) * (exact.ndim - 1))
-    return smoothed + weight * (exact - smoothed)
 
 
 def _smooth_below(bound: np.ndarray, half_width: int) -> np.ndarray:
@@ -905,7 +672,7 @@ class LegTrack:
     @property
     def planted(self) -> np.ndarray:
         """``(F,)`` frames on which any of the foot's joints is in contact."""
-        return self.contacts.any(axis=1)
+        return np.asarray(self.contacts.any(axis=1), dtype=bool)
 
 
 def _ease_weights(mask: np.ndarray, before: int, after: int) -> np.ndarray:
@@ -1019,9 +786,12 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
     contact (robust to a skating source); an ankle whose leg would not reach that from
     the source's hip path is held at the source position over the contact that it
     reaches best (:func:`_reachable_lock`), up to ``FLOAT_ALLOWANCE`` higher where it still
-    would not, and a toe held with it moves with it and keeps the foot's length. Also the ground path the foot travels over: the ground under its
-    locks while planted, a smoothstep from the lift-off ground to the landing ground
-    between contacts."""
+    would not, and a toe held with it moves with it and keeps the foot's length. Heights:
+    the source's own (its lower decile over the contact) less the whole foot's float
+    beyond ``FLOAT_KEPT``, rising with the source beyond ``RISE_KEPT``.
+
+    Also the ground path the foot travels over: the ground under its locks while planted,
+    a smoothstep from the lift-off ground to the landing ground between contacts."""
     n, k = track.contacts.shape
     locks = np.full((n, k, 3), np.nan)
     levels: list[tuple[int, int, float]] = []
@@ -1069,7 +839,7 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
                                              np.full(stop - start, xz[1])], axis=1)
     if k > 1:  # the toe's lock at the foot's length from the ankle's, where both are held
         both = track.contacts.all(axis=1)
-        for start, stop in contact_spans(both):
+        for start, _ in contact_spans(both):
             a, t = locks[start, 0], locks[start, 1]
             dy = float(np.clip(t[1] - a[1], -0.99 * length, 0.99 * length))
             horizontal = np.hypot(t[0] - a[0], t[2] - a[2])
@@ -1083,16 +853,16 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
                         locks[s0:s1, 1, 2] = t_new[2]
     track.locks = locks if lock_feet else np.full_like(locks, np.nan)
     planted = track.planted
-    level = np.full(n, np.nan)
+    standing_on = np.full(n, np.nan)
     for start, stop in contact_spans(planted):
         held = track.contacts[start:stop]
-        under = [float(np.median(locks[start:stop, j, 1][held[:, j]])) - track.rest[j]
-                 for j in range(k) if np.any(held[:, j])]
-        level[start:stop] = float(np.mean(under))
-        levels.append((start, stop, float(np.mean(under))))
+        heights = [float(np.median(locks[start:stop, j, 1][held[:, j]])) - track.rest[j]
+                   for j in range(k) if np.any(held[:, j])]
+        standing_on[start:stop] = float(np.mean(heights))
+        levels.append((start, stop, float(np.mean(heights))))
     if not levels:  # never planted: the ground under the foot, low-passed
-        under = ground.height(track.source[:, 0, 0], track.source[:, 0, 2])
-        track.ground = smooth_zero_lag(under, 1.0, 5.0) if n > 1 else under
+        below = ground.height(track.source[:, 0, 0], track.source[:, 0, 2])
+        track.ground = smooth_zero_lag(below, 1.0, 5.0) if n > 1 else below
         return
     # a clip that begins or ends with the foot on the floor outside a contact (landing
     # as the clip ends, say) begins or ends the path on the ground under it there
@@ -1103,11 +873,11 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
             j = int(np.argmin(track.source[edge, :, 1]))
             under = float(ground.height(track.source[edge, j, 0], track.source[edge, j, 2]))
             levels.insert(0 if first else len(levels), (edge, edge + 1, under))
-            level[edge] = under
-    path = level.copy()
+            standing_on[edge] = under
+    path = standing_on.copy()
     path[:levels[0][0]] = levels[0][2]
     path[levels[-1][1]:] = levels[-1][2]
-    for (_, stop, g0), (start, _, g1) in zip(levels[:-1], levels[1:], strict=True):
+    for (_, stop, g0), (start, _, g1) in itertools.pairwise(levels):
         s = (np.arange(stop, start) - stop + 1) / (start - stop + 1)
         path[stop:start] = g0 + (g1 - g0) * _ramp(s)
     track.ground = path
