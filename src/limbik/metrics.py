@@ -360,8 +360,8 @@ def score_motion(motion: Any, *, source: Any | None = None, terrain: _Ground | N
     - ``slide_speed``: mean horizontal speed of the ankles and toes from one contact frame
       to the next;
     - ``penetration``: deepest foot point (ankle, toe, toe tips) below the ground;
-    - ``float``: mean height of a foot's lower joint (ankle or toe) above the ground on
-      its contact frames;
+    - ``float``: mean height of a foot's lowest point (ankle, toe, toe tips) above the
+      ground on its contact frames;
     - ``swing_clearance``: the lowest height of a foot's lower joint above the ground on
       swing frames (more than ``MIN_CONTACT_TIME`` from any of that foot's contacts);
     - ``foot_turn``: the largest change of a foot's heading (ankle→toe) within one span on
@@ -463,7 +463,9 @@ def score_motion(motion: Any, *, source: Any | None = None, terrain: _Ground | N
             slide.append(speed[inner])
         lowest = height.min(axis=1)
         if np.any(foot):
-            floats.append(np.maximum(lowest[foot], 0.0))
+            sole = full[:, _foot_joints(motion, leg)]
+            sole_height = (sole[..., 1] - ground.height(sole[..., 0], sole[..., 2])).min(axis=1)
+            floats.append(np.maximum(sole_height[foot], 0.0))
         gap = max(1, round(MIN_CONTACT_TIME / dt))
         padded = np.convolve(foot.astype(float), np.ones(2 * gap + 1), mode="same") > 0
         swing = ~padded

@@ -687,7 +687,8 @@ def _ease_weights(mask: np.ndarray, before: int, after: int) -> np.ndarray:
 def _eased_offsets(values: np.ndarray, mask: np.ndarray, before: int, after: int
                    ) -> np.ndarray:
     """``values`` ``(n, d)`` on ``mask`` (n,), carried from the nearest run's edge and eased
-    to 0 over ``before`` frames before each run and ``after`` frames after it."""
+    to 0 over ``before`` frames before each run and ``after`` frames after it (in a gap
+    shorter than both, the two are blended, their weights summing to 1)."""
     n = len(mask)
     out = np.zeros_like(values)
     inside = np.flatnonzero(mask)
@@ -699,7 +700,9 @@ def _eased_offsets(values: np.ndarray, mask: np.ndarray, before: int, after: int
     nxt = inside[np.clip(np.searchsorted(inside, idx), 0, inside.size - 1)]
     w_out = _ramp(1.0 - since / (after + 1)) if after > 0 else (since == 0).astype(float)
     w_in = _ramp(1.0 - until / (before + 1)) if before > 0 else (until == 0).astype(float)
-    out = w_out[:, None] * values[last] + w_in[:, None] * values[nxt]
+    # (in a gap shorter than the two eases, they share it: the weights sum to at most 1)
+    total = np.maximum(w_out + w_in, 1.0)
+    out = (w_out / total)[:, None] * values[last] + (w_in / total)[:, None] * values[nxt]
     out[mask] = values[mask]
     return out
 
