@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from limbik.batch import _warm_up, default_jobs, footplant_library
+from limbik.app.batch import _warm_up, default_jobs, footplant_library
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "bvh"
 
@@ -93,7 +93,7 @@ def control_ratio(jobs: int, n: int = 1_500_000) -> float:
 
 def command_seconds(args: list[str]) -> float:
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "limbik.cli", *args], check=True,
+    subprocess.run([sys.executable, "-m", "limbik", *args], check=True,
                    stdout=subprocess.DEVNULL)
     return time.perf_counter() - start
 

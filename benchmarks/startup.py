@@ -1,28 +1,24 @@
-"""Startup: import time, and each solver family's first call, cold and warm.
+"""Startup: import time, each solver family's first call (empty and warm cache), and cliffs.
 
 For each family, a fresh Python process with an empty Numba cache (``NUMBA_CACHE_DIR``
 pointed at a new temporary folder) times ``import limbik``, the first call (which
-compiles the kernels it uses and writes them to the cache), and later calls. A
-second fresh process on the now-filled cache times the first call again (loading
-the kernels from the cache). Every figure is the minimum over ``--repeat`` runs.
+compiles the kernels it uses and writes them to the cache) and later calls. A second
+fresh process on the now-filled cache times the first call again (loading the kernels
+from the cache). Every figure is the minimum over ``--repeat`` runs.
 
-Printed per family: the cold first call; "compiled", the time from the start of that
-call until its kernels are compiled (the same as the first call, except where a small
-first call runs the kernel's Python source while the kernel compiles in the background,
-as ``jacobian_ik`` does, or a batch runs on NumPy lanes while its kernel compiles, as
-``jacobian_ik``'s batches do: see ``limbik/_tiered.py``), and the CPU time until then
-(with the child processes that compile), which other load on the machine inflates less
-than the wall time; the cached first call; a
-warm call (the third); and the ratios compiled / cold and cached / warm, measured in
-this run. ``fabrik_batch`` and ``FabrikTree_batch`` time a first call on 1000 chains or
-trees (the parallel driver), ``jacobian_ik_batch`` and ``jacobian_ik_pose_batch`` one on
-1000 Panda position or pose targets.
+Printed per family: the cold first call, the cached first call, a warm call, and the
+ratios cold / warm and cached / warm, measured in this run. ``*_batch`` families time a
+first call on 1000 chains, trees or Panda targets.
+
+``--cliffs`` checks, per family, in a fresh process on a warm cache, a one-element call
+followed by 20 batch calls: it prints the slowest of those batch calls after the first
+against the median of the last ten (1.0x: no slow stretch after a small call).
+
 Also ``import limbik`` and ``limbik --help`` against ``python -c pass`` (interpreter
 start) in the same run.
 
-    PYTHONPATH=src python benchmarks/startup.py [--repeat 3] [--family fabrik ...]
+    PYTHONPATH=src python benchmarks/startup.py [--repeat 3] [--family fabrik ...] [--cliffs]
 """
-
 from __future__ import annotations
 
 import argparse
@@ -74,6 +70,10 @@ FAMILIES = {
                                "goals = arm.forward(arm.random_q(1000, np.random.default_rng(0)))",
                                "limbik.jacobian_ik(arm, goals)"),
 }
+FAMILIES["jacobian_ik_dls_batch"] = (FAMILIES["jacobian_ik_batch"][0],
+                                     "limbik.jacobian_ik(arm, targets, method='dls')")
+FAMILIES["jacobian_ik_dls_pose_batch"] = (FAMILIES["jacobian_ik_pose_batch"][0],
+                                          "limbik.jacobian_ik(arm, goals, method='dls')")
 
 CHILD = """
 import time
@@ -82,26 +82,46 @@ import limbik
 t1 = time.perf_counter()
 import numpy as np
 {setup}
-import os
 t2 = time.perf_counter()
-c2 = sum(os.times()[:4])
 {call}
 t3 = time.perf_counter()
-from limbik._tiered import wait_for_compilations
-wait_for_compilations()
-t4 = time.perf_counter()
-c4 = sum(os.times()[:4])  # with the child processes that compiled
 {call}
-t5a = time.perf_counter()
+t4 = time.perf_counter()
 {call}
 t5 = time.perf_counter()
 import json
-print(json.dumps({{"import": t1 - t0, "first": t3 - t2, "compiled": t4 - t2,
-                   "second": t5 - t5a, "cpu": c4 - c2}}))
+print(json.dumps({{"import": t1 - t0, "first": t3 - t2, "second": min(t4 - t3, t5 - t4)}}))
 """
 
+#: A one-element call, then 20 batch calls, each timed (warm cache).
+CLIFF = """
+import time, json
+import limbik
+import numpy as np
+{setup}
+{small}
+times = []
+for _ in range(20):
+    t = time.perf_counter()
+    {call}
+    times.append(time.perf_counter() - t)
+print(json.dumps(times))
+"""
 
-def run_child(code: str, cache: str) -> dict[str, float]:
+#: family → its one-element call, for ``--cliffs`` (the batch call is FAMILIES' call).
+SMALL = {
+    "two_bone_batch": "limbik.two_bone(np.zeros(3), targets[:1], 0.3, 0.25)",
+    "fabrik_batch": "limbik.fabrik(chains[:1], goals[:1])",
+    "FabrikTree_batch": "tree.solve({4: goals[:1, 0], 6: goals[:1, 1]})",
+    "ccd_batch": "limbik.ccd(chains[:1], goals[:1])",
+    "jacobian_ik_batch": "limbik.jacobian_ik(arm, targets[:2])",
+    "jacobian_ik_dls_batch": "limbik.jacobian_ik(arm, targets[:2], method='dls')",
+    "jacobian_ik_pose_batch": "limbik.jacobian_ik(arm, goals[:2])",
+    "jacobian_ik_dls_pose_batch": "limbik.jacobian_ik(arm, goals[:2], method='dls')",
+}
+
+
+def run_child(code: str, cache: str) -> object:
     env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=str(ROOT / "src"))
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                           text=True, check=True)
@@ -118,29 +138,38 @@ def wall(argv: list[str]) -> float:
 def family(name: str, repeat: int) -> dict[str, float]:
     setup, call = FAMILIES[name]
     code = CHILD.format(setup=setup, call=call)
-    best = {"cold": float("inf"), "compiled": float("inf"), "cached": float("inf"),
-            "warm": float("inf"), "cpu": float("inf")}
+    best = {"cold": float("inf"), "cached": float("inf"), "warm": float("inf")}
     for _ in range(repeat):
         with tempfile.TemporaryDirectory() as cache:
             cold = run_child(code, cache)
             cached = run_child(code, cache)
+        assert isinstance(cold, dict) and isinstance(cached, dict)
         best["cold"] = min(best["cold"], cold["first"])
-        best["compiled"] = min(best["compiled"], cold["compiled"])
-        best["cpu"] = min(best["cpu"], cold["cpu"])
         best["cached"] = min(best["cached"], cached["first"])
         best["warm"] = min(best["warm"], cold["second"], cached["second"])
     return best
+
+
+def cliff(name: str) -> tuple[float, float]:
+    """(slowest batch call after the first, median of the last ten) after a small call."""
+    setup, call = FAMILIES[name]
+    with tempfile.TemporaryDirectory() as cache:
+        run_child(CHILD.format(setup=setup, call=call + "\n" + SMALL[name]), cache)  # fills it
+        times = run_child(CLIFF.format(setup=setup, small=SMALL[name], call=call), cache)
+    assert isinstance(times, list)
+    return max(times[1:]), sorted(times[10:])[5]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--family", action="append", choices=list(FAMILIES))
+    parser.add_argument("--cliffs", action="store_true", help="also the small-call check")
     args = parser.parse_args()
     py = sys.executable
     base = min(wall([py, "-c", "pass"]) for _ in range(args.repeat * 3))
     imp = min(wall([py, "-c", "import limbik"]) for _ in range(args.repeat * 3))
-    cli = min(wall([py, "-m", "limbik.cli", "--help"]) for _ in range(args.repeat * 3))
+    cli = min(wall([py, "-m", "limbik", "--help"]) for _ in range(args.repeat * 3))
     print(f"python -c pass    {base:7.3f} s")
     print(f"import limbik     {imp:7.3f} s   ({imp - base:.3f} s over the interpreter, "
           f"{imp / base:.2f}x python -c pass)")
@@ -148,13 +177,18 @@ def main() -> None:
           f"{cli / base:.2f}x python -c pass)")
     print(f"\nfirst call per family, minimum of {args.repeat} (fresh process each; cold = "
           "empty Numba cache)")
-    print(f"{'family':<17} {'cold s':>7} {'compiled s':>11} {'(CPU s)':>8} {'cached s':>9} "
-          f"{'warm ms':>9} {'compiled/cold':>14} {'cached/warm':>12}")
+    print(f"{'family':<26} {'cold s':>7} {'cached s':>9} {'warm ms':>9} {'cold/warm':>10} "
+          f"{'cached/warm':>12}")
     for name in args.family or list(FAMILIES):
         b = family(name, args.repeat)
-        print(f"{name:<17} {b['cold']:7.2f} {b['compiled']:11.2f} {b['cpu']:8.2f} "
-              f"{b['cached']:9.3f} {1e3 * b['warm']:9.3f} {b['compiled'] / b['cold']:13.1f}x "
-              f"{b['cached'] / b['warm']:11.1f}x", flush=True)
+        print(f"{name:<26} {b['cold']:7.2f} {b['cached']:9.3f} {1e3 * b['warm']:9.3f} "
+              f"{b['cold'] / b['warm']:9.0f}x {b['cached'] / b['warm']:11.1f}x", flush=True)
+    if args.cliffs:
+        print("\nafter a one-element call, warm cache: slowest later batch call / steady state")
+        for name in args.family or list(SMALL):
+            if name in SMALL:
+                worst, steady = cliff(name)
+                print(f"{name:<26} {worst / steady:6.2f}x", flush=True)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,28 @@ from hypothesis import HealthCheck, settings
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+
+def _kernel_cache_dir() -> str:
+    """A Numba cache folder for this exact source of limbik.
+
+    Numba's cache checks only the source file of the kernel it loads, so a kernel that
+    calls compiled helpers from another module would keep their old machine code after
+    an edit there. The tests run on a cache named by a digest of every limbik module, so
+    an edit anywhere compiles again (an installed package never changes)."""
+    import hashlib
+    import tempfile
+
+    import limbik
+
+    digest = hashlib.sha256()
+    for path in sorted(Path(limbik.__file__).parent.rglob("*.py")):
+        digest.update(path.read_bytes())
+    return str(Path(tempfile.gettempdir()) / f"limbik-numba-{digest.hexdigest()[:16]}")
+
+
+# before Numba is imported, which reads it once
+os.environ.setdefault("NUMBA_CACHE_DIR", _kernel_cache_dir())
+
 settings.register_profile(
     "limbik", deadline=None, max_examples=100,
     suppress_health_check=[HealthCheck.too_slow])

@@ -223,7 +223,7 @@ def problem_json(rng: random.Random) -> str:
 
 
 def fuzz_problem_json(seed: int, count: int) -> list[str]:
-    from limbik.cli import main
+    from limbik.app.cli import main
 
     rng = random.Random(seed)
     failures = []
@@ -388,3 +388,127 @@ def hostile_glb_files() -> dict[str, bytes]:
 
 FUZZERS: dict[str, Callable[[int, int], list[str]]] = {
     "bvh": fuzz_bvh, "urdf": fuzz_urdf, "json": fuzz_problem_json, "gltf": fuzz_gltf}
+
+
+# --------------------------------------------------------------------------- solvers
+def straight_chain(rng: np.random.Generator, scale: float = 1.0
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """A straight chain of 3-8 joints at a random place and direction, and a target on its
+    line (a third of them up to 1e-9 of the reach off it) inside its reach."""
+    n = int(rng.integers(3, 9))
+    lengths = rng.uniform(0.1, 2.0, n - 1)
+    total = lengths.sum()
+    inner = max(0.0, 2.0 * lengths.max() - total)
+    u = rng.normal(size=3)
+    u /= np.linalg.norm(u)
+    root = rng.normal(size=3)
+    pose = root + np.concatenate([[0.0], np.cumsum(lengths)])[:, None] * u
+    distance = rng.uniform(inner + 1e-6 * total, total * (1.0 - 1e-6))
+    target = root + rng.choice([-1.0, 1.0]) * distance * u
+    if rng.random() < 1 / 3:
+        off = np.cross(u, rng.normal(size=3))
+        target = target + rng.uniform(0.0, 1e-9) * total * off / np.linalg.norm(off)
+    return pose * scale, target * scale
+
+
+def fuzz_line_targets(seed: int, count: int) -> list[str]:
+    """Straight chains with their target on their own line inside reach: ``fabrik`` and
+    point-chain ``ccd`` (default options) reach every one."""
+    rng = np.random.default_rng(seed)
+    failures = []
+    for case in range(count):
+        pose, target = straight_chain(rng, 2.0 ** float(rng.integers(-60, 61)))
+        for name, solve in (("fabrik", limbik.fabrik), ("ccd", limbik.ccd)):
+            s = solve(pose, target)
+            if not s.reached:
+                failures.append(f"line {seed}/{case}: {name} left error {float(s.error)!r} "
+                                f"for pose {pose.tolist()} target {target.tolist()}")
+    return failures
+
+
+def _element_matches(alone: Any, batch: Any, k: int, size: float, pose: np.ndarray,
+                     parents: np.ndarray | None = None) -> str | None:
+    """Why batch element ``k`` differs from its solve ``alone`` (None when it does not)."""
+    p = batch.positions[k]
+    if not np.isfinite(p).all():
+        return "non-finite positions"
+    if np.abs(p - alone.positions).max() > 1e-9 * size:
+        return f"positions {np.abs(p - alone.positions).max() / size:.3g} sizes off"
+    p, pose = p / size, pose / size  # exact enough, and no overflow below
+    if parents is None:
+        bones, given = np.diff(p, axis=0), np.diff(pose, axis=0)
+    else:
+        bones, given = p[1:] - p[parents[1:]], pose[1:] - pose[parents[1:]]
+    if np.abs(np.linalg.norm(bones, axis=-1) - np.linalg.norm(given, axis=-1)).max() > 1e-9:
+        return "bone lengths changed"
+    if abs(float(batch.error[k]) - float(alone.error)) > 1e-9 * size:
+        return f"error {float(batch.error[k])!r}, alone {float(alone.error)!r}"
+    if bool(batch.reached[k]) != bool(alone.reached):
+        return f"reached {bool(batch.reached[k])}, alone {bool(alone.reached)}"
+    return None
+
+
+def fuzz_mixed_scales(seed: int, count: int) -> list[str]:
+    """Batches of 2-4 problems of sizes from 1e-250 to 1e250 (subnormal included):
+    ``two_bone``, ``fabrik``, point-chain ``ccd`` and ``FabrikTree`` give each element
+    what it gets alone, within 1e-9 of its own size, finite, with its bone lengths."""
+    rng = np.random.default_rng(seed)
+    failures = []
+    tree_parents = np.array([-1, 0, 1, 2, 1, 4])
+    for case in range(count):
+        m = int(rng.integers(2, 5))
+        scales = 10.0 ** rng.uniform(-250, 250, m)
+        if rng.random() < 0.2:
+            scales[0] = 1e-310
+        solver = ("two_bone", "fabrik", "ccd", "tree")[case % 4]
+        poses, targets = [], []
+        for s in scales:
+            if solver == "tree":
+                pose = np.cumsum(rng.normal(size=(6, 3)), axis=0)
+                pose = pose[tree_parents.clip(0)] * (tree_parents >= 0)[:, None] + (
+                    rng.normal(size=(6, 3)))
+                pose[0] = 0.0
+                target = pose[[3, 5]] + rng.normal(scale=0.5, size=(2, 3))
+            else:
+                pose = np.cumsum(rng.normal(size=(4 if solver != "two_bone" else 3, 3)),
+                                 axis=0)
+                target = pose[0] + rng.normal(size=3) * 1.5
+            poses.append(pose * s)
+            targets.append(target * s)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                if solver == "two_bone":
+                    up = np.array([np.linalg.norm(p[1] / s - p[0] / s) * s
+                                   for s, p in zip(scales, poses, strict=True)])
+                    low = np.array([np.linalg.norm(p[2] / s - p[1] / s) * s
+                                    for s, p in zip(scales, poses, strict=True)])
+                    roots = np.array([p[0] for p in poses])
+                    batch = limbik.two_bone(roots, np.array(targets), up, low)
+                    alone = [limbik.two_bone(roots[k], targets[k], up[k], low[k])
+                             for k in range(m)]
+                elif solver == "tree":
+                    batch = limbik.FabrikTree(tree_parents, np.array(poses)).solve(
+                        {3: np.array(targets)[:, 0], 5: np.array(targets)[:, 1]})
+                    alone = [limbik.FabrikTree(tree_parents, poses[k]).solve(
+                        {3: targets[k][0], 5: targets[k][1]}) for k in range(m)]
+                else:
+                    solve = limbik.fabrik if solver == "fabrik" else limbik.ccd
+                    batch = solve(np.array(poses), np.array(targets))
+                    alone = [solve(poses[k], targets[k]) for k in range(m)]
+        except Exception as e:  # a fuzzer reports every failure
+            failures.append(f"scales {seed}/{case} {solver}: {type(e).__name__}: {e}")
+            continue
+        for k in range(m):
+            size = float(np.abs(np.concatenate([poses[k].ravel(), np.ravel(targets[k])])).max())
+            why = _element_matches(alone[k], batch, k, size,
+                                   poses[k] if solver != "two_bone" else alone[k].positions,
+                                   tree_parents if solver == "tree" else None)
+            if why:
+                failures.append(f"scales {seed}/{case} {solver} element {k} of scales "
+                                f"{scales.tolist()}: {why}")
+    return failures
+
+
+FUZZERS["line"] = fuzz_line_targets
+FUZZERS["scales"] = fuzz_mixed_scales

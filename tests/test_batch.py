@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from limbik import batch
-from limbik.batch import find_clips, footplant_library
-from limbik.cli import EXIT_ERROR, main
+from limbik.app import batch
+from limbik.app.batch import find_clips, footplant_library
+from limbik.app.cli import EXIT_ERROR, main
 from limbik.errors import InvalidInputError
+from limbik.io.bvh import write_bvh
 from limbik.placement.walk import walk_cycle
-from limbik.skeleton.bvh import write_bvh
 
 NO_LEGS = """HIERARCHY
 ROOT Hips
@@ -351,7 +351,7 @@ def test_a_z_up_centimetre_folder_is_planted_as_its_clips_one_by_one(tmp_path, c
     files' frame, outputs are written in it, and each is the single-clip command's file."""
     import numpy as np
 
-    from limbik.skeleton.bvh import read_bvh
+    from limbik.io.bvh import read_bvh
 
     folder = tmp_path / "zup"
     folder.mkdir()
@@ -451,7 +451,7 @@ def _library_run(tmp_path: Path, clips: int) -> tuple[Any, Path]:
         write_bvh(walk, lib / f"walk{k:03d}.bvh")
     out = tmp_path / "out"
     process = subprocess.Popen(
-        [sys.executable, "-c", "from limbik.cli import main; raise SystemExit(main())",
+        [sys.executable, "-c", "from limbik.app.cli import main; raise SystemExit(main())",
          "footplant", str(lib), "-o", str(out), "--jobs", "2", "--no-progress"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120

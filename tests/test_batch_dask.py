@@ -15,9 +15,9 @@ import pytest
 
 import limbik
 import limbik.threads
-from limbik import batch
-from limbik.batch import footplant_library
-from limbik.cli import main
+from limbik.app import batch
+from limbik.app.batch import footplant_library
+from limbik.app.cli import main
 from test_batch import BAD, make_library, no_temporaries
 
 distributed = pytest.importorskip(

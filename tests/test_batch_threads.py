@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import limbik
-from limbik._batch_threads import chunk_size, run_chunks, run_range
+from limbik._runtime.batch_threads import chunk_size, run_chunks, run_range
 
 
 @pytest.mark.parametrize("threads", [1, 2, 3, 8])
@@ -39,7 +39,7 @@ def test_every_element_is_solved_once_in_chunks_of_the_size_asked(threads):
 
 
 def test_chunks_are_even_multiples_of_the_granule_and_never_under_the_smallest():
-    from limbik._batch_threads import CHUNKS_PER_THREAD
+    from limbik._runtime.batch_threads import CHUNKS_PER_THREAD
 
     for count in (1, 100, 4095, 4097, 8191, 8192, 9000, 10**6):
         for threads in (1, 2, 16):

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from limbik import __version__
-from limbik.cli import main
+from limbik.app.cli import main
 
 
 def test_version(capsys):
@@ -153,11 +153,11 @@ def test_view_without_display_says_so(tmp_path, shared_data, monkeypatch, capsys
 
 def test_the_command_module_imports_without_the_heavy_libraries():
     """``limbik`` handles Ctrl-C from its first line; what runs before that (importing
-    ``limbik.cli``) must not pull in numpy, scipy or numba."""
+    ``limbik.app.cli``) must not pull in numpy, scipy or numba."""
     import subprocess
     import sys
 
-    code = ("import sys, limbik.cli; heavy = [m for m in ('numpy', 'scipy', 'numba') "
+    code = ("import sys, limbik.app.cli; heavy = [m for m in ('numpy', 'scipy', 'numba') "
             "if m in sys.modules]; print(heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from limbik._compile_notice import MESSAGE as COMPILE_NOTICE
-from limbik.cli import EXIT_BROKEN_PIPE, EXIT_ERROR, EXIT_USAGE, main
+from limbik.app.cli import EXIT_BROKEN_PIPE, EXIT_ERROR, EXIT_USAGE, main
+from limbik.app.compile_notice import MESSAGE as COMPILE_NOTICE
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 URDF = """<robot name="arm">
@@ -161,7 +161,7 @@ def test_a_closed_stdout_ends_quietly_in_process(capsys, monkeypatch):
 def test_a_closed_pipe_ends_quietly_as_a_process():
     """``limbik solve ... | head -0``: the reader is gone before the first write."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "limbik.cli", "solve", "--lengths", "0.2", "0.2", "0.2",
+        [sys.executable, "-m", "limbik", "solve", "--lengths", "0.2", "0.2", "0.2",
          "--target", "0.3", "0.2", "0", "--json"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         env={**os.environ, "PYTHONPATH": str(SRC)})
@@ -171,7 +171,7 @@ def test_a_closed_pipe_ends_quietly_as_a_process():
         err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == EXIT_BROKEN_PIPE
     # nothing but, on a cache that does not hold the kernel yet, the one-time notice
-    from limbik._compile_notice import MESSAGE
+    from limbik.app.compile_notice import MESSAGE
 
     assert err.replace(MESSAGE, "").strip() == ""
 
@@ -230,7 +230,7 @@ def test_restarts_zero_makes_max_iterations_a_total(capsys):
 def test_a_failed_write_names_the_users_path_not_the_temporary_file(clip, tmp_path, capsys,
                                                                    monkeypatch):
     """Whatever the atomic writer's temporary file is called, the error names -o's path."""
-    import limbik.skeleton.files as files
+    import limbik.io.files as files
 
     def fail(motion, path, *args, **kwargs):
         temporary = Path(path).parent / f".{Path(path).name}.x1y2z3.tmp"
@@ -248,7 +248,7 @@ def _typed_options():
     with a type, so options added later are covered too."""
     import argparse
 
-    from limbik.cli import build_parser
+    from limbik.app.cli import build_parser
 
     parser = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))

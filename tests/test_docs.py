@@ -56,7 +56,7 @@ def test_the_sources_page_names_every_tutorial():
 
 def test_user_facing_titles_name_the_method_not_the_seed():
     """Picture titles and table rows of the demo say what the method is."""
-    source = (ROOT / "src" / "limbik" / "demo_scenes.py").read_text()
+    source = (ROOT / "src" / "limbik" / "app" / "demo" / "scenes.py").read_text()
     for call in re.findall(r"(?:suptitle|set_title|from_solution)\((.*?)(?:, fontsize|\))",
                            source, re.DOTALL):
         assert not re.search(r"[Ss]eeds? ?0|\(00\d", call), call

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import limbik
-from limbik import _validation as v
+from limbik._runtime import validation as v
 from limbik.errors import (
     BVHParseError,
     InvalidInputError,

@@ -15,7 +15,7 @@ from fuzzers import FUZZERS, check_bvh_text, check_glb_bytes, hostile_bvh_files,
 from limbik.errors import GltfError
 
 SEED = int(os.environ.get("LIMBIK_FUZZ_SEED", "18"))
-COUNTS = {"bvh": 100, "urdf": 200, "json": 40, "gltf": 15}
+COUNTS = {"bvh": 100, "urdf": 200, "json": 40, "gltf": 15, "line": 200, "scales": 60}
 
 
 @pytest.mark.parametrize("name", sorted(FUZZERS))

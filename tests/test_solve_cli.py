@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from limbik import two_bone
-from limbik.cli import main
+from limbik.app.cli import main
 
 
 def solve_json(capsys, *argv):
@@ -218,7 +218,7 @@ def test_bad_q0_in_a_problem_file(tmp_path, capsys, q0, message):
 
 
 def test_ctrl_c_anywhere_in_main_exits_130_quietly(monkeypatch, capsys):
-    import limbik.cli as cli
+    import limbik.app.cli as cli
 
     def interrupted() -> None:
         raise KeyboardInterrupt
@@ -229,7 +229,7 @@ def test_ctrl_c_anywhere_in_main_exits_130_quietly(monkeypatch, capsys):
 
 
 def test_lengths_too_large_for_a_joint_chain_name_lengths(capsys):
-    from limbik.cli import EXIT_ERROR, main
+    from limbik.app.cli import EXIT_ERROR, main
 
     code = main(["solve", "--lengths", "1e200", "1e200", "1e200", "--target", "1", "0", "0",
                  "--method", "dls"])
@@ -238,7 +238,7 @@ def test_lengths_too_large_for_a_joint_chain_name_lengths(capsys):
 
 
 def test_a_problem_file_that_cannot_be_read_is_named_as_one(tmp_path, capsys):
-    from limbik.cli import main
+    from limbik.app.cli import main
 
     assert main(["solve", str(tmp_path / "missing.json")]) == 1
     err = capsys.readouterr().err.strip()
@@ -255,14 +255,14 @@ def test_negative_numbers_in_any_form_are_numbers(capsys, text):
 
 
 def test_a_negative_floor_in_exponent_form_is_the_floor():
-    from limbik.cli import build_parser
+    from limbik.app.cli import build_parser
 
     args = build_parser().parse_args(["footplant", "clip.bvh", "--floor", "-2.5e-2"])
     assert args.floor == -0.025 and args.input == ["clip.bvh"]
 
 
 def test_an_option_after_an_option_is_still_an_option():
-    from limbik.cli import UsageError, build_parser
+    from limbik.app.cli import UsageError, build_parser
 
     with pytest.raises(UsageError, match="--floor: expected one argument"):
         build_parser().parse_args(["footplant", "clip.bvh", "--floor", "-o", "x.bvh"])

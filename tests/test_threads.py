@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 import limbik
-from limbik._tiered import wait_for_compilations
 from limbik.errors import InvalidInputError
 from limbik.skeleton.motion import forward_kinematics
 
@@ -80,13 +79,11 @@ def test_results_are_bit_identical_on_one_and_two_threads(name, threads, monkeyp
     cannot change a single bit of any output."""
     from numba import config
 
-    from limbik import _batch_threads
+    from limbik._runtime import batch_threads as _batch_threads
 
     if int(config.NUMBA_NUM_THREADS) < 2:  # type: ignore[attr-defined]
         pytest.skip("Numba started with one thread (NUMBA_NUM_THREADS=1)")
-    # compiled first: a first call may run from the kernel's Python source, on one thread
-    solves(np.random.default_rng(5))[name]()
-    wait_for_compilations()
+    solves(np.random.default_rng(5))[name]()  # compiled first
     one = arrays(threads(1, solves(np.random.default_rng(5))[name]))
     handed = []
     helpers = _batch_threads._helpers

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import limbik
-from limbik._validation import as_flag, as_float, as_float_array, as_int
+from limbik._runtime.validation import as_flag, as_float, as_float_array, as_int
 from limbik.errors import InvalidInputError, LimbikError, NonFiniteInputError
 
 NOT_NUMBERS = [True, False, np.bool_(True), "1.5", b"1", 1 + 0j, np.complex128(2.0),

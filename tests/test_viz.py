@@ -89,12 +89,13 @@ def _close(ax):
 
 
 def test_animation_colours_left_and_right_limbs_apart_with_a_legend():
-    from limbik.viz.plots import SIDE_COLORS, animate_motion, joint_sides
+    from limbik.skeleton.limbs import joint_sides
+    from limbik.viz.plots import SIDE_COLORS, animate_motion
 
     motion = _walk()
     sides = joint_sides(motion.skeleton)
     assert {"left", "right", ""} <= set(sides)
-    ax = animate_motion(motion, stride=10, label="walk")
+    ax = animate_motion(motion, stride=10, label="walk", sides=sides)
     colours = {line.get_color() for line in ax.get_lines()}
     assert SIDE_COLORS["left"] in colours and SIDE_COLORS["right"] in colours
     legend = [t.get_text() for t in ax.get_legend().get_texts()]

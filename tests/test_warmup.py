@@ -9,14 +9,20 @@ import sys
 
 import pytest
 
+from limbik.app.warmup import (
+    FAMILIES,
+    SHARED_KERNELS,
+    available_cores,
+    compile_kernels,
+    worker_groups,
+)
 from limbik.errors import InvalidInputError, KernelCompileError
-from limbik.warmup import FAMILIES, SHARED_KERNELS, available_cores, compile_kernels, worker_groups
 
 #: Run in a fresh process: each family's calls, counting the limbik kernels compiled.
 CHECK = """
 import sys
 from numba.core import event
-from limbik import warmup
+from limbik.app import warmup
 
 compiled = []
 
@@ -51,7 +57,7 @@ def test_after_limbik_compile_the_first_calls_load_from_the_cache(tmp_path):
     assert cold.returncode == 0, cold.stderr
     assert "ccd_points_solve_range" in cold.stdout
 
-    done = run(["-m", "limbik.cli", "compile", "--jobs", "2",
+    done = run(["-m", "limbik", "compile", "--jobs", "2",
                 *[a for f in families for a in ("--family", f)]], tmp_path / "cache")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()

@@ -1,8 +1,10 @@
 """The limbik exception tree.
 
-Every error limbik raises on purpose is a :class:`LimbikError`. Errors about the
-caller's values also subclass :class:`ValueError`, so ``except ValueError`` keeps
-working for code that does not know limbik.
+Every error limbik raises on purpose is a :class:`LimbikError`, and each also derives
+from one built-in exception: errors about the caller's values and parse errors from
+:class:`ValueError`, files that cannot be read or written from :class:`OSError` (and
+its ``FileNotFoundError``, ``IsADirectoryError`` or ``PermissionError``), a failed
+compilation from :class:`RuntimeError`. Code that does not know limbik can catch those.
 
 Messages name the argument, what was expected and what was received, e.g.
 ``target must have shape (..., 3), got (4,)``.
@@ -112,9 +114,14 @@ class TerrainError(InvalidInputError):
     """A terrain could not be built from the given data."""
 
 
-class _FileError(InvalidInputError, OSError):
-    """A file the caller named cannot be read or written: an :class:`InvalidInputError`
-    and an :class:`OSError` with the ``errno`` and ``filename`` of the failed access."""
+class _FileError(LimbikError, OSError):
+    """A file the caller named cannot be read or written: an :class:`OSError` with the
+    ``errno`` and ``filename`` of the failed access, and the ``argument`` that named it.
+    """
+
+    def __init__(self, message: str, *, argument: str | None = None) -> None:
+        super().__init__(message)
+        self.argument = argument
 
     def __str__(self) -> str:  # the message, not OSError's "[Errno 2] ..."
         return str(self.args[0]) if self.args else ""

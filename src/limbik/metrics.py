@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from limbik._validation import FloatArray, as_float, as_float_array, broadcast_shapes
+from limbik._runtime.validation import FloatArray, as_float, as_float_array, broadcast_shapes
 from limbik.errors import InvalidInputError
 from limbik.solvers._scale import length_scale
 

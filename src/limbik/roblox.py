@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from limbik._validation import (
+from limbik._runtime.validation import (
     FloatArray,
     as_point,
     as_points,
@@ -31,8 +31,8 @@ from limbik._validation import (
 from limbik.errors import InvalidInputError
 from limbik.geometry.frame import Frame
 from limbik.geometry.quaternion import quaternion_from_axis_angle
-from limbik.solvers import _fabrik_kernels
 from limbik.solvers._scale import problem_units
+from limbik.solvers.fabrik import _kernels as _fabrik_kernels
 
 __all__ = [
     "DEGENERATE_AXIS_TOL",

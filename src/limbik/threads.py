@@ -1,7 +1,7 @@
 """How many threads the batched kernels use.
 
 Batched solvers and forward kinematics split their batch into chunks that several
-threads solve at once (:mod:`limbik._batch_threads`); each element is solved by the same
+threads solve at once (:mod:`limbik._runtime.batch_threads`); each element is solved by the same
 compiled code whichever thread takes it, so results are identical for any thread count.
 By default they use every core. Set the count for the calling thread with
 :func:`set_num_threads` (for a block, ``with num_threads(n):``), or before Python
@@ -16,7 +16,7 @@ import operator
 import threading
 from collections.abc import Iterator
 
-__all__ = ["get_num_threads", "num_threads", "set_num_threads"]
+__all__ = ["get_num_threads", "num_threads", "release_memory", "set_num_threads"]
 
 _local = threading.local()
 
@@ -62,3 +62,14 @@ def num_threads(n: int) -> Iterator[None]:
             del _local.count
         else:
             _local.count = saved
+
+
+def release_memory() -> int:
+    """Deprecated: limbik keeps no memory between calls, so there is nothing to give back.
+
+    Returns 0 (bytes released), with a :class:`DeprecationWarning`."""
+    import warnings
+
+    warnings.warn("limbik.release_memory() is deprecated: limbik keeps no output memory "
+                  "between calls", DeprecationWarning, stacklevel=2)
+    return 0

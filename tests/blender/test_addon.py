@@ -16,11 +16,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from limbik.cli import main
+from limbik.app.cli import main
+from limbik.io import read_bvh, write_bvh
 from limbik.placement.footplant import footplant
 from limbik.placement.terrain import Terrain
 from limbik.placement.walk import walk_cycle
-from limbik.skeleton import find_legs, read_bvh, write_bvh
+from limbik.skeleton import find_legs
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation
 
-from limbik.blender.armature import (
+from limbik.app.blender.armature import (
     bone_order,
     euler_from_quaternions,
     motion_from_armature,

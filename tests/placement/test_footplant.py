@@ -227,7 +227,7 @@ def test_style_clips_over_unseen_height_fields_through_the_cli(shared_data, tmp_
                                                                 kind, seed):
     """A user's .npy height field with --cell-size and --terrain-origin; the written BVH
     is checked as the acceptance checks do, from its own joint positions."""
-    from limbik.cli import main
+    from limbik.app.cli import main
 
     source = read_bvh(shared_data / "bvh" / name)
     heights, cell, origin = clip_checks.rough_terrain(source, seed, kind)

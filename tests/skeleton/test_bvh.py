@@ -98,7 +98,7 @@ def test_write_is_atomic_on_failure(tmp_path, monkeypatch):
     def boom(motion):
         raise RuntimeError("disk full")
 
-    import limbik.skeleton.bvh as bvh_module
+    import limbik.io.bvh as bvh_module
 
     monkeypatch.setattr(bvh_module, "format_bvh", boom)
     with pytest.raises(RuntimeError, match="disk full"):

@@ -7,7 +7,7 @@ import pytest
 
 import limbik
 from limbik.errors import BVHParseError, InvalidInputError
-from limbik.skeleton.bvh import MAX_DEPTH, MAX_INDENT, format_bvh, parse_bvh
+from limbik.io.bvh import MAX_DEPTH, MAX_INDENT, format_bvh, parse_bvh
 
 NO_CHANNELS = ("HIERARCHY\nROOT a\n{\nOFFSET 0 0 0\nCHANNELS 0\n}\nMOTION\n"
                "Frames: {frames}\nFrame Time: 0.1\n")

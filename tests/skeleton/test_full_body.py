@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import limbik
+from limbik.body.full_body import full_body_ik
 from limbik.errors import InvalidInputError
 from limbik.geometry.quaternion import quaternion_conjugate, quaternion_multiply, rotate_vectors
-from limbik.skeleton.full_body import full_body_ik
 
 CMU = "bvh/cmu_131_01_start_walk_stop_meters.bvh"
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import limbik
 from limbik.errors import GltfError, InvalidInputError
-from limbik.skeleton.gltf import gltf_contents, read_gltf, write_gltf
+from limbik.io.gltf import gltf_contents, read_gltf, write_gltf
 
 CHARACTERS = ["cmu_walk", "xia_walk", "mixamo_rig"]
 

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 from gltf_helpers import DATA, leg_length
 
-from limbik.cli import main
-from limbik.skeleton import read_gltf
+from limbik.app.cli import main
+from limbik.io import read_gltf
 
 # Import a GLB at a given frame rate, make the named action active, evaluate pose-bone
 # heads in world space (Blender's Z up) at frames first, first + 1, ...

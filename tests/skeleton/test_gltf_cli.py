@@ -11,9 +11,10 @@ import pytest
 from gltf_helpers import DATA, accessor_bytes, glb, leg_length, mesh_and_skin_accessors, raw_json
 
 import limbik
-from limbik.cli import main
+from limbik.app.cli import main
+from limbik.io import export_axes, import_axes, read_bvh, read_gltf, write_bvh
 from limbik.placement.footplant import footplant, terrain_for_clip
-from limbik.skeleton import export_axes, import_axes, read_bvh, read_gltf, trim, write_bvh
+from limbik.skeleton import trim
 
 
 @pytest.mark.parametrize(("name", "animation"), [("cmu_walk", None), ("mixamo_rig", "Walk")])

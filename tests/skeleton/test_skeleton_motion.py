@@ -245,7 +245,7 @@ def test_forward_kinematics_checks_in_its_kernel_as_the_validators_do():
     the validated path's, bit for bit, over unit rows, rows off unit by 1e-16 to 1e-3
     (around the 1e-12 line too), huge rows and mixes; bad values raise as before, with
     ``out=`` too."""
-    from limbik._validation import as_points, as_unit_quaternions
+    from limbik._runtime.validation import as_points, as_unit_quaternions
     from limbik.skeleton import forward_kinematics
     from limbik.skeleton.motion import _forward_kinematics
 

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 import limbik
 from limbik.errors import InvalidInputError
-from limbik.skeleton import Motion, Skeleton, export_axes, import_axes, unit_scale
+from limbik.io import export_axes, import_axes, unit_scale
+from limbik.skeleton import Motion, Skeleton
 
 
 def random_motion(seed, frames=5):

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 import limbik
+from limbik.body.look_at import look_at
 from limbik.errors import InvalidInputError
 from limbik.geometry.quaternion import quaternion_multiply, quaternion_normalize, rotate_vectors
-from limbik.skeleton.look_at import look_at
 from limbik.solvers.aim import aim, aim_chain, limit_to_cone
 
 AXIS = np.array([0.0, 0.0, -1.0])
@@ -98,6 +98,43 @@ def test_aim_chain_weights_split_the_turn_as_documented(rng):
     expected = 1.2 * weights * np.cumprod(np.concatenate([[1.0], 1 - weights[:-1]]))
     np.testing.assert_allclose(per_bone, expected, atol=1e-12)
     assert s.iterations == 1 and s.reached
+
+
+def test_aim_chain_weights_below_one_share_as_repeated_passes_would(rng):
+    """At one point: one pass gives w_i · Π_{k<i} (1 − w_k) / (1 − Π_k (1 − w_k))."""
+    n = 3
+    p = np.zeros((n, 3))
+    q = np.tile([0.0, 0.0, 0.0, 1.0], (n, 1))
+    target = np.array([np.sin(1.2), 0.0, -np.cos(1.2)])
+    weights = np.array([0.2, 0.3, 0.5])
+    s = aim_chain(p, q, target, weights=weights)
+    turned = 2 * np.arccos(np.clip(s.rotations[:, 3], -1, 1))
+    per_bone = np.diff(np.concatenate([[0.0], turned]))
+    raw = weights * np.cumprod(np.concatenate([[1.0], 1 - weights[:-1]]))
+    np.testing.assert_allclose(per_bone, 1.2 * raw / raw.sum(), atol=1e-12)
+    assert s.iterations == 1 and s.reached
+
+
+def test_aim_chain_with_a_last_weight_below_one_converges_within_the_default(rng):
+    """Spine, neck, head weighted (0.2, 0.3, 0.5), targets 0.3 m from the head."""
+    pos = np.array([[0.0, 1.25, 0.0], [0.0, 1.45, 0.0], [0.0, 1.6, 0.0]])
+    rot = np.tile([0.0, 0.0, 0.0, 1.0], (3, 1))
+    target = pos[-1] + 0.3 * unit(rng.normal(size=(2000, 3)))
+    for axis in ((0, 0, 1), (0, 0, -1)):
+        s = aim_chain(pos, rot, target, axis=axis, weights=[0.2, 0.3, 0.5])
+        assert s.reached.mean() >= 0.99
+        assert s.error.max() <= 1e-9
+
+
+def test_aim_axis_defaults_are_stated_and_kept():
+    """aim and aim_chain aim local −Z by default, look_at local +Z (docs/aim.md)."""
+    import inspect
+
+    assert inspect.signature(aim).parameters["axis"].default == (0.0, 0.0, -1.0)
+    assert inspect.signature(aim_chain).parameters["axis"].default == (0.0, 0.0, -1.0)
+    assert inspect.signature(look_at).parameters["axis"].default == (0.0, 0.0, 1.0)
+    q = aim([0.0, 0, 0, 1], [0.0, 0, 0], [1.0, 0, 0])
+    np.testing.assert_allclose(rotate_vectors(q, [0, 0, -1.0]), [1.0, 0, 0], atol=1e-12)
 
 
 def test_aim_chain_converges_and_keeps_bones(rng):

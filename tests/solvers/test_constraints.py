@@ -61,7 +61,7 @@ def test_no_bend_exceeds_30_degrees_after_random_solves(rng, constraint):
     """Random starts (which violate the limits) and random targets: every bend <= 30° + 1e-9."""
     start = random_chains(rng, 500)
     target = rng.normal(size=(500, 3)) * 4.0
-    s = fabrik(start, target, constraints=[constraint] * 9)
+    s = fabrik(start, target, constraints=[None] + [constraint] * 8)
     assert np.all(np.isfinite(s.positions))
     assert bends(s.positions).max() <= DEG30 + 1e-9
     assert np.abs(np.linalg.norm(np.diff(s.positions, axis=1), axis=-1) - 1.0).max() <= 1e-9
@@ -81,8 +81,10 @@ def test_constraint_holds_for_unreachable_targets(rng):
 
 
 def test_bone_zero_is_free_without_root_frame(rng):
+    """...and the call says so, naming constraints[0] and root_frame."""
     start = straight_chains(1)[0]
-    s = fabrik(start, [6.0, 0.0, 0.0], constraints=[Cone(0.1)] * 9)
+    with pytest.warns(UserWarning, match=r"constraints\[0\].*root_frame"):
+        s = fabrik(start, [6.0, 0.0, 0.0], constraints=[Cone(0.1)] * 9)
     d0 = s.positions[1] - s.positions[0]
     assert math.acos(-d0[2]) > 0.5  # bone 0 turned far from -Z
 
@@ -92,7 +94,7 @@ def test_asymmetric_elliptical_cone_holds_in_the_carried_frames(rng):
     cone = EllipticalCone(math.radians(10), math.radians(40), math.radians(25), math.radians(5))
     start = straight_chains(300)
     target = rng.normal(size=(300, 3)) * 3.0
-    s = fabrik(start, target, constraints=[cone] * 9)
+    s = fabrik(start, target, constraints=[None] + [cone] * 8)
     tl, tr, tu, td = np.tan([cone.left, cone.right, cone.up, cone.down])
     worst = 0.0
     for p in s.positions:
@@ -265,3 +267,94 @@ def test_constraint_validation():
         Hinge([1.0, 0.0, 0.0], 1.0, 0.0)
     with pytest.raises(AttributeError, match="immutable"):
         Cone(0.3).angle = 1.0  # type: ignore[misc]
+
+
+def _cone_pose(rng, n, angle, lengths):
+    """A random chain whose every bend is within ``angle`` of its parent bone."""
+    d = rng.normal(size=3)
+    d /= np.linalg.norm(d)
+    points = [np.zeros(3)]
+    for i in range(n - 1):
+        if i:
+            side = np.cross(d, rng.normal(size=3))
+            side /= np.linalg.norm(side)
+            bend = angle * (np.sqrt(rng.uniform()) if rng.uniform() < 0.7
+                            else rng.uniform(0.9, 1.0))
+            d = np.cos(bend) * d + np.sin(bend) * side
+        points.append(points[-1] + lengths[i] * d)
+    return np.array(points)
+
+
+def _random_cone_chain(rng):
+    """Joint count 4-11, a cone angle of 10-60°, bone lengths 0.5-1.5."""
+    n = int(rng.integers(4, 12))
+    return n, np.radians(rng.uniform(10, 60)), rng.uniform(0.5, 1.5, n - 1)
+
+
+def test_cones_reach_truly_reachable_targets_from_a_straight_chain(rng):
+    """Targets are end points of random poses within the cones; FABRIK starts straight."""
+    reached, count = 0, 300
+    for _ in range(count):
+        n, angle, lengths = _random_cone_chain(rng)
+        target = _cone_pose(rng, n, angle, lengths)[-1]
+        start = np.concatenate([[0.0], np.cumsum(lengths)])[:, None] * [0.0, 1.0, 0.0]
+        s = fabrik(start, target, constraints=[None] + [Cone(angle)] * (n - 2))
+        reached += bool(s.reached)
+        bones = np.diff(s.positions, axis=0)
+        bones /= np.linalg.norm(bones, axis=-1, keepdims=True)
+        bend = np.arccos(np.clip(np.sum(bones[1:] * bones[:-1], -1), -1, 1))
+        assert bend.max() <= angle + 1e-9
+        np.testing.assert_allclose(np.linalg.norm(np.diff(s.positions, axis=0), axis=-1),
+                                   lengths, rtol=1e-9)
+    assert reached >= 0.99 * count
+
+
+def test_readme_cone_example_reaches():
+    chain = fabrik(np.c_[np.zeros(10), np.arange(10.0), np.zeros(10)], [3.0, 5.0, 2.0],
+                   constraints=[None] + [Cone(np.radians(30))] * 8)
+    assert chain.reached
+    bones = np.diff(chain.positions, axis=0)
+    bones /= np.linalg.norm(bones, axis=-1, keepdims=True)
+    assert np.arccos(np.clip(np.sum(bones[1:] * bones[:-1], -1), -1, 1)).max() \
+        <= np.radians(30) + 1e-9
+
+
+def test_cones_from_the_root_frame_reach_truly_reachable_targets(rng):
+    """Bone 0 limited against root_frame too (look −Z)."""
+    reached, count = 0, 300
+    for _ in range(count):
+        n, angle, lengths = _random_cone_chain(rng)
+        pose = _cone_pose(rng, n + 1, angle, np.r_[1e-3, lengths])  # bone 0 of the pose:
+        first = pose[1] - pose[0]  # a direction for the frame's look
+        look = Frame.look_at(np.zeros(3), first)
+        target = pose[-1] - pose[1]
+        start = np.concatenate([[0.0], np.cumsum(lengths)])[:, None] * first / np.linalg.norm(
+            first)
+        s = fabrik(start, target, constraints=[Cone(angle)] * (n - 1), root_frame=look)
+        reached += bool(s.reached)
+        bones = np.diff(s.positions, axis=0)
+        bones = np.vstack([first / np.linalg.norm(first), bones / np.linalg.norm(
+            bones, axis=-1, keepdims=True)])
+        assert np.arccos(np.clip(np.sum(bones[1:] * bones[:-1], -1), -1, 1)).max() \
+            <= angle + 1e-9
+    assert reached >= 0.98 * count
+
+
+def test_elliptical_cones_reach_most_targets_their_poses_allow(rng):
+    """Targets: random poses made admissible by the constraints' own forward pass."""
+    reached, count = 0, 150
+    for _ in range(count):
+        n = int(rng.integers(4, 12))
+        lengths = rng.uniform(0.5, 1.5, n - 1)
+        limits = [None] + [EllipticalCone(*np.radians(rng.uniform(5, 60, 4)))] * (n - 2)
+        bones = rng.normal(size=(n - 1, 3))
+        bones *= (lengths / np.linalg.norm(bones, axis=-1))[:, None]
+        raw = np.concatenate([[np.zeros(3)], np.cumsum(bones, axis=0)])
+        target = fabrik(raw, raw[-1], constraints=limits, max_iterations=0).positions[-1]
+        start = np.concatenate([[0.0], np.cumsum(lengths)])[:, None] * [0.0, 1.0, 0.0]
+        s = fabrik(start, target, constraints=limits)
+        reached += bool(s.reached)
+        # admissible: the forward pass leaves it where it is
+        again = fabrik(s.positions, target, constraints=limits, max_iterations=0).positions
+        np.testing.assert_allclose(again, s.positions, atol=1e-9)
+    assert reached >= 0.9 * count

@@ -7,7 +7,7 @@ import pytest
 
 from limbik import Cone, fabrik
 from limbik.errors import InvalidInputError
-from limbik.solvers import _close_gap as close_gap_kernel
+from limbik.solvers.fabrik import close_gap as close_gap_kernel
 
 
 def edge_problems(seed, batch=3000):

@@ -93,19 +93,16 @@ def test_a_single_unconstrained_solve_compiles_only_the_serial_free_kernel():
 import json
 import numpy as np
 import limbik
-from limbik.solvers import _fabrik_kernels as K
+from limbik.solvers.fabrik import _kernels as K
 chain = np.c_[np.arange(6.0), np.zeros(6), np.zeros(6)]
 limbik.fabrik(chain, [2.0, 3.0, 1.0])
 tree = limbik.FabrikTree([-1, 0, 1, 2], chain[:4])
 tree.solve({3: [1.0, 1.0, 0.5]})
-from limbik._tiered import wait_for_compilations
-wait_for_compilations()  # small first calls compile in the background
 limbik.fabrik(np.broadcast_to(chain, (1000, 6, 3)), np.full((1000, 3), 2.0))
 tree.solve({3: np.full((300, 3), 0.5)})
 free = {"chain": [str(s[12]) for s in K.solve_chain_range.signatures],
         "tree": [str(s[13]) for s in K.solve_tree_range.signatures]}
 limbik.fabrik(chain, [2.0, 3.0, 1.0], constraints=[None, limbik.Cone(0.5)] + [None] * 3)
-wait_for_compilations()
 free["constrained"] = [str(s[12]) for s in K.solve_chain_range.signatures]
 print(json.dumps(free))
 """

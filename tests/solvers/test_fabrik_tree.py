@@ -106,7 +106,7 @@ def test_constraints_hold_in_trees(rng):
     start = random_poses(rng, Y_PARENTS, lengths, 200)
     goal = random_poses(rng, Y_PARENTS, lengths, 200)
     cone = Cone(math.radians(30))
-    s = FabrikTree(Y_PARENTS, start, constraints=[cone] * 6).solve(
+    s = FabrikTree(Y_PARENTS, start, constraints=[None] + [cone] * 5).solve(
         {4: goal[:, 4], 6: goal[:, 6]}, max_iterations=50)
     p = s.positions
     for j in range(2, 7):  # every bone whose parent bone exists
@@ -115,6 +115,11 @@ def test_constraints_hold_in_trees(rng):
         b = p[:, q] - p[:, Y_PARENTS[q]]
         cos = np.sum(a * b, -1) / np.linalg.norm(a, axis=-1) / np.linalg.norm(b, axis=-1)
         assert np.arccos(np.clip(cos, -1, 1)).max() <= math.radians(30) + 1e-9
+
+
+def test_root_bone_constraints_without_root_frame_warn():
+    with pytest.warns(UserWarning, match=r"constraints\[0\].*root_frame"):
+        FabrikTree(Y_PARENTS, Y_POSE, constraints=[Cone(0.3)] + [None] * 5)
 
 
 def test_root_frame_constrains_bones_leaving_the_root():

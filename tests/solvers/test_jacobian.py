@@ -10,8 +10,8 @@ from chains import planar_arm, spatial_arm
 from limbik import Frame, JointChain, ccd, jacobian_ik
 from limbik.errors import InvalidInputError, NonFiniteInputError
 from limbik.solvers import JACOBIAN_METHODS
-from limbik.solvers import _jacobian_kernels as jk
-from limbik.solvers._jacobian_kernels import chain_fk
+from limbik.solvers.joint import _jacobian_kernels as jk
+from limbik.solvers.joint._jacobian_kernels import chain_fk
 
 
 @njit

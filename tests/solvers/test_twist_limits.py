@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from limbik import Cone, SwingTwistLimit, TwistLimit, ccd, fabrik
+from limbik import Cone, Frame, SwingTwistLimit, TwistLimit, ccd, fabrik
 from limbik.errors import InvalidInputError
 from limbik.geometry.quaternion import (
     quaternion_conjugate,
@@ -137,3 +137,45 @@ def test_bad_limits_raise():
         ccd(pts, [0, 0, 0], constraints=[Cone(0.3), None])
     with pytest.raises(InvalidInputError, match=r"rotations must have shape \(\.\.\., 3, 4\)"):
         ccd(pts, [0, 0, 0], rotations=np.ones((2, 4)))
+
+
+def _local_twists(p_in, q_in, q_out):
+    """Each bone's twist (rad) about itself in its joint's rotation relative to its parent,
+    measured from the input pose, as the CCD kernel measures it: ``(..., n − 1)``."""
+    def conj(q):
+        return q * np.array([-1.0, -1.0, -1.0, 1.0])
+
+    out = []
+    for i in range(p_in.shape[-2] - 1):
+        if i == 0:
+            base = q_in[..., 0, :]
+        else:
+            ref = quaternion_multiply(conj(q_in[..., i - 1, :]), q_in[..., i, :])
+            base = quaternion_multiply(q_out[..., i - 1, :], ref)
+        delta = quaternion_multiply(conj(base), q_out[..., i, :])
+        axis = rotate_vectors(conj(q_in[..., i, :]), p_in[..., i + 1, :] - p_in[..., i, :])
+        axis = axis / np.linalg.norm(axis, axis=-1, keepdims=True)
+        delta = np.where(delta[..., 3:] < 0, -delta, delta)
+        out.append(2 * np.arctan2((delta[..., :3] * axis).sum(-1), delta[..., 3]))
+    return np.stack(out, -1)
+
+
+@pytest.mark.parametrize("root_frame", [None, Frame.identity()])
+def test_fabrik_rotations_keep_twist_limits(rng, root_frame):
+    """The rotations fabrik returns with constraints satisfy their twist ranges."""
+    count, n = 3000, 6
+    p = np.cumsum(rng.normal(size=(count, n, 3)), axis=1)
+    q = quaternion_normalize(rng.normal(size=(count, n, 4)))
+    t = p[:, 0] + rng.normal(size=(count, 3)) * 2.5
+    limit = SwingTwistLimit(1.0, -0.05, 0.05)
+    first = [None] if root_frame is None else [limit]
+    s = fabrik(p, t, constraints=first + [limit] * (n - 2), rotations=q,
+               root_frame=root_frame)
+    twist = _local_twists(p, q, s.rotations)[:, 1 if root_frame is None else 0:]
+    assert np.abs(twist).max() <= 0.05 + 1e-9
+    # the end joint turns with the last bone
+    v = rng.normal(size=(count, 3))
+    np.testing.assert_allclose(
+        rotate_vectors(quaternion_multiply(s.rotations[:, -1], quaternion_conjugate(q[:, -1])), v),
+        rotate_vectors(quaternion_multiply(s.rotations[:, -2], quaternion_conjugate(q[:, -2])), v),
+        atol=1e-9)

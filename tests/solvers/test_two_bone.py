@@ -285,9 +285,9 @@ def test_stretch_scales_bones_up_to_max_stretch(far_and_close):
     np.testing.assert_allclose(pos[close], extend.positions[close], atol=1e-15)
 
 
-def test_stretch_with_default_max_is_extend(far_and_close):
+def test_stretch_with_max_stretch_one_is_extend(far_and_close):
     root, target, l1, l2, pole, _, _ = far_and_close
-    a = two_bone(root, target, l1, l2, pole=pole, unreachable="stretch")
+    a = two_bone(root, target, l1, l2, pole=pole, unreachable="stretch", max_stretch=1.0)
     b = two_bone(root, target, l1, l2, pole=pole)
     np.testing.assert_allclose(a.positions, b.positions, atol=1e-15)
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from limbik._validation import (
+from limbik._runtime.validation import (
     MAX_MAGNITUDE,
     FloatArray,
     as_float_array,

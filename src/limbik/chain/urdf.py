@@ -21,7 +21,7 @@ from xml.parsers import expat
 
 import numpy as np
 
-from limbik._reading import read_bytes
+from limbik._runtime.reading import read_bytes
 from limbik.chain.joint_chain import (
     JOINT_TYPES,
     MAX_MAGNITUDE,
@@ -206,7 +206,7 @@ def _read(path: str | Path) -> bytes:
     """The bytes of the URDF file ``path``, or a URDFError saying why it cannot be read."""
     try:
         return read_bytes(path)[1]
-    except ValueError as exc:  # read_bytes' errors (a path's NUL byte too) are ValueErrors
+    except (ValueError, OSError) as exc:  # read_bytes: a bad path, an unreadable file
         raise URDFError(str(path), 0, "a readable URDF file",
                         getattr(exc, "strerror", None) or str(exc)) from None
 

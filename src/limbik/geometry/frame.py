@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from limbik._validation import (
+from limbik._runtime.validation import (
     FloatArray,
     as_directions,
     as_float_array,

@@ -1,7 +1,7 @@
 """Batched unit-quaternion functions, scalar last ``(x, y, z, w)`` as in scipy.
 
 Inputs are float64 arrays that broadcast over leading dimensions; callers at the
-public boundary validate them (see :mod:`limbik._validation`). None of these
+public boundary validate them (see :mod:`limbik._runtime.validation`). None of these
 functions returns NaN for finite input.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from limbik._validation import FloatArray
+from limbik._runtime.validation import FloatArray
 from limbik.geometry.vectors import any_perpendicular, cross, dot, norm, normalize
 
 __all__ = [

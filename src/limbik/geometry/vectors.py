@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from limbik._validation import FloatArray, finite_squares, huge_exponents
+from limbik._runtime.validation import FloatArray, finite_squares, huge_exponents
 from limbik.tolerances import EPS_DIRECTION
 
 __all__ = ["any_perpendicular", "cross", "dot", "norm", "normalize", "project_off"]

@@ -5,8 +5,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-import limbik._numba_cache  # noqa: F401  (Numba's cache: locked saves, kernel-source stamp)
-from limbik._kernel_options import KERNEL_ONLY
 from limbik.placement._terrain_kernels import height_at
 
 
@@ -60,7 +58,7 @@ def limit_rate(values: np.ndarray, rate: np.ndarray, free: np.ndarray) -> np.nda
     return out
 
 
-@njit(cache=True, **KERNEL_ONLY)  # called from kernels only
+@njit(cache=True)  # called from the kernels
 def eased_limit(change: float, limit: float, full: float) -> float:
     """``change`` limited to ``±limit`` (radians), with the corner eased: exactly
     ``change`` where ``limit >= |change| + w`` and exactly ``±limit`` where

@@ -5,11 +5,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-import limbik._numba_cache  # noqa: F401  (Numba's cache: locked saves, kernel-source stamp)
-from limbik._kernel_options import KERNEL_ONLY
 
-
-@njit(cache=True, **KERNEL_ONLY)  # called from kernels only
+@njit(cache=True)  # called from the kernels
 def height_at(heights: np.ndarray, cell: float, x0: float, z0: float, x: float,
               z: float) -> float:
     """Bilinear height of the grid ``heights`` ``(rows, cols)`` (cell size ``cell``, first

@@ -8,8 +8,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-import limbik._numba_cache  # noqa: F401  (Numba's cache: locked saves, kernel-source stamp)
-from limbik._validation import FloatArray, as_float_array, as_int
+from limbik._runtime.validation import FloatArray, as_float_array, as_int
 from limbik.errors import InvalidInputError
 
 __all__ = ["contact_spans", "contacts_from_ranges", "detect_contacts", "horizontal_speed",

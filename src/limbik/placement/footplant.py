@@ -38,8 +38,7 @@ from typing import Any
 import numpy as np
 
 from limbik import metrics
-from limbik._kernel_options import read_only
-from limbik._validation import as_flag, as_float
+from limbik._runtime.validation import as_flag, as_float, read_only
 from limbik.errors import InvalidInputError
 from limbik.geometry.quaternion import (
     quaternion_conjugate,
@@ -50,6 +49,7 @@ from limbik.geometry.quaternion import (
     rotate_vectors,
 )
 from limbik.geometry.vectors import cross
+from limbik.io.units import import_height_field
 from limbik.placement._footplant_kernels import limit_rate
 from limbik.placement.contacts import (
     CONTACT_HEIGHT,
@@ -66,8 +66,7 @@ from limbik.skeleton._fk_kernels import forward_kinematics_frames
 from limbik.skeleton.apply import apply_ik
 from limbik.skeleton.limbs import Leg, find_legs
 from limbik.skeleton.motion import Motion, _forward_kinematics, check_motion
-from limbik.skeleton.units import import_height_field
-from limbik.solvers.two_bone import two_bone
+from limbik.solvers.two_bone.solver import two_bone
 
 __all__ = ["FootplantReport", "estimate_floor", "evaluate", "footplant", "knee_hinge_axes"]
 
@@ -1416,7 +1415,7 @@ def terrain_for_clip(spec: str, motion: Motion, *, seed: int = 0, cell_size: flo
     around it; :func:`footplant` carries the clip's floor onto them. Files use
     ``cell_size`` and ``origin`` (``height_scale`` for PNG), as in :meth:`Terrain.from_array`,
     in the frame of the clip's file: its ``up`` axis, and ``scale`` limbik units per file
-    unit (see :func:`limbik.skeleton.units.import_height_field`).
+    unit (see :func:`limbik.io.units.import_height_field`).
     """
     from pathlib import Path
 

@@ -13,8 +13,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-import limbik._numba_cache  # noqa: F401  (Numba's cache: locked saves, kernel-source stamp)
-from limbik._validation import FloatArray, as_float, as_float_array
+from limbik._runtime.validation import FloatArray, as_float, as_float_array
 
 __all__ = ["smooth_damp", "smooth_zero_lag"]
 

@@ -7,8 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from limbik._kernel_options import read_only
-from limbik._validation import (
+from limbik._runtime.validation import (
     MAX_MAGNITUDE,
     FloatArray,
     as_float,
@@ -16,6 +15,7 @@ from limbik._validation import (
     as_int,
     as_points,
     broadcast_shapes,
+    read_only,
 )
 from limbik.errors import TerrainError
 from limbik.geometry.vectors import normalize

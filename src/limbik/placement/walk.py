@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from limbik._validation import as_float, as_int
+from limbik._runtime.validation import as_float, as_int
 from limbik.geometry.quaternion import quaternion_from_axis_angle, rotate_vectors
 from limbik.skeleton.apply import apply_ik
 from limbik.skeleton.motion import Motion
 from limbik.skeleton.skeleton import Skeleton
-from limbik.solvers.two_bone import two_bone
+from limbik.solvers.two_bone.solver import two_bone
 
 __all__ = ["walk_cycle", "walk_skeleton"]
 

@@ -18,13 +18,13 @@ from typing import Any
 
 import numpy as np
 
-from limbik._validation import as_float, as_float_array, as_point, choice
+from limbik._runtime.validation import as_float, as_float_array, as_point, choice
 from limbik.errors import InvalidInputError
 from limbik.geometry.frame import Frame
 from limbik.rigs.smoothing import CriticallyDamped
 from limbik.solvers.constraints import Constraint
-from limbik.solvers.fabrik import fabrik
-from limbik.solvers.fabrik_tree import FabrikTree
+from limbik.solvers.fabrik.chain import fabrik
+from limbik.solvers.fabrik.tree import FabrikTree
 from limbik.solvers.solution import Solution
 from limbik.tolerances import MAX_ITERATIONS
 

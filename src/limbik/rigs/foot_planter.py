@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from limbik._validation import (
+from limbik._runtime.validation import (
     FloatArray,
     as_float,
     as_point,

@@ -12,12 +12,12 @@ from typing import Any
 
 import numpy as np
 
-from limbik._validation import as_float, as_float_array, as_point, choice
+from limbik._runtime.validation import as_float, as_float_array, as_point, choice
 from limbik.errors import InvalidInputError
 from limbik.geometry.frame import Frame
 from limbik.rigs.smoothing import CriticallyDamped
 from limbik.solvers.solution import Solution
-from limbik.solvers.two_bone import two_bone
+from limbik.solvers.two_bone.solver import two_bone
 
 __all__ = ["TwoBoneRig"]
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from limbik._validation import FloatArray, as_float, as_float_array
+from limbik._runtime.validation import FloatArray, as_float, as_float_array
 from limbik.errors import InvalidInputError
 
 __all__ = ["CriticallyDamped"]

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from limbik._validation import as_float, choice
+from limbik._runtime.validation import as_float, choice
 from limbik.errors import InvalidInputError
 from limbik.geometry.frame import Frame
 

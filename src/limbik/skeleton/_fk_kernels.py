@@ -5,9 +5,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-import limbik._numba_cache  # noqa: F401  (Numba's cache: locked saves, kernel-source stamp)
-from limbik._batch_threads import run_range
-from limbik._validation import UNIT_MARGIN
+from limbik._runtime.batch_threads import run_range
+from limbik._runtime.validation import UNIT_MARGIN
 
 #: Joint transforms per chunk at least where frames are spread over threads (about
 #: 0.1 ms of work).
@@ -25,7 +24,7 @@ def forward_kinematics_frames(parents: np.ndarray, q_local: np.ndarray, t_local:
     independent and spread over every thread.
 
     Returns the number of computed joints whose local rotation is not unit to
-    :data:`limbik._validation.UNIT_MARGIN` (a row validation keeps as it is) or whose
+    :data:`limbik._runtime.validation.UNIT_MARGIN` (a row validation keeps as it is) or whose
     translation is not finite (0 for validated input): callers that pass unvalidated
     arrays validate them and run again when it is not 0.
     """

@@ -28,8 +28,13 @@ from typing import Any
 
 import numpy as np
 
-from limbik._kernel_options import read_only
-from limbik._validation import FloatArray, as_float_array, as_points, as_quaternions
+from limbik._runtime.validation import (
+    FloatArray,
+    as_float_array,
+    as_points,
+    as_quaternions,
+    read_only,
+)
 from limbik.errors import InvalidInputError
 from limbik.geometry.quaternion import (
     quaternion_conjugate,

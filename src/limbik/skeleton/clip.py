@@ -6,7 +6,7 @@ import dataclasses
 
 import numpy as np
 
-from limbik._validation import FloatArray, as_float, as_int
+from limbik._runtime.validation import FloatArray, as_float, as_int
 from limbik.errors import InvalidInputError
 from limbik.geometry.quaternion import quaternion_slerp
 from limbik.skeleton.motion import Motion, check_motion

@@ -27,11 +27,11 @@ from typing import Any
 
 import numpy as np
 
-from limbik._validation import as_points
-from limbik.errors import DetectionError, InvalidInputError
+from limbik._runtime.validation import as_points
+from limbik.errors import DetectionError, InvalidInputError, LimbikError
 from limbik.skeleton.skeleton import Skeleton
 
-__all__ = ["Arm", "Leg", "find_arms", "find_legs"]
+__all__ = ["Arm", "Leg", "find_arms", "find_legs", "joint_sides"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -138,6 +138,12 @@ def _by_name(skeleton: Skeleton, roles: dict[str, tuple[tuple[str, ...], ...]],
                 tail = best[-1]
                 options = [(rank, _hops(skeleton, tail, j), j)
                            for rank, j in candidates[side][role] if _hops(skeleton, tail, j)]
+                if not options and role == "toe" and "ankle" in chosen:
+                    # SMPL's order (ankle, then "foot"): a foot joint below the
+                    # chosen ankle is the ball of the foot
+                    options = [(rank, _hops(skeleton, tail, j), j)
+                               for rank, j in candidates[side]["ankle"]
+                               if _hops(skeleton, tail, j)]
                 chosen[role] = min(options)[2] if options else None
         out[side] = chosen
     return out
@@ -399,3 +405,22 @@ def find_arms(skeleton: Skeleton, *, left_side: Any = (1.0, 0.0, 0.0),
         s, e, w = (int(f[r]) for r in ("shoulder", "elbow", "wrist"))  # type: ignore[arg-type]
         arms.append(Arm("left" if side == "L" else "right", s, e, w))
     return arms[0], arms[1]
+
+
+def joint_sides(skeleton: Any) -> list[str]:
+    """``"left"``, ``"right"`` or ``""`` per joint: the legs and arms found by
+    :func:`find_legs`/:func:`find_arms` and every joint below them (for pictures)."""
+    parents = np.asarray(skeleton.parents)
+    sides = [""] * len(parents)
+    starts: dict[int, str] = {}
+    for finder, first in ((find_legs, "hip"), (find_arms, "shoulder")):
+        try:
+            limbs = finder(skeleton)
+        except LimbikError:
+            continue
+        for limb in limbs:
+            starts[int(getattr(limb, first))] = "left" if limb.side.lower().startswith(
+                "l") else "right"
+    for j, p in enumerate(parents):  # parents come before children
+        sides[j] = starts.get(j, sides[p] if p >= 0 else "")
+    return sides

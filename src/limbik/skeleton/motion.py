@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from limbik._kernel_options import read_only
-from limbik._output_pool import empty_arrays
-from limbik._validation import (
+from limbik._runtime.validation import (
     FloatArray,
     as_float,
     as_int,
@@ -20,11 +18,13 @@ from limbik._validation import (
     as_real_array,
     as_unit_quaternions,
     broadcast_shapes,
+    read_only,
 )
 from limbik.errors import InvalidInputError
 from limbik.geometry.frame import Frame
 from limbik.geometry.quaternion import rotate_vectors
 from limbik.skeleton._fk_kernels import forward_kinematics_frames
+from limbik.skeleton.positions import fit_positions, position_layout
 from limbik.skeleton.skeleton import Skeleton
 
 __all__ = ["Motion", "check_motion", "forward_kinematics"]
@@ -116,7 +116,7 @@ def _forward_kinematics_counted(parents: np.ndarray, local_rotations: FloatArray
     q = _kernel_rows(q_local, shape + (4,))
     t = _kernel_rows(t_local, shape + (3,))
     if out is None:
-        q_world, p_world = empty_arrays((q.shape, np.float64), (t.shape, np.float64))
+        q_world, p_world = np.empty(q.shape), np.empty(t.shape)
     else:
         q_world, p_world = q_out.reshape(q.shape), p_out.reshape(t.shape)
     failed = forward_kinematics_frames(read_only(np.ascontiguousarray(parents, dtype=np.int64)),
@@ -275,14 +275,25 @@ class Motion:
                                    self.local_translations())
         return Frame._make(q, p)
 
-    def world_positions(self, *, include_end_sites: bool = False) -> FloatArray:
+    def world_positions(self, *, include_end_sites: bool = False,
+                        joints: Sequence[int | str] | None = None) -> FloatArray:
         """World joint positions ``(F, J, 3)``.
 
         With ``include_end_sites`` the End Sites follow the joints: ``(F, J + E, 3)``,
-        in the order of ``skeleton.end_site_parents``.
+        in the order of ``skeleton.end_site_parents``. ``joints`` (names or indices)
+        picks joints in that order instead: ``(F, len(joints), 3)``, for example a
+        position skeleton's order (:data:`~limbik.skeleton.positions.POSITION_SKELETONS`).
         """
         q, p = _forward_kinematics(self.skeleton.parents, self.rotations,
                                    self.local_translations())
+        if joints is not None:
+            if include_end_sites:
+                raise InvalidInputError("joints and include_end_sites cannot be combined, "
+                                        "got both", argument="joints")
+            if isinstance(joints, str):
+                raise InvalidInputError(f"joints must be a sequence of names or indices, "
+                                        f"got the string {joints!r}", argument="joints")
+            return p[:, [self.skeleton.index(j) for j in joints]]
         if not include_end_sites:
             return p
         sk = self.skeleton
@@ -314,6 +325,25 @@ class Motion:
         rot[..., 3] = 1.0
         root = np.broadcast_to(skeleton.offsets[0], (n, 3))
         return cls(skeleton, root, rot, frame_time)
+
+    @classmethod
+    def from_positions(cls, positions: Any, skeleton: Any, *, names: Sequence[str] | None = None,
+                       frame_time: float = 1.0 / 20.0, rest_frame: int = 0) -> Motion:
+        """A motion whose forward kinematics reproduces joint positions ``(F, J, 3)``.
+
+        ``skeleton`` is a built-in position skeleton's name (``"smpl22"``, ``"smpl24"``:
+        :data:`~limbik.skeleton.positions.POSITION_SKELETONS`) or a parents list, with
+        ``names`` for its joints. Every bone gets one length (its median over the
+        frames); the rest pose is frame ``rest_frame`` with those lengths, and each
+        joint turns by the smallest rotation that points its bones where the positions
+        put them (see :func:`~limbik.skeleton.positions.fit_positions`, which also
+        reports the bones' length wobble and the residual). Positions made by one
+        skeleton's forward kinematics come back to rounding.
+        """
+        joint_names, parents = position_layout(skeleton, names)
+        fit = fit_positions(positions, parents, rest_frame=rest_frame)
+        return cls(Skeleton(joint_names, parents, fit.offsets), fit.root_positions,
+                   fit.rotations, frame_time)
 
     def with_rotations(self, rotations: Any) -> Motion:
         """This motion with new local rotations ``(F, J, 4)``."""

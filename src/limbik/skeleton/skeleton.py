@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from limbik._validation import FloatArray, as_points, as_sequence
+from limbik._runtime.validation import FloatArray, as_points, as_sequence
 from limbik.errors import InvalidInputError
 
 __all__ = ["CHANNEL_NAMES", "Skeleton"]

@@ -3,12 +3,12 @@
 from limbik.solvers.aim import aim, aim_chain
 from limbik.solvers.ccd import ccd
 from limbik.solvers.constraints import Cone, EllipticalCone, Hinge, SwingTwistLimit, TwistLimit
-from limbik.solvers.fabrik import fabrik
-from limbik.solvers.fabrik_tree import FabrikTree
-from limbik.solvers.jacobian import JACOBIAN_METHODS, jacobian_ik
+from limbik.solvers.fabrik.chain import fabrik
+from limbik.solvers.fabrik.tree import FabrikTree
+from limbik.solvers.joint.jacobian import JACOBIAN_METHODS, jacobian_ik
 from limbik.solvers.rotations import joint_rotations, rotations_from_positions
 from limbik.solvers.solution import Solution
-from limbik.solvers.two_bone import two_bone
+from limbik.solvers.two_bone.solver import two_bone
 
 __all__ = [
     "JACOBIAN_METHODS",

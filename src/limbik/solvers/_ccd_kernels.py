@@ -1,8 +1,8 @@
 """Compiled loops of cyclic coordinate descent (CCD), on joint chains and on point chains.
 
 On joint chains this module holds the sweep only: the batch loop with restarts is
-:func:`limbik.solvers._joint_kernels.joint_solve_range`, with the forward kinematics of
-:mod:`limbik.solvers._jacobian_kernels`.
+:func:`limbik.solvers.joint._kernels.joint_solve_range`, with the forward kinematics of
+:mod:`limbik.solvers.joint._jacobian_kernels`.
 """
 
 from __future__ import annotations
@@ -12,12 +12,10 @@ import math
 import numpy as np
 from numba import njit
 
-import limbik._numba_cache  # noqa: F401  (Numba's cache: locked saves, kernel-source stamp)
-from limbik._kernel_options import KERNEL_ONLY
+from limbik.solvers.fabrik._kernels import _unbend
 
-#: Compiled helpers called only from compiled code: no Python or C entry point is built
-#: for them, which shortens a first call.
-_helper = njit(cache=True, **KERNEL_ONLY)
+#: Compiled helpers called from the kernels here.
+_helper = njit(cache=True)
 
 #: A joint's objective ``A cos φ + B sin φ`` whose amplitude is below this fraction of its
 #: scale (``w_p² |h| |d|`` plus ``3 w_o²``) is flat: the joint is left as it is.
@@ -186,6 +184,15 @@ def _pivot(out, b, i, n, gx, gy, gz):  # pragma: no cover - compiled
 
 
 @_helper
+def _distance(out, b, i, j):  # pragma: no cover - compiled
+    """Distance between joints ``i`` and ``j`` of chain ``b``."""
+    dx = out[b, j, 0] - out[b, i, 0]
+    dy = out[b, j, 1] - out[b, i, 1]
+    dz = out[b, j, 2] - out[b, i, 2]
+    return np.sqrt(dx * dx + dy * dy + dz * dz)
+
+
+@_helper
 def _perpendicular(hx, hy, hz):  # pragma: no cover - compiled
     """A stable (unnormalised) perpendicular of h: h crossed with its least-aligned axis."""
     ux = abs(hx)
@@ -242,10 +249,15 @@ def ccd_points_solve_range(start, stop, positions, target, tolerance, max_iterat
     Solves chains ``start .. stop - 1``.
     """
     n = positions.shape[1]
+    lengths = np.empty(max(n - 1, 1))
     for b in range(start, stop):
+        reach = 0.0
         for i in range(n):
             for c in range(3):
                 out[b, i, c] = positions[b, i, c]
+            if i > 0:
+                lengths[i - 1] = _distance(out, b, i - 1, i)
+                reach += lengths[i - 1]
         gx = target[b, 0]
         gy = target[b, 1]
         gz = target[b, 2]
@@ -254,11 +266,21 @@ def ccd_points_solve_range(start, stop, positions, target, tolerance, max_iterat
         total = 0
         err = 0.0
         done = False
+        # a chain on a line through the target never leaves it: bent off it once
+        bent = n < 3 or reach <= 0.0
         for it in range(max_iterations + 1):
             err = _end_distance(out, b, n, gx, gy, gz)
             if err <= tolerance[b]:
                 done = True
                 break
+            if (not bent and (it == 0 or previous - err <= 1e-9 * reach)
+                    and _unbend(out[b], target[b], lengths, reach)):
+                bent = True
+                previous = np.inf
+                err = _end_distance(out, b, n, gx, gy, gz)
+                if err <= tolerance[b]:
+                    done = True
+                    break
             if it == max_iterations or previous - err < min_improvement[b]:
                 break
             previous = err

@@ -9,8 +9,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-import limbik._numba_cache  # noqa: F401  (Numba's cache: locked saves, kernel-source stamp)
-
 
 @njit(cache=True)
 def joint_rotations_kernel(positions, start, rotations, out):  # pragma: no cover - compiled

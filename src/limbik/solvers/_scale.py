@@ -4,7 +4,9 @@ The kernels square and cross lengths, which overflows beyond about 1e154 and
 underflows below about 1e-154. The Python wrappers divide every length of a
 problem by a power of two near its largest coordinate before calling a kernel
 and multiply the results back afterwards; a power of two makes both steps exact,
-so results inside the comfortable range are bit-for-bit what they were.
+so results inside the comfortable range are bit-for-bit what they were. A batch
+is scaled element by element (:func:`element_units`, :func:`problem_units`), so
+each element is solved in its own units whatever it is batched with.
 """
 
 from __future__ import annotations
@@ -46,3 +48,30 @@ def problem_units(*lengths: np.ndarray) -> np.ndarray:
     comfortable = ((largest >= COMFORT_LOW) & (largest <= COMFORT_HIGH)) | (largest == 0.0) \
         | ~np.isfinite(largest)
     return np.where(comfortable, 1.0, np.ldexp(1.0, np.frexp(largest)[1] - 1))
+
+
+def element_units(*arrays: np.ndarray) -> np.ndarray:
+    """Per element of a batch (the first axis of each array, all of one length ``B``), the
+    power of two at most the largest finite absolute value of that element's values
+    (1.0 for an element of zeros and non-finite values only): ``(B,)``. Dividing an
+    element by its unit solves it exactly as :func:`length_scale` with ``always`` does
+    when it is alone."""
+    largest = np.zeros(arrays[0].shape[0])
+    for a in arrays:
+        if not a.size:
+            continue
+        values = np.abs(a.reshape(a.shape[0], -1))
+        if not np.isfinite(values).all():
+            values = np.where(np.isfinite(values), values, 0.0)
+        np.maximum(largest, values.max(axis=1), out=largest)
+    return np.where(largest > 0.0, np.ldexp(1.0, np.frexp(largest)[1] - 1), 1.0)
+
+
+def unit_groups(units: np.ndarray) -> list[tuple[float, np.ndarray | None]]:
+    """The distinct values of ``units (B,)`` with the indices of the elements that have
+    each; one group with ``None`` (all elements) where they are all equal."""
+    first = float(units[0]) if units.size else 1.0
+    if not units.size or bool((units == first).all()):
+        return [(first, None)]
+    values, inverse = np.unique(units, return_inverse=True)
+    return [(float(v), np.flatnonzero(inverse == k)) for k, v in enumerate(values)]

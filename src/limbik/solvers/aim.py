@@ -5,11 +5,17 @@ axis onto the direction of the target, limited to a cone, weighted, then a twist
 the aim direction that brings its up axis toward a world up. ``aim_chain`` shares the
 turn over a chain (spine, neck, head) by per-bone weights, as Final IK's AimIK does:
 in each pass, from the first bone to the last, bone ``i`` turns the rest of the chain by
-``weights[i]`` of the turn still missing, measured at the aim bone (the last joint);
-passes repeat until the aim axis is on its target. With ``weights[-1] = 1`` one pass
-already points the axis exactly; further passes only follow the aim bone's own move.
-With all joints at one point, bone ``i`` takes ``weights[i] · Π_{k<i} (1 − weights[k])``
-of the turn.
+a fraction ``f_i`` of the turn still missing, measured at the aim bone (the last joint);
+passes repeat until the aim axis is on its target. With all joints at one point, bone
+``i`` takes ``s_i = weights[i] · Π_{k<i} (1 − weights[k]) / (1 − Π_k (1 − weights[k]))``
+of the turn: the shares that repeated passes of ``weights`` themselves converge to.
+The fractions ``f_i = s_i / (1 − Σ_{k<i} s_k)`` give them in one pass and end at 1, so
+one pass points the axis exactly, whatever the last weight; weights ending in 1 are
+their own fractions.
+
+The aim axis defaults to −Z (limbik's forward, as ``Frame.look_at``) in ``aim`` and
+``aim_chain``, which take arrays; :func:`limbik.look_at`, which takes a ``Motion``,
+defaults to +Z, a BVH character's forward. Pass ``axis`` to be explicit.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from limbik._validation import (
+from limbik._runtime.validation import (
     FloatArray,
     as_directions,
     as_float,
@@ -171,9 +177,10 @@ def aim_chain(positions: Any, rotations: Any, target: Any, *, weights: Any = Non
     target : array_like, shape (..., 3)
         What the aim bone looks at.
     weights : array_like, shape (n,) or (..., n), in [0, 1], optional
-        Per-bone share of the turn still missing when the pass reaches the bone
-        (see the module notes). Default: ``1 / (n − i)`` for bone ``i``, which
-        spreads the turn evenly when the joints are close together and ends at 1.
+        Per-bone share of the turn (see the module notes: bone ``i`` takes
+        ``weights[i]`` of what the bones before it leave, and what the last bone
+        leaves is shared again in the same proportions). Default: ``1 / (n − i)`` for
+        bone ``i``, which spreads the turn evenly when the joints are close together.
     axis, up, world_up, limit, cone_axis
         As in :func:`aim`, for the aim bone; the cone axis defaults to its input aim
         direction. ``up`` twists only the aim bone, about its aim direction.
@@ -182,7 +189,8 @@ def aim_chain(positions: Any, rotations: Any, target: Any, *, weights: Any = Non
     tolerance : float
         Angle (rad) below which the aim counts as reached and passes stop.
     max_iterations : int
-        Passes at most.
+        Passes at most (one points the axis when the joints are at one point; more
+        follow the aim bone's move around the earlier pivots).
 
     Returns
     -------
@@ -218,7 +226,7 @@ def aim_chain(positions: Any, rotations: Any, target: Any, *, weights: Any = Non
     q = np.broadcast_to(rot, shape + (n, 4)).copy()
     goal_point = np.broadcast_to(goal_point / unit if unit != 1.0 else goal_point,
                                  shape + (3,))
-    share = np.broadcast_to(share, shape + (n,))
+    share = np.broadcast_to(_pass_shares(share), shape + (n,))
     cone = rotate_vectors(q[..., -1, :], a) if cone_axis is None else _nonzero(
         cone_axis, "cone_axis")
     if up is not None:  # checked before the passes
@@ -253,6 +261,21 @@ def aim_chain(positions: Any, rotations: Any, target: Any, *, weights: Any = Non
         start_q = np.broadcast_to(rot, shape + (n, 4))
         p, q = _blend_chain(start_p, start_q, p, q, np.broadcast_to(w, shape))
     return Solution._trusted(p, error <= tol, error, iterations, q)
+
+
+def _pass_shares(weights: FloatArray) -> FloatArray:
+    """The fractions ``(..., n)`` of the missing turn that joint ``i`` takes in a pass:
+    with all joints at one point one pass gives each joint the share that passes of
+    ``weights`` would converge to, ``weights[i] · Π_{k<i}(1 − weights[k]) / (1 −
+    Π_k(1 − weights[k]))``, and aims exactly (the last fraction is 1). Weights ending in
+    1 are their own fractions; all-zero weights turn nothing."""
+    before = np.cumprod(1.0 - weights, axis=-1)  # Π_{k<=i}
+    before = np.concatenate([np.ones(weights.shape[:-1] + (1,)), before[..., :-1]], axis=-1)
+    left = np.prod(1.0 - weights, axis=-1, keepdims=True)  # Π over all
+    room = before - left
+    with np.errstate(divide="ignore", invalid="ignore"):
+        fraction = np.where(room > 0.0, weights * before / room, weights)
+    return np.where(weights[..., -1:] == 1.0, weights, np.clip(fraction, 0.0, 1.0))
 
 
 def _chain_error(p: FloatArray, q: FloatArray, goal_point: FloatArray, a: FloatArray,

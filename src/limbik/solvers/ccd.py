@@ -5,7 +5,7 @@
 - a :class:`~limbik.chain.JointChain`: each sweep goes from the tip joint to the
   base joint, giving each joint the coordinate within its limits that best moves the
   tip to the target (position, or pose with weights), the others held. Random
-  restarts as in :func:`~limbik.solvers.jacobian.jacobian_ik`.
+  restarts as in :func:`~limbik.solvers.joint.jacobian.jacobian_ik`.
 - joint positions ``(..., n, 3)`` (the ``fabrik`` input form): each sweep turns the
   rest of the chain about each joint, from the one next to the end effector to the
   root, toward the target about the axis of the smallest rotation that points the end
@@ -25,9 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from limbik._batch_threads import run_range
-from limbik._output_pool import empty_arrays
-from limbik._validation import (
+from limbik._runtime.batch_threads import run_range
+from limbik._runtime.validation import (
     as_flag,
     as_float,
     as_int,
@@ -38,11 +37,11 @@ from limbik._validation import (
 from limbik.chain.joint_chain import JointChain
 from limbik.errors import InvalidInputError
 from limbik.solvers import _ccd_kernels as _k
-from limbik.solvers._joint_kernels import METHOD_CCD
-from limbik.solvers._joint_problem import joint_problem
-from limbik.solvers._scale import length_scale
+from limbik.solvers._scale import element_units
 from limbik.solvers.constraints import SwingTwistLimit, encode_limits
-from limbik.solvers.jacobian import MAX_DAMPING
+from limbik.solvers.joint._kernels import METHOD_CCD
+from limbik.solvers.joint.jacobian import MAX_DAMPING
+from limbik.solvers.joint.problem import joint_problem
 from limbik.solvers.rotations import _joint_rotations
 from limbik.solvers.solution import Solution, chain_out_fields, out_arrays, written
 from limbik.tolerances import (
@@ -79,7 +78,7 @@ def ccd(chain: JointChain | Any, target: Any, *, tolerance: float | None = None,
     max_iterations : int
         Sweep cap (per attempt for joint chains).
     q0, angle_tolerance, patience, position_weight, orientation_weight, restarts, rng
-        Joint chains only; as in :func:`~limbik.solvers.jacobian.jacobian_ik`
+        Joint chains only; as in :func:`~limbik.solvers.joint.jacobian.jacobian_ik`
         (``restarts`` defaults to ``JACOBIAN_RESTARTS``).
     min_improvement : float, optional
         Point chains only: stop when a sweep brings the end effector less than this
@@ -114,7 +113,7 @@ def ccd(chain: JointChain | Any, target: Any, *, tolerance: float | None = None,
     Returns
     -------
     Solution
-        For joint chains, as :func:`~limbik.solvers.jacobian.jacobian_ik` (with ``q``).
+        For joint chains, as :func:`~limbik.solvers.joint.jacobian.jacobian_ik` (with ``q``).
         For point chains: ``positions (..., n, 3)``, ``reached``, ``error`` (end-effector
         distance) and ``iterations`` (sweeps); ``q`` is None and ``rotations`` as above.
     """
@@ -170,8 +169,9 @@ def _ccd_points(positions: Any, target: Any, tolerance: float | None, max_iterat
         goal = np.broadcast_to(goal, shape + (3,))
     flat = np.ascontiguousarray(pts.reshape(count, n, 3))
     goal = np.ascontiguousarray(goal.reshape(count, 3))
-    unit = length_scale(flat, goal, always=True)  # problem-sized units (exact, 2^k)
-    flat, goal = flat / unit, goal / unit
+    # each chain in units of its own size (exact, 2^k)
+    unit = element_units(flat, goal)
+    flat, goal = flat / unit[:, None, None], goal / unit[:, None]
     bones = flat[:, 1:] - flat[:, :-1]
     length = np.sqrt((bones * bones).sum(axis=-1)).sum(axis=-1)  # np.linalg.norm's sums
     if tolerance is None:
@@ -186,9 +186,8 @@ def _ccd_points(positions: Any, target: Any, tolerance: float | None, max_iterat
     radius2 = (damping * length) ** 2  # the motion cost's radius, squared (B,)
     fields = chain_out_fields(n, return_rotations or constraints is not None)
     if out is None:
-        solved, err, reached, iters = empty_arrays(
-            (flat.shape, np.float64), ((count,), np.float64), ((count,), np.bool_),
-            ((count,), np.int64))
+        solved, err = np.empty(flat.shape), np.empty(count)
+        reached, iters = np.empty(count, dtype=np.bool_), np.empty(count, dtype=np.int64)
     else:  # flat is the solver's own copy: out.positions may be the input pose
         views = out_arrays(out, shape, fields)
         solved, reached, err, iters = views[:4]
@@ -212,7 +211,7 @@ def _ccd_points(positions: Any, target: Any, tolerance: float | None, max_iterat
             turned = _joint_rotations(solved, flat, start, (count,)).reshape(shape + (n, 4))
             if out is not None:
                 np.copyto(views[4].reshape(turned.shape), turned)
-    solved *= unit
+    solved *= unit[:, None, None]
     err *= unit
     if out is not None:
         return Solution._trusted(**written(out, shape, fields, views))

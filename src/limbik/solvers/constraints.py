@@ -27,19 +27,19 @@ from typing import Any
 
 import numpy as np
 
-from limbik._kernel_options import read_only
-from limbik._validation import (
+from limbik._runtime.validation import (
     FloatArray,
     as_directions,
     as_float,
     as_points,
     as_quaternions,
     finite_squares,
+    read_only,
 )
 from limbik.errors import InvalidInputError
 from limbik.geometry.vectors import cross
 from limbik.solvers import _ccd_kernels as _ccd
-from limbik.solvers import _fabrik_kernels as K
+from limbik.solvers.fabrik import _kernels as K
 
 __all__ = ["Cone", "Constraint", "EllipticalCone", "Hinge", "SwingTwistLimit", "TwistLimit",
            "ellipse_nearest_point"]

@@ -15,13 +15,14 @@ from typing import Any
 
 import numpy as np
 
-from limbik._kernel_options import read_only
-from limbik._validation import (
+from limbik._runtime.validation import (
     FloatArray,
     as_flag,
     as_float_array,
+    as_parents,
     as_quaternions,
     broadcast_shapes,
+    read_only,
 )
 from limbik.errors import InvalidInputError
 from limbik.geometry.frame import Frame
@@ -35,7 +36,6 @@ from limbik.geometry.quaternion import (
 )
 from limbik.solvers import _rotation_kernels as _rk
 from limbik.solvers._scale import length_scale
-from limbik.solvers.fabrik_tree import _check_parents
 
 __all__ = ["joint_rotations", "rotations_from_positions"]
 
@@ -86,7 +86,7 @@ def rotations_from_positions(positions: Any, rest_positions: Any, *, parents: An
             f"rest_positions must have {n} joints like positions, got {rest.shape[-2]}",
             argument="rest_positions")
     par = (np.arange(-1, n - 1, dtype=np.int64) if parents is None
-           else _check_parents(parents))
+           else as_parents(parents))
     if par.size != n:
         raise InvalidInputError(f"parents must have {n} entries, got {par.size}",
                                 argument="parents")
@@ -178,7 +178,7 @@ def joint_rotations(positions: Any, input_positions: Any, *,
     shape = broadcast_shapes(*pairs)
     if parents is None:
         return _joint_rotations(pos, start, rot, shape)
-    par = _check_parents(parents)
+    par = as_parents(parents)
     if par.size != n:
         raise InvalidInputError(f"parents must have {n} entries, got {par.size}",
                                 argument="parents")
@@ -270,3 +270,20 @@ def _rows(array: FloatArray, shape: tuple[int, ...], n: int, width: int, count: 
     ``(count, n, width)``."""
     return read_only(np.ascontiguousarray(np.broadcast_to(array, shape + (n, width))).reshape(
         count, n, width))
+
+
+def _carried_joint_rotations(pos: FloatArray, start: FloatArray, rot: FloatArray,
+                             shape: tuple[int, ...]) -> FloatArray:
+    """World rotations ``(..., n, 4)`` of a chain's joints after a solve, each bone turned
+    from its input pose by ``Q_i = swing(Q_{i−1} · input_dir → solved_dir) · Q_{i−1}``
+    (:func:`rotations_from_positions`), times its input rotation ``rot``; the end joint
+    turns with the last bone. A joint's rotation relative to its parent then differs
+    from its input one by a swing alone: no joint twists about its bone."""
+    n = pos.shape[-2]
+    unit = length_scale(pos, start)  # as in _joint_rotations
+    if unit != 1.0:
+        pos, start = pos / unit, start / unit
+    turn = rotations_from_positions(np.broadcast_to(pos, shape + (n, 3)),
+                                    np.broadcast_to(start, shape + (n, 3)))
+    turn = np.concatenate([turn, turn[..., -1:, :]], axis=-2)
+    return quaternion_normalize(quaternion_multiply(turn, np.broadcast_to(rot, shape + (n, 4))))

@@ -133,7 +133,7 @@ def write_batch_report(records: Sequence[Mapping[str, Any]], html_path: str | Pa
                        png_path: str | Path | None = None, *, title: str = "footplant"
                        ) -> None:
     """Write the HTML report (and the PNG of the worst clips, which the HTML shows)."""
-    from limbik._io import atomic_save, atomic_write
+    from limbik._runtime.atomic import atomic_save, atomic_write
 
     rows = rank_clips(records)
     png = Path(png_path) if png_path is not None else None

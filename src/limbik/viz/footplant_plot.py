@@ -7,19 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from limbik.viz.plots import _pyplot
-
-
-def walk_direction(root_xz: np.ndarray) -> np.ndarray:
-    """Unit horizontal direction ``(2,)`` (x, z) along which the root travels most."""
-    centred = root_xz - root_xz.mean(axis=0)
-    if np.ptp(centred, axis=0).max(initial=0.0) < 1e-9:
-        return np.array([0.0, 1.0])
-    _, _, vt = np.linalg.svd(centred, full_matrices=False)
-    d = vt[0]
-    if np.dot(root_xz[-1] - root_xz[0], d) < 0:
-        d = -d
-    return d / np.linalg.norm(d)
+from limbik.viz.plots import _pyplot, walk_direction
 
 
 def plot_footplant(source: Any, result: Any, terrain: Any, legs: Sequence[Any],

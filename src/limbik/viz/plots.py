@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from limbik._io import atomic_save
-from limbik._validation import FloatArray, as_points, choice
+from limbik._runtime.atomic import atomic_save
+from limbik._runtime.validation import FloatArray, as_points, choice
 from limbik.errors import InvalidInputError
 from limbik.geometry.vectors import any_perpendicular, cross, normalize
 
@@ -16,6 +17,18 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
 VIEWS = ("3d", "side", "front", "top")
+
+
+def walk_direction(root_xz: np.ndarray) -> np.ndarray:
+    """Unit horizontal direction ``(2,)`` (x, z) along which the root travels most."""
+    centred = root_xz - root_xz.mean(axis=0)
+    if np.ptp(centred, axis=0).max(initial=0.0) < 1e-9:
+        return np.array([0.0, 1.0])
+    _, _, vt = np.linalg.svd(centred, full_matrices=False)
+    d = vt[0]
+    if np.dot(root_xz[-1] - root_xz[0], d) < 0:
+        d = -d
+    return d / np.linalg.norm(d)
 
 
 def _pyplot() -> Any:
@@ -209,28 +222,6 @@ def plot_terrain_profile(terrain: Any, x_range: tuple[float, float], z: float = 
 SIDE_COLORS = {"left": "tab:red", "right": "tab:blue", "": "0.3"}
 
 
-def joint_sides(skeleton: Any) -> list[str]:
-    """``"left"``, ``"right"`` or ``""`` per joint: the legs and arms found by
-    :func:`~limbik.skeleton.limbs.find_legs`/``find_arms`` and everything below them."""
-    from limbik.errors import LimbikError
-    from limbik.skeleton.limbs import find_arms, find_legs
-
-    parents = np.asarray(skeleton.parents)
-    sides = [""] * len(parents)
-    starts: dict[int, str] = {}
-    for finder, first in ((find_legs, "hip"), (find_arms, "shoulder")):
-        try:
-            limbs = finder(skeleton)
-        except LimbikError:
-            continue
-        for limb in limbs:
-            starts[int(getattr(limb, first))] = "left" if limb.side.lower().startswith(
-                "l") else "right"
-    for j, p in enumerate(parents):  # parents come before children
-        sides[j] = starts.get(j, sides[p] if p >= 0 else "")
-    return sides
-
-
 def style_3d(ax: Any, *, units: str = "m", ticks: int = 4) -> None:
     """Axis labels with units, few ticks, and an upright vertical label on 3-D axes."""
     from matplotlib.ticker import MaxNLocator
@@ -250,7 +241,8 @@ def animate_motion(motion: Any, *, out: str | Path | None = None, view: str = "3
                    fps: float | None = None, ax: Any = None, title: str | None = None,
                    compare: Any = None, label: str | None = None,
                    compare_label: str | None = None, trace_labels: Any = None,
-                   units: str = "m", follow: bool | None = None) -> Axes:
+                   units: str = "m", follow: bool | None = None,
+                   sides: Sequence[str] | None = None) -> Axes:
     """Animate a ``Motion``: skeleton lines, the ground, optional joint traces.
 
     Parameters
@@ -266,6 +258,9 @@ def animate_motion(motion: Any, *, out: str | Path | None = None, view: str = "3
     units : length unit named on the axes (``""`` for none).
     follow : 3-D only: the camera follows the root so the character fills the box
         (default: when the root travels farther than the body is tall).
+    sides : ``"left"``, ``"right"`` or ``""`` per joint, for the colours (see
+        :func:`limbik.skeleton.limbs.joint_sides`); default: every joint in the centre
+        colour.
 
     Left limbs are red, right limbs blue and the spine grey (:data:`SIDE_COLORS`).
     The animation object is kept on ``ax.figure.limbik_animation``.
@@ -330,7 +325,10 @@ def animate_motion(motion: Any, *, out: str | Path | None = None, view: str = "3
     ground: list[Any] = []
     if terrain is not None and not follow:
         _draw_ground(ax, terrain, everything, view)
-    sides = joint_sides(motion.skeleton)
+    sides = [""] * len(parents) if sides is None else list(sides)
+    if len(sides) != len(parents):
+        raise InvalidInputError(f"sides must have one entry per joint ({len(parents)}), "
+                                f"got {len(sides)}", argument="sides")
     trace_colors = [SIDE_COLORS[sides[t]] if sides[t] else f"C{k + 2}"
                     for k, t in enumerate(trace_idx)]
     if profile_terrain is not None:
@@ -547,8 +545,6 @@ def _profile(world: FloatArray, other: FloatArray | None, terrain: Any,
     """World positions re-expressed as (along the walk, y, across); the ground profile
     under the root's line; and, per traced joint, the ground under its own path as
     (distance along the walk, height), sorted along the walk (none without a terrain)."""
-    from limbik.viz.footplant_plot import walk_direction
-
     d = walk_direction(world[:, 0, [0, 2]])
     basis = np.array([[d[0], 0.0, d[1]], [0.0, 1.0, 0.0], [-d[1], 0.0, d[0]]])
     origin = world[0, 0] * np.array([1.0, 0.0, 1.0])

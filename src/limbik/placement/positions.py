@@ -1,0 +1,97 @@
+"""Foot clean-up of joint-position motions (the ``(T, J, 3)`` arrays that
+motion-generation models write), through the same foot placement as clips.
+
+A position motion is fitted with one length per bone and rotations
+(:meth:`limbik.skeleton.Motion.from_positions`), planted by :func:`limbik.footplant`
+(the same contacts, locks, swings and report), and turned back into positions in the
+input's joint order. Every bone of the result holds its fitted length; the upper body
+keeps its pose relative to the root.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from limbik._runtime.validation import as_float, choice
+from limbik.io.units import UP_AXES
+from limbik.placement.footplant import FootplantReport, footplant
+from limbik.placement.terrain import Terrain
+from limbik.skeleton.limbs import find_legs
+from limbik.skeleton.motion import Motion
+from limbik.skeleton.positions import fit_positions, position_layout
+from limbik.skeleton.skeleton import Skeleton
+
+__all__ = ["PositionCleanup", "footplant_positions"]
+
+
+@dataclasses.dataclass(frozen=True)
+class PositionCleanup:
+    """What :func:`footplant_positions` did to one clip.
+
+    Attributes
+    ----------
+    report : FootplantReport
+        Foot placement's report on the fitted motion.
+    length_variation : ndarray (J,)
+        Each bone's length wobble in the input (standard deviation over the frames over
+        its fitted length); after the clean-up every bone holds one length.
+    lengths : ndarray (J,)
+        The fitted bone lengths (0 for the root), in the input's units.
+    fit_residual : float
+        The largest distance between the input and its fitted motion before any foot
+        was moved (0 up to rounding where the bones keep their lengths).
+    """
+
+    report: FootplantReport
+    length_variation: np.ndarray
+    lengths: np.ndarray
+    fit_residual: float
+
+
+def _to_y_up(positions: np.ndarray, up: str) -> np.ndarray:
+    """(x, y, z) of a Z-up file as limbik's Y-up (x, z, −y)."""
+    if up == "y":
+        return positions
+    return np.stack([positions[..., 0], positions[..., 2], -positions[..., 1]], axis=-1)
+
+
+def _from_y_up(positions: np.ndarray, up: str) -> np.ndarray:
+    if up == "y":
+        return positions
+    return np.stack([positions[..., 0], -positions[..., 2], positions[..., 1]], axis=-1)
+
+
+def footplant_positions(positions: Any, skeleton: Any = "smpl22", *,
+                        names: Sequence[str] | None = None, fps: float = 20.0,
+                        terrain: Terrain | None = None, up: str = "y",
+                        **options: Any) -> tuple[np.ndarray, PositionCleanup]:
+    """Clean the feet of a position motion ``(T, J, 3)``; returns positions of the same
+    shape (float64) and a :class:`PositionCleanup`.
+
+    Parameters
+    ----------
+    positions : array_like (T, J, 3)
+        Joint positions per frame, in the order of ``skeleton``.
+    skeleton : a name from :data:`~limbik.skeleton.positions.POSITION_SKELETONS`
+        (``"smpl22"``: HumanML3D's and MDM's order) or a parents list, with ``names``
+        for its joints (the legs are found from them, see :func:`limbik.find_legs`).
+    fps : frames per second (HumanML3D: 20).
+    terrain : the ground (default: flat at the clip's own floor).
+    up : the positions' up axis, ``"y"`` or ``"z"``; the result is in the same frame.
+    options : passed on to :func:`limbik.footplant` (for example ``contacts``).
+    """
+    joint_names, parents = position_layout(skeleton, names)
+    rate = as_float(fps, "fps", minimum=0.0, exclusive=True)
+    axis = choice(up, "up", UP_AXES)
+    pos = _to_y_up(np.asarray(positions, dtype=np.float64), axis)
+    fit = fit_positions(pos, parents)
+    motion = Motion(Skeleton(joint_names, parents, fit.offsets), fit.root_positions,
+                    fit.rotations, 1.0 / rate)
+    legs = options.pop("legs", None) or find_legs(motion.skeleton)
+    planted, report = footplant(motion, terrain, legs=legs, **options)
+    out = _from_y_up(planted.world_positions(), axis)
+    return out, PositionCleanup(report, fit.length_variation, fit.lengths, fit.residual)

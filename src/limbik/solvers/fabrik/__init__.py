@@ -1,0 +1,2 @@
+"""FABRIK: chains and trees with several end effectors, constraints, closing the gap at
+the edges of reach."""
