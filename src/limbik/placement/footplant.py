@@ -835,6 +835,12 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
             # (never in the ground, and at least ``up`` above the rest)
             level = max(float(np.percentile(above, 10)), -float(track.rest[j]))
             rise = np.maximum(above - level - RISE_KEPT * size, 0.0)
+            # (before the source first comes down to that height the joint follows it
+            # exactly: a landing foot comes down as the source's does, with no step in
+            # speed)
+            low = np.flatnonzero(above <= level)
+            if low.size:
+                rise[:low[0]] = above[:low[0]] - level
             y = float(ground.height(xz[0], xz[1])) + track.rest[j] + (
                 max(up, level) if up > 0.0 else level)
             locks[start:stop, j] = np.stack([np.full(stop - start, xz[0]), y + rise,
