@@ -790,7 +790,8 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
     reaches best (:func:`_reachable_lock`), up to ``FLOAT_ALLOWANCE`` higher where it still
     would not, and a toe held with it moves with it and keeps the foot's length. Heights:
     the source's own (its lower decile over the contact) less the whole foot's float
-    beyond ``FLOAT_KEPT``, rising with the source beyond ``RISE_KEPT``.
+    beyond ``FLOAT_KEPT``, rising with the source beyond ``RISE_KEPT``, and following it
+    exactly before it first comes down to its standing height in the contact.
 
     Also the ground path the foot travels over: the ground under its locks while planted,
     a smoothstep from the lift-off ground to the landing ground between contacts."""
