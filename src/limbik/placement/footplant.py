@@ -699,7 +699,14 @@ def _eased_offsets(values: np.ndarray, mask: np.ndarray, before: int, after: int
     nxt = inside[np.clip(np.searchsorted(inside, idx), 0, inside.size - 1)]
     w_out = _ramp(1.0 - since / (after + 1)) if after > 0 else (since == 0).astype(float)
     w_in = _ramp(1.0 - until / (before + 1)) if before > 0 else (until == 0).astype(float)
-    # (in a gap shorter than the two eases, they share it: the weights sum to at most 1)
+    # (in a gap shorter than the longer ease, one smoothstep across the whole gap from the
+    # last run's value to the next one's, so it meets both edges; in a longer gap shorter
+    # than both eases, they share it)
+    short = (~mask) & np.isfinite(since) & np.isfinite(until) & (since + until - 1
+                                                                 < max(before, after))
+    if np.any(short):
+        share = _ramp(since[short] / (since[short] + until[short]))
+        w_out[short], w_in[short] = 1.0 - share, share
     total = np.maximum(w_out + w_in, 1.0)
     out = (w_out / total)[:, None] * values[last] + (w_in / total)[:, None] * values[nxt]
     out[mask] = values[mask]
