@@ -870,24 +870,27 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
     track.locks = locks if lock_feet else np.full_like(locks, np.nan)
     planted = track.planted
     standing_on = np.full(n, np.nan)
+    above_ground: list[float] = []  # each contact's level above the ground under it
     for start, stop in contact_spans(planted):
         held = track.contacts[start:stop]
         heights = [float(np.median(locks[start:stop, j, 1][held[:, j]])) - track.rest[j]
                    for j in range(k) if np.any(held[:, j])]
         standing_on[start:stop] = float(np.mean(heights))
         levels.append((start, stop, float(np.mean(heights))))
+        j = 0 if np.any(held[:, 0]) else 1
+        xz = np.median(locks[start:stop, j][held[:, j]][:, [0, 2]], axis=0)
+        above_ground.append(float(np.mean(heights)) - float(ground.height(xz[0], xz[1])))
     if not levels:  # never planted: the ground under the foot, low-passed
         below = ground.height(track.source[:, 0, 0], track.source[:, 0, 2])
         track.ground = smooth_zero_lag(below, 1.0, 5.0) if n > 1 else below
         return
-    # a clip that begins or ends with the foot on the floor outside a contact (landing
-    # as the clip ends, say) begins or ends the path on the ground under it there
-    lowest = (track.source[..., 1] - floor).min(axis=1)
-    size = track.thigh + track.shin
+    # a clip that begins or ends with the foot outside a contact (landing as the clip
+    # ends, say, or mid-swing) begins or ends the path on the ground under it there
     for edge, first in ((0, True), (n - 1, False)):
-        if lowest[edge] <= SWING_FOLLOW[1] * size and not planted[edge]:
+        if not planted[edge]:
             j = int(np.argmin(track.source[edge, :, 1]))
-            under = float(ground.height(track.source[edge, j, 0], track.source[edge, j, 2]))
+            under = float(ground.height(track.source[edge, j, 0], track.source[edge, j, 2])
+                          + np.median(above_ground))
             levels.insert(0 if first else len(levels), (edge, edge + 1, under))
             standing_on[edge] = under
     path = standing_on.copy()
