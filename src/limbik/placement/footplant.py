@@ -662,6 +662,7 @@ class LegTrack:
     contacts: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 0), bool))
     locks: np.ndarray | None = None  # (F, k, 3) held positions (nan outside contacts)
     ground: np.ndarray | None = None  # (F,) the ground path the foot travels over
+    root_ground: np.ndarray | None = None  # (F,) the same, as the root follows it
     pins: np.ndarray | None = None  # (F, k) 0..1 how much each joint is held
     targets: np.ndarray | None = None  # (F, k, 3) where the foot joints go
     hover: list[float] = dataclasses.field(default_factory=list)  # per contact, the
@@ -869,13 +870,11 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
                         locks[s0:s1, 1, 2] = t_new[2]
     track.locks = locks if lock_feet else np.full_like(locks, np.nan)
     planted = track.planted
-    standing_on = np.full(n, np.nan)
     above_ground: list[float] = []  # each contact's level above the ground under it
     for start, stop in contact_spans(planted):
         held = track.contacts[start:stop]
         heights = [float(np.median(locks[start:stop, j, 1][held[:, j]])) - track.rest[j]
                    for j in range(k) if np.any(held[:, j])]
-        standing_on[start:stop] = float(np.mean(heights))
         levels.append((start, stop, float(np.mean(heights))))
         j = 0 if np.any(held[:, 0]) else 1
         xz = np.median(locks[start:stop, j][held[:, j]][:, [0, 2]], axis=0)
@@ -883,23 +882,38 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
     if not levels:  # never planted: the ground under the foot, low-passed
         below = ground.height(track.source[:, 0, 0], track.source[:, 0, 2])
         track.ground = smooth_zero_lag(below, 1.0, 5.0) if n > 1 else below
+        track.root_ground = track.ground
         return
     # a clip that begins or ends with the foot outside a contact (landing as the clip
-    # ends, say, or mid-swing) begins or ends the path on the ground under it there
+    # ends, say, or mid-swing) begins or ends the foot's path on the ground under it
+    # there; the root's share of it only where the foot is near the floor there
+    lowest = (track.source[..., 1] - floor).min(axis=1)
+    size = track.thigh + track.shin
+    foot_levels, root_levels = list(levels), list(levels)
     for edge, first in ((0, True), (n - 1, False)):
         if not planted[edge]:
             j = int(np.argmin(track.source[edge, :, 1]))
             under = float(ground.height(track.source[edge, j, 0], track.source[edge, j, 2])
                           + np.median(above_ground))
-            levels.insert(0 if first else len(levels), (edge, edge + 1, under))
-            standing_on[edge] = under
-    path = standing_on.copy()
+            foot_levels.insert(0 if first else len(foot_levels), (edge, edge + 1, under))
+            if lowest[edge] <= SWING_FOLLOW[1] * size:
+                root_levels.insert(0 if first else len(root_levels), (edge, edge + 1, under))
+    track.ground = _level_path(foot_levels, n)
+    track.root_ground = _level_path(root_levels, n)
+
+
+def _level_path(levels: list[tuple[int, int, float]], n: int) -> np.ndarray:
+    """A ground path ``(n,)`` at each ``(start, stop, level)`` on its frames, and a
+    smoothstep from one level to the next between them."""
+    path = np.empty(n)
+    for start, stop, level in levels:
+        path[start:stop] = level
     path[:levels[0][0]] = levels[0][2]
     path[levels[-1][1]:] = levels[-1][2]
     for (_, stop, g0), (start, _, g1) in itertools.pairwise(levels):
         s = (np.arange(stop, start) - stop + 1) / (start - stop + 1)
         path[stop:start] = g0 + (g1 - g0) * _ramp(s)
-    track.ground = path
+    return path
 
 
 def _stage_swing(track: LegTrack, ground: Terrain, floor: float, hover: float,
@@ -998,7 +1012,7 @@ def _stage_root(tracks: list[LegTrack], world: np.ndarray, floor: float, hover: 
     source floor, low-passed (one constant on flat ground), lowered by one constant as far
     as the legs need on 95% of the frames to reach their feet's targets, then by the
     least smooth amount where a leg still could not reach; and that constant."""
-    paths = np.stack([t.ground for t in tracks if t.ground is not None])
+    paths = np.stack([t.root_ground for t in tracks if t.root_ground is not None])
     offset = paths.mean(axis=0) - floor - hover
     if np.ptp(offset) > 0.0 and len(offset) > 1:
         offset = smooth_zero_lag(offset, dt, smooth_time)
