@@ -946,7 +946,10 @@ def _stage_swing(track: LegTrack, ground: Terrain, floor: float, hover: float,
     size = track.thigh + track.shin
     low, high = SWING_FOLLOW[0] * size, SWING_FOLLOW[1] * size
     # (and so does a foot that skims the floor in the source, held or not)
-    near = _ramp((high - (track.source[..., 1] - floor).min(axis=1)) / (high - low))
+    # (above its resting height, which for a toe joint is well above the floor: half the
+    # band)
+    near = _ramp((0.5 * high - (track.source[..., 1] - floor - track.rest).min(axis=1))
+                 / (0.5 * (high - low)))
     track.stand = np.maximum(planted, near)
     for j in range(k):
         conform = np.maximum(planted, near) * (1.0 - pins[:, j])
