@@ -91,10 +91,13 @@ FLOAT_ALLOWANCE = 0.005
 RISE_KEPT = 0.002
 #: Degrees per frame by which a leg's knee may bend faster than the source's off contacts.
 KNEE_RATE_SLACK = 1.5
-#: Heights (leg lengths) of a source foot joint above its floor: up to the first, a joint
-#: that is not held stands on the ground right under it; from the second up it follows
-#: the foot's smooth ground path; between, it blends smoothly.
-SWING_FOLLOW = (0.01, 0.04)
+#: Heights (leg lengths) of a source foot's lowest joint above its resting height: up to
+#: the first, a joint that is not held stands on the ground right under it; from the
+#: second up it follows the foot's smooth ground path; between, it blends smoothly.
+SWING_FOLLOW = (0.005, 0.02)
+#: Height (leg lengths) above its floor below which a source foot at the clip's first or
+#: last frame, outside a contact, takes the root onto the ground under it there.
+EDGE_NEAR = 0.04
 #: Radians by which a foot is pitched down from its rest, rolled onto its toe, past which
 #: a contact that the foot leaves upward has ended (a toe-off: the foot is lifting off).
 LIFT_OFF_ROLL = np.radians(30.0)
@@ -896,7 +899,7 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
             under = float(ground.height(track.source[edge, j, 0], track.source[edge, j, 2])
                           + np.median(above_ground))
             foot_levels.insert(0 if first else len(foot_levels), (edge, edge + 1, under))
-            if lowest[edge] <= SWING_FOLLOW[1] * size:
+            if lowest[edge] <= EDGE_NEAR * size:
                 root_levels.insert(0 if first else len(root_levels), (edge, edge + 1, under))
     track.ground = _level_path(foot_levels, n)
     track.root_ground = _level_path(root_levels, n)
@@ -946,10 +949,9 @@ def _stage_swing(track: LegTrack, ground: Terrain, floor: float, hover: float,
     size = track.thigh + track.shin
     low, high = SWING_FOLLOW[0] * size, SWING_FOLLOW[1] * size
     # (and so does a foot that skims the floor in the source, held or not)
-    # (above its resting height, which for a toe joint is well above the floor: half the
-    # band)
-    near = _ramp((0.5 * high - (track.source[..., 1] - floor - track.rest).min(axis=1))
-                 / (0.5 * (high - low)))
+    # (above their resting heights: a toe joint rests well above the floor)
+    near = _ramp((high - (track.source[..., 1] - floor - track.rest).min(axis=1))
+                 / (high - low))
     track.stand = np.maximum(planted, near)
     for j in range(k):
         conform = np.maximum(planted, near) * (1.0 - pins[:, j])
