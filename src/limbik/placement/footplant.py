@@ -805,7 +805,10 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
     exactly before it first comes down to its standing height in the contact.
 
     Also the ground path the foot travels over: the ground under its locks while planted,
-    a smoothstep from the lift-off ground to the landing ground between contacts."""
+    a smoothstep from the lift-off ground to the landing ground between contacts, and
+    from or to the ground under the foot at the clip's first or last frame where it is
+    not in contact there; and the root's copy of it (``root_ground``), which takes those
+    edge levels only where the foot is within ``EDGE_NEAR`` of its floor there."""
     n, k = track.contacts.shape
     locks = np.full((n, k, 3), np.nan)
     levels: list[tuple[int, int, float]] = []
