@@ -79,6 +79,8 @@ def _rotate(v: FloatArray, w: FloatArray) -> FloatArray:
 class _Chain:
     """The parameterisation of chains of one constraint list (see the module's text)."""
 
+    size: int
+
     def __init__(self, limits: Any, frame0: FloatArray) -> None:
         kinds, params = limits[0], limits[1]
         self.frame0 = frame0
@@ -94,7 +96,7 @@ class _Chain:
             axes[0] = 0.0
         self.axes = axes
         self.limited = (kinds != K.FREE) & ~((np.arange(bones) == 0) & self.free_root)
-        self.size = 2 * bones + (1 if self.free_root else -2)  # ω (3) or bone 0's (s, t)
+        self.size = 2 * bones + (1 if self.free_root else 0)  # ω (3) or bone 0's (s, t)
 
     def _cross_section(self, i: int, s: FloatArray, t: FloatArray
                        ) -> tuple[FloatArray, FloatArray]:
@@ -166,42 +168,57 @@ def polish(p: FloatArray, t: FloatArray, limits: Any, frame0: FloatArray, tol: F
            steps: int = STEPS, restarts: int = RESTARTS) -> FloatArray:
     """Poses ``(R, n, 3)`` from the admissible poses ``p`` (R, n, 3), moved within the
     limits toward targets ``t`` (R, 3) by Levenberg–Marquardt steps until the end is
-    within ``tol / 2`` (R,) of the target or ``steps`` are spent. Bone lengths and root
-    are kept."""
+    within ``tol / 2`` (R,) of the target or ``steps`` are spent. Where that leaves the
+    end farther, ``restarts`` random starts (seeded; bone 0 toward the target) are
+    polished the same way, and the pose ending nearest the target is returned. Bone
+    lengths and root are kept."""
     chain = _Chain(limits, frame0)
-    rows = p.shape[0]
     lengths = np.linalg.norm(np.diff(p, axis=1), axis=-1)
-    q = chain.parameters(p)
-    m = q.shape[1]
     d0 = (p[:, 1] - p[:, 0]) / lengths[:, :1]
-    if restarts:  # more starts: random bends, bone 0 toward the target
-        rng = np.random.default_rng(0)
-        extra = rng.uniform(-1.5, 1.5, (restarts, rows, m))
-        if chain.free_root:
-            extra[..., :3] = 0.0
-        q = np.concatenate([q, extra.reshape(-1, m)])
-        aim = t - p[:, 0]
+    pose, error = _descend(chain, chain.parameters(p), d0, p[:, 0], lengths, t, tol, steps, 1)
+    short = np.flatnonzero(error > 0.5 * tol)
+    if restarts and short.size:
+        m = chain.size
+        q = np.random.default_rng(0).uniform(-1.5, 1.5, (restarts * short.size, m))
+        aim = t[short] - p[short, 0]
         aim = aim / np.maximum(np.linalg.norm(aim, axis=-1, keepdims=True), 1e-300)
-        d0 = np.concatenate([d0, np.tile(aim, (restarts, 1))])
-        p, t, tol, lengths = (np.tile(a, (restarts + 1,) + (1,) * (a.ndim - 1))
-                              for a in (p, t, tol, lengths))
-    root = p[:, 0]
-    total = lengths.sum(axis=-1)
-    probe = np.concatenate([np.zeros((1, m)), _EPS * np.eye(m)])
+        if chain.free_root:
+            q[:, :3] = 0.0
+        root, span, goal = (np.tile(a[short], (restarts, 1)) for a in (p[:, 0], lengths, t))
+        more, far = _descend(chain, q, np.tile(aim, (restarts, 1)), root, span, goal,
+                             np.tile(tol[short], restarts), steps, restarts)
+        best = np.argmin(far.reshape(restarts, -1), axis=0)
+        far = far.reshape(restarts, -1)[best, np.arange(short.size)]
+        nearer = far < error[short]
+        more = more.reshape(restarts, short.size, *more.shape[1:])[best, np.arange(short.size)]
+        pose[short[nearer]] = more[nearer]
+    return pose
 
-    def ends(q: FloatArray, d0: FloatArray, rows: np.ndarray) -> FloatArray:
+
+def _descend(chain: _Chain, q: FloatArray, d0: FloatArray, root: FloatArray,
+             lengths: FloatArray, t: FloatArray, tol: FloatArray, steps: int, groups: int
+             ) -> tuple[FloatArray, FloatArray]:
+    """Levenberg–Marquardt from parameters ``q`` (R, m) (changed in place): the poses
+    (R, n, 3) and their ends' distances (R,) from ``t``. The rows are ``groups`` starts
+    of the same chains, one after another; a chain's starts stop once one is within
+    ``tol / 2``."""
+    total = lengths.sum(axis=-1)
+    probe = np.concatenate([np.zeros((1, chain.size)), _EPS * np.eye(chain.size)])
+    d0 = d0.copy()
+
+    def ends(q: FloatArray, rows: np.ndarray) -> FloatArray:
         return chain.positions(q, d0[rows], root[rows], lengths[rows])
 
-    pose = ends(q[:, None], d0, np.arange(q.shape[0]))[:, 0]
+    pose = ends(q[:, None], np.arange(q.shape[0]))[:, 0]
     error = np.linalg.norm(pose[:, -1] - t, axis=-1)
     damping = np.full(q.shape[0], 1e-3)
     for _ in range(steps):
         close = error <= 0.5 * tol
-        found = close.reshape(restarts + 1, -1).any(axis=0)  # by any start
-        rows = np.flatnonzero(~close & ~np.tile(found, restarts + 1))
+        found = close.reshape(groups, -1).any(axis=0)  # by any start
+        rows = np.flatnonzero(~close & ~np.tile(found, groups))
         if rows.size == 0:
             break
-        tried = ends(q[rows, None] + probe, d0, rows)[..., -1, :]  # (R, m + 1, 3)
+        tried = ends(q[rows, None] + probe, rows)[..., -1, :]  # (R, m + 1, 3)
         jac = (tried[:, 1:] - tried[:, :1]).transpose(0, 2, 1) / _EPS  # (R, 3, m)
         gap = t[rows] - tried[:, 0]
         normal = jac @ jac.transpose(0, 2, 1)
@@ -209,7 +226,7 @@ def polish(p: FloatArray, t: FloatArray, limits: Any, frame0: FloatArray, tol: F
         normal += (damping[rows] * scale)[:, None, None] * np.eye(3)
         step = (jac.transpose(0, 2, 1) @ np.linalg.solve(normal, gap[..., None]))[..., 0]
         new_q = q[rows] + step
-        new = ends(new_q[:, None], d0, rows)[:, 0]
+        new = ends(new_q[:, None], rows)[:, 0]
         new_error = np.linalg.norm(new[:, -1] - t[rows], axis=-1)
         better = new_error < error[rows]
         done = rows[better]
@@ -219,5 +236,4 @@ def polish(p: FloatArray, t: FloatArray, limits: Any, frame0: FloatArray, tol: F
         q[done], pose[done], error[done] = new_q[better], new[better], new_error[better]
         damping[done] *= 0.3
         damping[rows[~better]] *= 4.0
-    best = np.argmin(error.reshape(restarts + 1, -1), axis=0)
-    return pose.reshape(restarts + 1, -1, *pose.shape[1:])[best, np.arange(best.size)]
+    return pose, error
