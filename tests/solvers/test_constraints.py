@@ -411,3 +411,19 @@ def test_elliptical_cones_with_zero_angles_and_a_limited_root_bone(rng):
         assert np.all(np.isfinite(s.positions))
         assert _ellipse_excess(np.vstack([[0.0, 0.0, 1.0], s.positions]),
                                [None] + limits) <= 1e-9
+
+
+def test_elliptical_cones_keep_lengths_for_targets_at_the_root_and_in_batches(rng):
+    """A target on the root (free bone 0), and a batch solved at once or one by one."""
+    n = 6
+    lengths, limits = _ellipse_chain(rng, n)
+    start = np.concatenate([[0.0], np.cumsum(lengths)])[:, None] * [0.0, 1.0, 0.0]
+    targets = np.vstack([np.zeros(3), rng.normal(size=(40, 3)) * 1.5])
+    batch = fabrik(start, targets, constraints=limits)
+    for k, target in enumerate(targets):
+        one = fabrik(start, target, constraints=limits)
+        np.testing.assert_array_equal(one.positions, batch.positions[k])
+        assert np.all(np.isfinite(one.positions))
+        np.testing.assert_allclose(np.linalg.norm(np.diff(one.positions, axis=0), axis=-1),
+                                   lengths, rtol=1e-9)
+        assert _ellipse_excess(one.positions, limits) <= 1e-9

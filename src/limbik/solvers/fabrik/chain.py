@@ -467,7 +467,8 @@ def _arc_poses(p: np.ndarray, t: np.ndarray, bends: np.ndarray, look: np.ndarray
         away = (u * look).sum(-1, keepdims=True) * u - look
         size = np.linalg.norm(away, axis=-1, keepdims=True)
         side = np.where(size > 1e-9, away, side)
-    w = side / np.linalg.norm(side, axis=-1, keepdims=True)
+    size = np.linalg.norm(side, axis=-1, keepdims=True)
+    w = side / np.where(size > 0.0, size, 1.0)  # 0 only for a target on the root (not ok)
     if spin:  # the plane turned about u
         w = np.cos(spin) * w + np.sin(spin) * np.cross(u, w)
     bones = lengths[..., None] * (np.cos(angle)[..., None] * u[:, None]

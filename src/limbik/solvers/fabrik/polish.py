@@ -178,10 +178,14 @@ def polish(p: FloatArray, t: FloatArray, limits: Any, frame0: FloatArray, tol: F
     pose, error = _descend(chain, chain.parameters(p), d0, p[:, 0], lengths, t, tol, steps, 1)
     short = np.flatnonzero(error > 0.5 * tol)
     if restarts and short.size:
-        m = chain.size
-        q = np.random.default_rng(0).uniform(-1.5, 1.5, (restarts * short.size, m))
+        # the same starts for every chain, whatever else is in the batch
+        q = np.repeat(np.random.default_rng(0).uniform(-1.5, 1.5, (restarts, chain.size)),
+                      short.size, axis=0)
         aim = t[short] - p[short, 0]
-        aim = aim / np.maximum(np.linalg.norm(aim, axis=-1, keepdims=True), 1e-300)
+        far_enough = np.linalg.norm(aim, axis=-1, keepdims=True) > 1e-9 * lengths[short].sum(
+            axis=-1, keepdims=True)
+        aim = np.where(far_enough, aim / np.where(far_enough, np.linalg.norm(
+            aim, axis=-1, keepdims=True), 1.0), d0[short])
         if chain.free_root:
             q[:, :3] = 0.0
         root, span, goal = (np.tile(a[short], (restarts, 1)) for a in (p[:, 0], lengths, t))
