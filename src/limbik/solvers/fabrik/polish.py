@@ -9,7 +9,8 @@ within a ``Cone`` of angle ``a``, in the disc of radius ``tan(a)``. The point is
 ellipse's half-axes times ``(s, t) · sin(ρ)/ρ`` with ``ρ = |(s, t)|``, so every ``(s, t)``
 gives a bend within the limit and the limit is never broken. A free bone 0 turns by a
 rotation vector about the root. Levenberg–Marquardt steps on these parameters (Jacobian
-by finite differences) bring the end toward the target.
+by finite differences) bring the end toward the target, from the given pose and, where
+that stalls short, from random bends.
 """
 
 from __future__ import annotations
@@ -18,14 +19,14 @@ from typing import Any
 
 import numpy as np
 
+from limbik._runtime.validation import FloatArray
 from limbik.solvers.fabrik import _kernels as K
-
-FloatArray = np.ndarray
 
 #: Levenberg–Marquardt steps at most, and the finite-difference step (parameters are O(1))
 STEPS = 60
 _EPS = 1e-7
-#: further starts from random bends (seeded), polished beside the given pose
+#: starts from random bends (seeded, the same for every chain) where the given pose's
+#: polish stalls short
 RESTARTS = 8
 #: a bend on its limit starts this far inside it (sin's slope is 0 on the limit)
 _INSIDE = 0.98
