@@ -113,7 +113,9 @@ def test_seed_and_carried_frames_differ_for_asymmetric_cones_only():
     sym = [None] + [EllipticalCone(0.5, 0.5, 0.5, 0.5)] * 3
     a = fabrik(rest, target, constraints=sym, cone_frames="seed").positions
     b = fabrik(rest, target, constraints=sym, cone_frames="carried").positions
-    np.testing.assert_allclose(a, b, atol=1e-9)  # a circular cone has no "up"
+    # a circular cone has no "up" (the target is out of these cones' reach: the polish's
+    # steps after FABRIK carry rounding a little further)
+    np.testing.assert_allclose(a, b, atol=1e-6)
     asym = [None] + [EllipticalCone(0.1, 1.2, 0.2, 0.9)] * 3
     a = fabrik(rest, target, constraints=asym, cone_frames="seed").positions
     b = fabrik(rest, target, constraints=asym, cone_frames="carried").positions

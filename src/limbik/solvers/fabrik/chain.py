@@ -35,6 +35,7 @@ from limbik.geometry.frame import Frame
 from limbik.solvers._scale import element_units, unit_groups
 from limbik.solvers.constraints import Constraint, encode_constraints
 from limbik.solvers.fabrik import _kernels as K
+from limbik.solvers.fabrik.polish import can_polish, polish
 from limbik.solvers.solution import Solution, chain_out_fields, detached, out_arrays, written
 from limbik.tolerances import ITERATIVE_RTOL, MAX_ITERATIONS
 
@@ -48,6 +49,9 @@ _NO_ROTATION = np.array([0.0, 0.0, 0.0, 1.0])
 #: Chains per chunk at least where a batch is spread over threads (a chain takes about a
 #: microsecond, so a chunk 0.05 ms or more). Smaller batches run on the calling thread.
 SMALLEST_CHUNK = 64
+
+#: Polish elliptical-cone chains the arcs leave short (off only to measure without it)
+_POLISH = True
 
 
 def root_frame_rows(root_frame: Frame | None) -> tuple[FloatArray, bool]:
@@ -354,12 +358,40 @@ def _solve_rows(p: np.ndarray, t: np.ndarray, d: np.ndarray, has_dir: bool, tol_
             rows = rows[better]
             p[rows], reached[rows], error[rows] = start[better], r[better], e[better]
             iterations[rows] += i[better]
+    if arcs_to_try and max_it and not reached.all() and _POLISH and can_polish(limits):
+        _polish_rows(p, t, d, tol_abs, tol_rel, max_it, min_imp, frame0, limits, reached, error,
+                     iterations, n)
     if closing:
         _close_gaps(p, t, tol_abs, tol_rel, reached, error)  # in the problem's units
     if unit != 1.0:
         p *= unit
         error *= unit
     return 0
+
+
+def _polish_rows(p: np.ndarray, t: np.ndarray, d: np.ndarray, tol_abs: float, tol_rel: float,
+                 max_it: int, min_imp: float, frame0: np.ndarray, limits: Any,
+                 reached: np.ndarray, error: np.ndarray, iterations: np.ndarray, n: int) -> None:
+    """Chains still short after the arcs: polished within their limits (see
+    :mod:`limbik.solvers.fabrik.polish`), then FABRIK again from there; kept where the
+    error is smaller."""
+    rows = np.flatnonzero(~reached)
+    total = np.linalg.norm(np.diff(p[rows], axis=1), axis=-1).sum(axis=-1)
+    inside = np.linalg.norm(t[rows] - p[rows, 0], axis=-1) <= total
+    rows, total = rows[inside], total[inside]
+    if rows.size == 0:
+        return
+    tol = np.full(rows.size, tol_abs) if tol_abs >= 0 else tol_rel * total
+    start = polish(p[rows], t[rows], limits, frame0, tol)
+    r, e, i = reached[rows], error[rows], iterations[rows]
+    more = (start, np.ascontiguousarray(t[rows]), d, False, tol_abs, tol_rel, max_it, min_imp,
+            True, frame0, limits, r, e, i)
+    run_batch(K.solve_chain_range, rows.size, lambda: (*more, K.chain_workspace(n)),
+              smallest=SMALLEST_CHUNK)
+    better = e < error[rows]
+    rows = rows[better]
+    p[rows], reached[rows], error[rows] = start[better], r[better], e[better]
+    iterations[rows] += i[better]
 
 
 def _arc_bends(limits: Any) -> list[tuple[np.ndarray, float]]:
@@ -435,7 +467,8 @@ def _arc_poses(p: np.ndarray, t: np.ndarray, bends: np.ndarray, look: np.ndarray
         away = (u * look).sum(-1, keepdims=True) * u - look
         size = np.linalg.norm(away, axis=-1, keepdims=True)
         side = np.where(size > 1e-9, away, side)
-    w = side / np.linalg.norm(side, axis=-1, keepdims=True)
+    size = np.linalg.norm(side, axis=-1, keepdims=True)
+    w = side / np.where(size > 0.0, size, 1.0)  # 0 only for a target on the root (not ok)
     if spin:  # the plane turned about u
         w = np.cos(spin) * w + np.sin(spin) * np.cross(u, w)
     bones = lengths[..., None] * (np.cos(angle)[..., None] * u[:, None]
