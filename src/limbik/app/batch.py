@@ -246,6 +246,16 @@ def _run_clip(job: _ClipJob) -> dict[str, Any]:
     return record
 
 
+def skeleton_layout(skeleton: Any) -> tuple[tuple[str, ...], Any]:
+    """Names and parents of a position skeleton given as a built-in name or as
+    ``(names, parents)`` (as ``limbik footplant --skeleton FILE.json`` reads it)."""
+    from limbik.skeleton.positions import position_layout
+
+    if isinstance(skeleton, str):
+        return position_layout(skeleton)
+    return position_layout(skeleton[1], skeleton[0])
+
+
 def plant_positions_file(source: str | Path, output: str | Path, skeleton: Any, *,
                          fps: float = 20.0, terrain: str | Terrain = "flat",
                          terrain_options: Mapping[str, Any] | None = None, up: str = "y",
@@ -267,10 +277,8 @@ def plant_positions_file(source: str | Path, output: str | Path, skeleton: Any, 
 
     from limbik.io.positions import read_positions, write_positions
     from limbik.placement.positions import footplant_positions
-    from limbik.skeleton.positions import position_layout
 
-    names, parents = (position_layout(skeleton) if isinstance(skeleton, str)
-                      else position_layout(skeleton[1], skeleton[0]))
+    names, parents = skeleton_layout(skeleton)
     read = read_positions(source, joints=len(names), layout=layout, key=key)
     scale = unit_scale(unit)
     cleaned = np.empty_like(read.positions)

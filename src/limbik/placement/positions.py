@@ -25,7 +25,7 @@ from limbik.skeleton.motion import Motion
 from limbik.skeleton.positions import fit_positions, position_layout
 from limbik.skeleton.skeleton import Skeleton
 
-__all__ = ["PositionCleanup", "footplant_positions"]
+__all__ = ["PositionCleanup", "footplant_positions", "from_y_up", "to_y_up"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,14 +52,15 @@ class PositionCleanup:
     fit_residual: float
 
 
-def _to_y_up(positions: np.ndarray, up: str) -> np.ndarray:
+def to_y_up(positions: np.ndarray, up: str) -> np.ndarray:
     """(x, y, z) of a Z-up file as limbik's Y-up (x, z, −y)."""
     if up == "y":
         return positions
     return np.stack([positions[..., 0], positions[..., 2], -positions[..., 1]], axis=-1)
 
 
-def _from_y_up(positions: np.ndarray, up: str) -> np.ndarray:
+def from_y_up(positions: np.ndarray, up: str) -> np.ndarray:
+    """The inverse of :func:`to_y_up`."""
     if up == "y":
         return positions
     return np.stack([positions[..., 0], -positions[..., 2], positions[..., 1]], axis=-1)
@@ -90,7 +91,7 @@ def footplant_positions(positions: Any, skeleton: Any = "smpl22", *,
     joint_names, parents = position_layout(skeleton, names)
     rate = as_float(fps, "fps", minimum=0.0, exclusive=True)
     axis = choice(up, "up", UP_AXES)
-    pos = _to_y_up(np.asarray(positions, dtype=np.float64), axis)
+    pos = to_y_up(np.asarray(positions, dtype=np.float64), axis)
     fit = fit_positions(pos, parents)
     motion = Motion(Skeleton(joint_names, parents, fit.offsets), fit.root_positions,
                     fit.rotations, 1.0 / rate)
@@ -99,5 +100,5 @@ def footplant_positions(positions: Any, skeleton: Any = "smpl22", *,
         terrain = terrain_for_clip(terrain, motion, legs=legs, up=axis,
                                    **dict(terrain_options or {}))
     planted, report = footplant(motion, terrain, legs=legs, **options)
-    out = _from_y_up(planted.world_positions(), axis)
+    out = from_y_up(planted.world_positions(), axis)
     return out, PositionCleanup(report, fit.length_variation, fit.lengths, fit.residual)

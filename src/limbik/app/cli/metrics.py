@@ -19,21 +19,17 @@ COLUMNS = (("skate_ratio", "skate"), ("penetration", "penetr. m"), ("floating", 
 def _clips(path: Path, args: argparse.Namespace) -> list[tuple[str, Any, Any, list[str], float]]:
     """``(label, positions (T, J, 3) in the file's units, parents, names, fps)`` of every
     clip in ``path``."""
-    from limbik.app.batch import is_position_file
+    from limbik.app.batch import is_position_file, skeleton_layout
     from limbik.app.cli.footplant import skeleton_arg
     from limbik.io.files import read_motion
-    from limbik.skeleton.positions import position_layout
+    from limbik.placement.positions import to_y_up
 
     if is_position_file(path):
         from limbik.io.positions import read_positions
 
         skeleton = skeleton_arg(args.skeleton) or "smpl22"
-        names, parents = (position_layout(skeleton) if isinstance(skeleton, str)
-                          else position_layout(skeleton[1], skeleton[0]))
-        read = read_positions(path, joints=len(names))
-        positions = read.positions
-        if args.up == "z":
-            positions = positions[..., [0, 2, 1]] * [1.0, 1.0, -1.0]
+        names, parents = skeleton_layout(skeleton)
+        positions = to_y_up(read_positions(path, joints=len(names)).positions, args.up)
         label = str(path)
         return [(f"{label}[{n}]" if len(positions) > 1 else label, clip, parents,
                  list(names), args.fps or 20.0) for n, clip in enumerate(positions)]

@@ -36,8 +36,6 @@ def _view_html(args: argparse.Namespace) -> int:
     """``limbik view FILE [FILE ...] --html OUT.html``: the motions overlaid in a 3-D page."""
     import os
 
-    import numpy as np
-
     from limbik.errors import InvalidInputError
     from limbik.io.files import read_motion
     from limbik.io.units import unit_scale
@@ -71,15 +69,13 @@ def _view_html(args: argparse.Namespace) -> int:
         label = os.path.basename(str(file))
         if Path(file).suffix.lower() in _POSITION_SUFFIXES:
             from limbik.io.positions import read_positions
+            from limbik.placement.positions import to_y_up
             from limbik.skeleton.positions import position_layout
 
             names, parents = position_layout(args.skeleton or "smpl22")
             data = read_positions(file, joints=len(names)).positions
             dt = 1.0 / (args.frame_rate or 20.0)
-            for k, clip in enumerate(data):
-                if args.up == "z":  # a file point (x, y, z) is (x, z, -y) here
-                    clip = np.stack([clip[..., 0], clip[..., 2], -clip[..., 1]], axis=-1)
-                clip = clip * scale
+            for k, clip in enumerate(to_y_up(data, args.up) * scale):
                 motion = Motion.from_positions(clip, args.skeleton or "smpl22", frame_time=dt)
                 feet = _feet(motion.skeleton) if args.traces else []
                 tracks.append(ViewerMotion(clip, parents, names, label if len(data) == 1
