@@ -47,6 +47,11 @@ def test_skating_ratio_converts_units_and_frame_rate():
     jump[20:, 0, 0] = 0.1
     assert metrics.foot_skating_ratio(jump, [0], 20.0) == 0.0
     assert metrics.foot_skating_ratio(jump[:1], [0], 20.0) == 0.0
+    # clips shorter than the averaging window: the window is padded with zero speed
+    for frames in (2, 3, 5):
+        ratio = metrics.foot_skating_ratio(_feet(frames, 10.0, 0.0), [0, 1], 20.0)
+        assert 0.0 <= ratio <= 1.0
+    assert metrics.foot_skating_ratio(_feet(3, 10.0, 0.0), [0, 1], 20.0) == 1.0
 
 
 def test_bone_length_variation_and_jitter_have_known_answers():

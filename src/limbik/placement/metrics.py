@@ -335,9 +335,12 @@ def foot_skating_ratio(positions: Any, feet: Sequence[int], fps: float, *, floor
     if p.shape[0] < 2:
         return 0.0
     step = np.linalg.norm(np.diff(p[..., [0, 2]], axis=0), axis=-1) * fps  # (T-1, F)
-    kernel = np.ones(window) / window
-    average = np.stack([np.convolve(step[:, k], kernel, mode="same")
-                        for k in range(step.shape[1])], axis=1)
+    # the mean over ``window`` steps centred on each, the clip padded with zero speed
+    before = window // 2
+    padded = np.concatenate([np.zeros((before, step.shape[1])), step,
+                             np.zeros((window - 1 - before, step.shape[1]))])
+    sums = np.concatenate([np.zeros((1, step.shape[1])), np.cumsum(padded, axis=0)])
+    average = (sums[window:] - sums[:-window]) / window
     low = p[..., 1] < floor * metres_per_unit + height
     contact = low[:-1] & low[1:]
     skating = contact & (step > speed) & (average > speed)
