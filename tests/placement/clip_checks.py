@@ -82,22 +82,21 @@ def knee_pop(motion):
     return out
 
 
-def held_frames(motion, leg, *, speed=0.15, height=0.05):
-    """Frames where the clip holds this foot still on y = 0: heel or toe slower than
-    ``speed`` leg lengths/s and within ``height`` leg lengths of the ground."""
+def held_frames(motion, leg, *, speed=0.1):
+    """Frames where the clip holds this foot still: the mean of its ankle's and toe's
+    speeds (backward differences) below ``speed`` leg lengths/s."""
     world = motion.world_positions()
     length = leg_length(motion, leg)
-    held = np.zeros(motion.num_frames, dtype=bool)
-    for j in (leg.ankle, leg.toe if leg.toe is not None else leg.ankle):
-        v = np.linalg.norm(np.gradient(world[:, j], motion.frame_time, axis=0), axis=1)
-        low = world[:, j, 1] <= height * length + world[:, foot_points(motion, leg)[0], 1].min()
-        held |= (v <= speed * length) & low
-    return held
+    joints = [leg.ankle] + ([leg.toe] if leg.toe is not None else [])
+    v = np.zeros((motion.num_frames, len(joints)))
+    v[1:] = np.linalg.norm(np.diff(world[:, joints], axis=0), axis=-1) / motion.frame_time
+    return v.mean(axis=1) < speed * length
 
 
 def compare_with_reference(result, reference, ground=None):
-    """Per leg: penetration, mean lowest-point gap and heel/toe speeds on the frames where
-    ``reference`` holds the foot still, for ``result`` and ``reference``, in units."""
+    """Per leg: penetration, mean lowest-point gap and the mean of the ankle's and toe's
+    horizontal speeds (backward differences) on the frames where ``reference`` holds the
+    foot still, for ``result`` and ``reference``, in units."""
     out = {}
     for leg in find_legs(reference.skeleton):
         held = held_frames(reference, leg)
@@ -109,11 +108,11 @@ def compare_with_reference(result, reference, ground=None):
             gap = (pts[..., 1] - floor).min(axis=1)
             row[f"{name}_penetration"] = float(max(0.0, -gap.min()))
             row[f"{name}_gap"] = float(gap[held].mean()) if held.any() else 0.0
-            for label, j in (("heel", leg.ankle), ("toe", leg.toe)):
-                if j is None:
-                    continue
-                v = np.linalg.norm(np.gradient(w[:, j], clip.frame_time, axis=0), axis=1)
-                row[f"{name}_{label}_speed"] = float(v[held].mean()) if held.any() else 0.0
+            joints = [leg.ankle] + ([leg.toe] if leg.toe is not None else [])
+            v = np.zeros((clip.num_frames, len(joints)))
+            v[1:] = np.hypot(*np.moveaxis(np.diff(w[:, joints][..., [0, 2]], axis=0), -1, 0))
+            v /= clip.frame_time
+            row[f"{name}_speed"] = float(v.mean(axis=1)[held].mean()) if held.any() else 0.0
         out[leg.side] = row
     return out
 
