@@ -839,15 +839,12 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
     track.locks = locks if lock_feet else np.full_like(locks, np.nan)
     track.heights = heights
     planted = track.planted
-    above_ground: list[float] = []  # each contact's level above the ground under it
-    for start, stop in contact_spans(planted):
+    for start, stop in contact_spans(planted):  # the ground under the held joints
         held = track.contacts[start:stop]
-        heights = [float(np.median(locks[start:stop, j, 1][held[:, j]])) - track.rest[j]
-                   for j in range(k) if np.any(held[:, j])]
-        levels.append((start, stop, float(np.mean(heights))))
-        j = 0 if np.any(held[:, 0]) else 1
-        xz = np.median(locks[start:stop, j][held[:, j]][:, [0, 2]], axis=0)
-        above_ground.append(float(np.mean(heights)) - float(ground.height(xz[0], xz[1])))
+        under = [float(np.median(ground.height(locks[start:stop, j, 0][held[:, j]],
+                                               locks[start:stop, j, 2][held[:, j]])))
+                 for j in range(k) if np.any(held[:, j])]
+        levels.append((start, stop, float(np.mean(under))))
     if not levels:  # never planted: the ground under the foot, low-passed
         below = ground.height(track.source[:, 0, 0], track.source[:, 0, 2])
         track.ground = smooth_zero_lag(below, 1.0, 5.0) if n > 1 else below
@@ -862,8 +859,7 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
     for edge, first in ((0, True), (n - 1, False)):
         if not planted[edge]:
             j = int(np.argmin(track.source[edge, :, 1]))
-            under = float(ground.height(track.source[edge, j, 0], track.source[edge, j, 2])
-                          + np.median(above_ground))
+            under = float(ground.height(track.source[edge, j, 0], track.source[edge, j, 2]))
             foot_levels.insert(0 if first else len(foot_levels), (edge, edge + 1, under))
             if lowest[edge] <= EDGE_NEAR * size:
                 root_levels.insert(0 if first else len(root_levels), (edge, edge + 1, under))
@@ -916,17 +912,12 @@ def _stage_swing(track: LegTrack, ground: Terrain, floor: float, hover: float,
         pins[:, j] = _ease_weights(held, ease_in, ease_out)
     # a joint while its foot is planted stands on the ground under it, not on the foot's
     # ground path (which it follows in swing)
-    planted = _ease_weights(track.planted, ease_in, ease_out)
-    track.stand = planted.copy()
-    size = track.thigh + track.shin
-    low, high = SWING_FOLLOW[0] * size, SWING_FOLLOW[1] * size
-    # (and so does a foot that skims the floor in the source, held or not)
-    # (above their resting heights: a toe joint rests well above the floor)
-    near = _ramp((high - (track.source[..., 1] - floor - track.rest).min(axis=1))
-                 / (high - low))
-    track.stand = np.maximum(planted, near)
+    # (easing in and out over the short ease-in both ways: a foot that has left the ground
+    # follows its path, not the bumps under it)
+    planted = _ease_weights(track.planted, ease_in, ease_in)
+    track.stand = planted
     for j in range(k):
-        conform = np.maximum(planted, near)
+        conform = planted
         rows = np.flatnonzero(conform > 0.0)
         if rows.size:
             under = ground.height(targets[rows, j, 0], targets[rows, j, 2])
@@ -952,7 +943,8 @@ def _stage_swing(track: LegTrack, ground: Terrain, floor: float, hover: float,
         source_heading = (track.source[:, 1] - track.source[:, 0])[:, [0, 2]]
         standing = np.flatnonzero(track.stand > 0.0)
         w = track.stand[standing, None]
-        toe_first = _toe_share(pins[:, 0:1], pins[:, 1:2], track.heights, size)
+        toe_first = _toe_share(pins[:, 0:1], pins[:, 1:2], track.heights,
+                               track.thigh + track.shin)
         held = a[standing], t[standing]
         for _ in range(3):
             before = held
@@ -1047,13 +1039,13 @@ def _stage_clearance(track: LegTrack, ground: Terrain, floor: float, hover: floa
     targets, pins = track.targets, track.pins
     n = len(targets)
     free = 1.0 - pins.max(axis=1)
-    targets[..., 1] -= (drop * free)[:, None]
-    if targets.shape[1] > 1:
-        # a toe that a free foot would put in the ground pitches up onto it about the
-        # ankle first (a heel strike on a rising slope), rather than lifting the foot
-        length = np.linalg.norm(track.source[:, 1] - track.source[:, 0], axis=1)[:, None]
-        a, t = targets[:, 0], targets[:, 1]
-        _pitch_toes_onto_ground(a, t, length, np.flatnonzero(free > 0.0), ground, rounds=4)
+    # (the drop, and any raise, as one arch over each swing, sin²(pi s): the foot leaves
+    # and meets the ground path with its speed)
+    arches = np.zeros(n)
+    for start, stop in contact_spans(~track.planted):
+        s = (np.arange(stop - start) + 1.0) / (stop - start + 1.0)
+        arches[start:stop] = np.sin(np.pi * s) ** 2
+    targets[..., 1] -= (drop * arches * _ramp(free))[:, None]
     raise_by = np.zeros(n)
     planted = track.planted
     for start, stop in contact_spans(~planted):
@@ -1069,14 +1061,23 @@ def _stage_clearance(track: LegTrack, ground: Terrain, floor: float, hover: floa
         need = (ground.height(seg[..., 0], seg[..., 2]) + clearance - seg[..., 1]).max(axis=1)
         need = np.maximum(need, 0.0) * (free[start:stop] > 0.0)
         if np.any(need > 0.0):
+            # (a smooth envelope of the need, eroded over a quarter of the swing and
+            # averaged, tapered to nothing over the swing's first and last quarters)
             half = max(1, (stop - start) // 4)
-            raise_by[start:stop] = -_smooth_below(-need, half)
-    # (faded in over the first quarter of the way out of a lock, none while it is held)
-    raise_by = np.maximum(raise_by * _ramp(4.0 * free), 0.0)
+            s = (np.arange(stop - start) + 1.0) / (stop - start + 1.0)
+            taper = _ramp(4.0 * np.minimum(s, 1.0 - s))
+            raise_by[start:stop] = -_smooth_below(-need, half) * taper
+    # (faded in on the way out of a lock, none while it is held)
+    raise_by = np.maximum(raise_by * _ramp(free), 0.0)
+    import os
+    if os.environ.get("NORAISE"):
+        raise_by[:] = 0.0
     targets[..., 1] += raise_by[:, None]
     # and never in the ground: what is left lifts the whole foot
     depth = (ground.height(targets[..., 0], targets[..., 2]) - targets[..., 1]).max(axis=1)
-    targets[..., 1] += np.maximum(depth, 0.0)[:, None]
+    import os
+    if not os.environ.get("NODEPTH"):
+        targets[..., 1] += np.maximum(depth, 0.0)[:, None]
 
 
 def _stage_root(tracks: list[LegTrack], world: np.ndarray, floor: float, hover: float,
@@ -1374,7 +1375,8 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
     for track in tracks:
         _stage_clearance(track, ground, floor, hover, drop)
     tick(4, "legs")
-    for track in tracks:  # knees bend no faster than the source's off contacts
+    import os
+    for track in tracks if not os.environ.get("NOKNEE") else []:  # knees bend no faster than the source's off contacts
         assert track.targets is not None
         a, t = _knee_continuity(world, track.leg, (track.thigh, track.shin), lift,
                                 track.targets[:, 0], track.targets[:, 1] if
