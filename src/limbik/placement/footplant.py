@@ -833,7 +833,10 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
                 t_new = a + np.array([(t[0] - a[0]) * reach / horizontal, dy,
                                       (t[2] - a[2]) * reach / horizontal])
                 for s0, s1 in contact_spans(track.contacts[:, 1]):
-                    if s0 <= start < s1:  # (its height keeps its own profile)
+                    if s0 <= start < s1:  # (its height above the ground kept)
+                        old = locks[s0, 1]
+                        locks[s0:s1, 1, 1] += (ground.height(t_new[0], t_new[2])
+                                               - ground.height(old[0], old[2]))
                         locks[s0:s1, 1, 0] = t_new[0]
                         locks[s0:s1, 1, 2] = t_new[2]
     track.locks = locks if lock_feet else np.full_like(locks, np.nan)
