@@ -885,7 +885,7 @@ def _level_path(levels: list[tuple[int, int, float]], n: int) -> np.ndarray:
 
 
 def _stage_swing(track: LegTrack, ground: Terrain, floor: float, hover: float,
-                 ease_in: int, ease_out: int) -> None:
+                 ease_in: int, ease_out: int, landing: int) -> None:
     """The foot's targets: the source's height above its floor carried onto the ground path
     (never above the bump under it frame by frame), locks held exactly while in contact
     and eased in before and out after; the swing raised, smoothly, where it would pass
@@ -916,11 +916,17 @@ def _stage_swing(track: LegTrack, ground: Terrain, floor: float, hover: float,
     # a joint while its foot is planted stands on the ground under it, not on the foot's
     # ground path (which it follows in swing)
     # (easing in and out over the short ease-in both ways: a foot that has left the ground
-    # follows its path, not the bumps under it)
+    # follows its path, not the bumps under it); and so does one landing or lifting off
+    # (within ``landing`` frames of a contact) as far as the source's is near its floor:
+    # fully within SWING_FOLLOW[0] of its rest, not from SWING_FOLLOW[1] up
     planted = _ease_weights(track.planted, ease_in, ease_in)
-    track.stand = planted
+    size = track.thigh + track.shin
+    low, high = SWING_FOLLOW[0] * size, SWING_FOLLOW[1] * size
+    near = _ramp((high - (track.source[..., 1] - floor - track.rest).min(axis=1))
+                 / (high - low)) * _ease_weights(track.planted, landing, landing)
+    track.stand = np.maximum(planted, near)
     for j in range(k):
-        conform = planted
+        conform = track.stand
         rows = np.flatnonzero(conform > 0.0)
         if rows.size:
             under = ground.height(targets[rows, j, 0], targets[rows, j, 2])
@@ -1369,7 +1375,8 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
     for track in tracks:
         _stage_locks(track, ground, floor, hover, world[:, track.leg.hip], lock_feet, dt)
     for track in tracks:
-        _stage_swing(track, ground, floor, hover, ease_in, max(1, release_frames))
+        _stage_swing(track, ground, floor, hover, ease_in, max(1, release_frames),
+                     max(1, round(LANDING_AHEAD / dt)))
     tick(3, "root")
     offset, drop = _stage_root(tracks, world, floor, hover, dt, pelvis_smooth_time,
                                adjust_pelvis)
