@@ -1039,6 +1039,16 @@ def _hang_over_ground(hang: np.ndarray, toe: np.ndarray, offset: np.ndarray,
     hang[rows, 0], hang[rows, 1], hang[rows, 2] = xz[:, 0], y, xz[:, 1]
 
 
+def _smooth_cover(need: np.ndarray, width: int) -> np.ndarray:
+    """The least smooth raise ``(m,)`` that covers ``need`` ``(m,)``: the upper envelope
+    of one bump per frame, that frame's need times ``cos²(π/2 · d / width)`` at ``d``
+    frames from it (none from ``width`` on). It meets every need and falls away from it
+    over ``width`` frames."""
+    d = np.arange(len(need))[:, None] - np.arange(len(need))[None, :]
+    bump = np.where(np.abs(d) < width, np.cos(0.5 * np.pi * d / width) ** 2, 0.0)
+    return (bump * np.maximum(need, 0.0)[None, :]).max(axis=1)
+
+
 def _stage_clearance(track: LegTrack, ground: Terrain, floor: float, hover: float,
                      drop: float) -> None:
     """The swings lowered with the root's constant ``drop`` (the leg keeps its shape),
@@ -1070,12 +1080,7 @@ def _stage_clearance(track: LegTrack, ground: Terrain, floor: float, hover: floa
         need = (ground.height(seg[..., 0], seg[..., 2]) + clearance - seg[..., 1]).max(axis=1)
         need = np.maximum(need, 0.0) * (free[start:stop] > 0.0)
         if np.any(need > 0.0):
-            # (a smooth envelope of the need, eroded over a quarter of the swing and
-            # averaged, tapered to nothing over the swing's first and last quarters)
-            half = max(1, (stop - start) // 4)
-            s = (np.arange(stop - start) + 1.0) / (stop - start + 1.0)
-            taper = _ramp(4.0 * np.minimum(s, 1.0 - s))
-            raise_by[start:stop] = -_smooth_below(-need, half) * taper
+            raise_by[start:stop] = _smooth_cover(need, max(2, (stop - start) // 3))
     # (faded in on the way out of a lock, none while it is held)
     raise_by = np.maximum(raise_by * _ramp(free), 0.0)
     import os
@@ -1172,6 +1177,10 @@ def _stage_legs(motion: Motion, tracks: list[LegTrack], source_rotations: np.nda
             free = 1.0 - track.pins.max(axis=1) if track.pins is not None else 1.0
             foot = wanted + np.reshape(free, (-1, 1)) * (
                 _limit_pitch(src_foot, wanted, max_tilt) - wanted)
+            # (but not into the ground: there it takes the pitch it was given)
+            toe = solved.positions[:, 2] + foot
+            sunk = ground.height(toe[:, 0], toe[:, 2]) > toe[:, 1]
+            foot[sunk] = wanted[sunk]
             turn = quaternion_from_two_vectors(src_foot, foot)
             # a planted sole rolls with the ground's cross slope (within max_tilt)
             mid = a + 0.5 * foot
