@@ -623,7 +623,6 @@ class LegTrack:
     stand: np.ndarray | None = None  # (F,) 0..1 how much the foot stands on the ground
     sole: np.ndarray | None = None  # (F,) the source foot's lowest point (ankle, toe, toe
     # tips) above its resting height
-    heights: np.ndarray | None = None  # (F, k) held joints' heights above their rests
 
     @property
     def planted(self) -> np.ndarray:
@@ -770,7 +769,6 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
               if k > 1 else 0.0)
     shifts = np.zeros((n, 2))
     raised = np.zeros(n)
-    heights = np.zeros((n, k))
     size = track.thigh + track.shin
     allowance = FLOAT_ALLOWANCE * size
     # the joints' heights above their rests, less the whole foot's float beyond FLOAT_KEPT
@@ -818,7 +816,6 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
             height = np.maximum(standing[start:stop, j], -float(track.rest[j]))
             if up > 0.0:
                 height = np.maximum(height, up)
-            heights[start:stop, j] = height
             y = float(ground.height(xz[0], xz[1])) + track.rest[j] + height
             locks[start:stop, j] = np.stack([np.full(stop - start, xz[0]), y,
                                              np.full(stop - start, xz[1])], axis=1)
@@ -840,7 +837,6 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
                         locks[s0:s1, 1, 0] = t_new[0]
                         locks[s0:s1, 1, 2] = t_new[2]
     track.locks = locks if lock_feet else np.full_like(locks, np.nan)
-    track.heights = heights
     planted = track.planted
     for start, stop in contact_spans(planted):  # the ground under the held joints
         held = track.contacts[start:stop]
@@ -952,8 +948,7 @@ def _stage_swing(track: LegTrack, ground: Terrain, floor: float, hover: float,
         source_heading = (track.source[:, 1] - track.source[:, 0])[:, [0, 2]]
         standing = np.flatnonzero(track.stand > 0.0)
         w = track.stand[standing, None]
-        toe_first = _toe_share(pins[:, 0:1], pins[:, 1:2], track.heights,
-                               track.thigh + track.shin)
+        toe_first = _toe_share(pins[:, 0:1], pins[:, 1:2])
         held = a[standing], t[standing]
         for _ in range(3):
             before = held
@@ -970,23 +965,18 @@ def _stage_swing(track: LegTrack, ground: Terrain, floor: float, hover: float,
     track.targets, track.pins = targets, pins
 
 
-def _toe_share(ankle_pin: np.ndarray, toe_pin: np.ndarray, heights: np.ndarray | None,
-               size: float) -> np.ndarray:
+def _toe_share(ankle_pin: np.ndarray, toe_pin: np.ndarray) -> np.ndarray:
     """How much of a change of foot length the ankle takes ``(n, 1)`` (the toe takes the
     rest), from how much each is held (0..1, ``(n, 1)``): each joint's hold ``p / (1 − p)``
-    resists the move, so a fully held joint stays while the other is held less, and a
-    free foot moves its toe. Of two fully held joints the higher above its rest
-    (``heights`` ``(n, 2)``) moves, smoothly over 1% of the leg length ``size``: a heel
-    rolled up turns about the ball of the foot, a toe lifted about the heel."""
+    resists the move, so a fully held joint stays while the other is held less, of two
+    fully held joints the toe stays (the foot turns about its ball), and a free foot
+    moves its toe."""
     with np.errstate(divide="ignore", invalid="ignore"):
         resist_ankle = ankle_pin / (1.0 - ankle_pin)
         resist_toe = toe_pin / (1.0 - toe_pin)
         share = resist_toe / (resist_ankle + resist_toe)
     share = np.where(ankle_pin >= 1.0, 0.0, np.where(np.isfinite(share), share, 0.0))
-    both = np.ones_like(share)
-    if heights is not None:
-        both = _ramp(0.5 + (heights[:, :1] - heights[:, 1:2]) / (0.01 * size))
-    return np.where(toe_pin >= 1.0, np.where(ankle_pin >= 1.0, both, 1.0), share)
+    return np.where(toe_pin >= 1.0, 1.0, share)
 
 
 def _keep_length(ankle: np.ndarray, toe: np.ndarray, length: np.ndarray,
@@ -1172,8 +1162,9 @@ def _stage_legs(motion: Motion, tracks: list[LegTrack], source_rotations: np.nda
         positions[leg.ankle] = solved.positions[:, 2]
         if leg.toe is not None:
             src_foot = world[:, leg.toe] - world[:, leg.ankle]
-            # (a foot held on the ground takes the pitch its locks give it)
-            wanted = track.targets[:, 1] - a
+            # (a foot held on the ground takes the pitch its locks give it, from where the
+            # ankle got to: an ankle a soft reach left short turns the foot about the toe)
+            wanted = track.targets[:, 1] - solved.positions[:, 2]
             free = 1.0 - track.pins.max(axis=1) if track.pins is not None else 1.0
             foot = wanted + np.reshape(free, (-1, 1)) * (
                 _limit_pitch(src_foot, wanted, max_tilt) - wanted)
