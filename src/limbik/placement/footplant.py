@@ -1032,7 +1032,7 @@ def _hang_over_ground(hang: np.ndarray, toe: np.ndarray, offset: np.ndarray,
     ``offset`` ``(n, 3)`` (ankle − toe) is put at ``length`` ``(n,)`` from the toe, along the
     offset's heading over the ground, at the height above the ground under it that keeps
     its height over the toe's as the source's: on a slope the foot turns with the ground
-    (a fixed point over the ground's height under the ankle, three rounds), by as much as
+    (a fixed point over the ground's height under the ankle, eight rounds), by as much as
     the foot stands (``stand`` ``(n,)``, 0..1)."""
     t = toe[rows]
     weight = stand[rows]
@@ -1043,10 +1043,11 @@ def _hang_over_ground(hang: np.ndarray, toe: np.ndarray, offset: np.ndarray,
     above_toe = t[:, 1] - ground.height(t[:, 0], t[:, 2])
     xz = hang[rows][:, [0, 2]]
     y = hang[rows, 1]
-    for _ in range(3):
+    for _ in range(8):
         y = t[:, 1] + rel + weight * (ground.height(xz[:, 0], xz[:, 1]) - t[:, 1] + above_toe)
         rise = np.clip(y - t[:, 1], -0.99 * size, 0.99 * size)
         xz = t[:, [0, 2]] + heading * np.sqrt(size * size - rise * rise)[:, None]
+    y = t[:, 1] + rel + weight * (ground.height(xz[:, 0], xz[:, 1]) - t[:, 1] + above_toe)
     hang[rows, 0], hang[rows, 1], hang[rows, 2] = xz[:, 0], y, xz[:, 1]
 
 
