@@ -74,16 +74,18 @@ def lift_off_clip(rng):
 @pytest.mark.parametrize("lock_feet", [False, True])
 @pytest.mark.parametrize("seed", range(8))
 def test_a_straight_stance_keeps_its_knee_while_the_other_foot_lifts_off(seed, lock_feet):
-    """On flat ground, where nothing needs to change: a foot lifting off while the other,
-    nearly straight leg stands, where every 0.1% of a leg of pelvis drop bends the knee
-    by about 1.5°. The contact ends where the lifting foot's sole leaves the ground (a
-    contact that lasted into the lift used to hold the rising foot down and take the
-    pelvis down with it: the stance knee 6-28° more bent than the source's). The stance
-    knee keeps the source's flexion and the pelvis stays; with the feet locked, the
-    lifting toe is held where it stood while the source's starts forward, and that may
-    lower the pelvis a little (up to 0.2% of a leg, the knee within 3° of the
-    source's). The lifting leg's knee is as continuous as the source's, and no foot goes
-    into the ground."""
+    """On flat ground, where nothing needs to change: the contact lasts into the first
+    frames of the lift, float removal holds the rising foot down there and eases it up
+    after, and the pelvis went down with it onto the other, nearly straight leg, where
+    every 0.1% of a leg bends the knee by about 1.5° (here 6-28° more than the source's,
+    the pelvis up to 4.3% of a leg lower; the Xia walk's 3-5° knees came out at 6-15°).
+    The lifting leg takes the drop up now: the stance knee keeps the source's flexion
+    and the pelvis stays. With the feet locked, the lifting toe is also held where it
+    stood while the source's starts forward, and that still lowers the pelvis a little
+    (a leg leaving the ground stays no straighter than the source's through its
+    release): up to 0.15% of a leg here, the knee within 2.7° of the source's. The
+    lifting leg's knee is as continuous as the source's, and no foot goes into the
+    ground."""
     source = lift_off_clip(np.random.default_rng(seed))
     result, report = footplant(source, lock_feet=lock_feet)
     legs = {leg.side: leg for leg in find_legs(source.skeleton)}
@@ -93,11 +95,10 @@ def test_a_straight_stance_keeps_its_knee_while_the_other_foot_lifts_off(seed, l
     assert start == 0 and stop < source.num_frames
     before = source.world_positions(include_end_sites=True)
     after = result.world_positions(include_end_sites=True)
-    # the contact ends where the foot lifts off: its sole is still down on its last frame
+    # the contact lasts into the lift, so float removal holds the foot down at its end
     tip = source.skeleton.num_joints + list(source.skeleton.end_site_parents).index(lifting.toe)
     sole = before[:, [lifting.ankle, lifting.toe, tip], 1].min(axis=1)
-    assert sole[stop - 1] - sole[:stop].min() <= FLOAT_KEPT * LEG
-    assert sole[stop] - sole[:stop].min() > FLOAT_KEPT * LEG
+    assert sole[stop - 1] - sole.min() > FLOAT_KEPT * LEG
     knee, sink = (3.0, 2e-3 * LEG) if lock_feet else (0.1, 1e-4 * LEG)
     np.testing.assert_allclose(knee_flexion(after, stance), knee_flexion(before, stance), atol=knee)
     np.testing.assert_allclose(after[:, stance.ankle], before[:, stance.ankle], atol=1e-3 * LEG)

@@ -702,7 +702,6 @@ def _stage_contacts(tracks: list[LegTrack], given: Mapping[str, Any] | None, flo
             track.contacts = joint_contacts(heights, speed, leg_length, dt,
                                             contact_height=contact_height,
                                             speed_threshold=gate)
-            _lift_off(track, leg_length, dt)
             continue
         if np.asarray(mask).dtype == bool:
             m = np.asarray(mask)
@@ -712,26 +711,6 @@ def _stage_contacts(tracks: list[LegTrack], given: Mapping[str, Any] | None, flo
         else:
             m = contacts_from_ranges(mask, frames)
         track.contacts = np.repeat(m[:, None], len(track.joints), axis=1)
-
-
-def _lift_off(track: LegTrack, leg_length: float, dt: float) -> None:
-    """In place: each of the foot's contacts ends where the foot lifts off, that is after
-    the last frame at which its sole (its lowest point, toe tips included) is within
-    ``FLOAT_KEPT`` of a leg of the lowest it gets over the contact's last
-    ``LANDING_AHEAD`` seconds (a toe rolling up over tips that stay down is still on the
-    ground; a foot whose every point rises has left it). A contact that the clip cuts
-    is kept."""
-    if track.sole is None:
-        return
-    n = len(track.sole)
-    window = max(1, round(LANDING_AHEAD / dt))
-    for start, stop in contact_spans(track.planted):
-        if stop == n:
-            continue
-        behind = track.sole[max(start, stop - window - 1):stop]
-        last = stop - len(behind) + int(np.flatnonzero(
-            behind <= behind.min() + FLOAT_KEPT * leg_length)[-1]) + 1
-        track.contacts[last:stop] = False
 
 
 def _stage_hovers(track: LegTrack, floor: float) -> None:
