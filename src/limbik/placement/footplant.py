@@ -784,9 +784,11 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
     foot_float = np.maximum(lowest - FLOAT_KEPT * size, 0.0)
     window = max(1, round(LANDING_AHEAD / dt))
     for start, stop in contact_spans(track.planted):
-        ahead = lowest[start:min(stop, start + window + 1)]
-        landed = np.flatnonzero(ahead <= ahead.min() + FLOAT_KEPT * size)[0]
-        foot_float[start:start + landed] = max(float(ahead.min()) - FLOAT_KEPT * size, 0.0)
+        if start > 0:  # (a contact the clip starts in has landed)
+            ahead = lowest[start:min(stop, start + window + 1)]
+            landed = np.flatnonzero(ahead <= ahead.min() + FLOAT_KEPT * size)[0]
+            foot_float[start:start + landed] = max(float(ahead.min()) - FLOAT_KEPT * size,
+                                                   0.0)
         if stop < n:  # (and lifts off as the source's does, from its last low)
             behind = lowest[max(start, stop - window - 1):stop]
             last = stop - len(behind) + int(np.flatnonzero(
