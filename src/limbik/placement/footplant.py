@@ -786,14 +786,13 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
     for start, stop in contact_spans(track.planted):
         if start > 0:  # (a contact the clip starts in has landed)
             ahead = lowest[start:min(stop, start + window + 1)]
-            landed = np.flatnonzero(ahead <= ahead.min() + FLOAT_KEPT * size)[0]
-            foot_float[start:start + landed] = max(float(ahead.min()) - FLOAT_KEPT * size,
-                                                   0.0)
+            landed = start + int(np.flatnonzero(ahead <= ahead.min() + FLOAT_KEPT * size)[0])
+            foot_float[start:landed] = foot_float[landed]
         if stop < n:  # (and lifts off as the source's does, from its last low)
             behind = lowest[max(start, stop - window - 1):stop]
             last = stop - len(behind) + int(np.flatnonzero(
-                behind <= behind.min() + FLOAT_KEPT * size)[-1]) + 1
-            foot_float[last:stop] = max(float(behind.min()) - FLOAT_KEPT * size, 0.0)
+                behind <= behind.min() + FLOAT_KEPT * size)[-1])
+            foot_float[last:stop] = foot_float[last]
     standing = above_rest - foot_float[:, None]
     for j in range(k):
         for start, stop in contact_spans(track.contacts[:, j]):
@@ -1014,11 +1013,14 @@ def _hang_over_ground(hang: np.ndarray, toe: np.ndarray, offset: np.ndarray,
     offset's heading over the ground, at the height above the ground under it that keeps
     its height over the toe's as the source's: on a slope the foot turns with the ground
     (a fixed point over the ground's height under the ankle, eight rounds), by as much as
-    the foot stands (``stand`` ``(n,)``, 0..1)."""
+    the foot stands (``stand`` ``(n,)``, 0..1) and less the steeper it is pitched."""
     t = toe[rows]
-    weight = stand[rows]
     rel = offset[rows, 1]
     size = length[rows]
+    # (a foot pitched steeply is turned with the ground less, by the squared cosine of
+    # its pitch: the heel of a foot standing on its toes is high above the ground, and
+    # near the vertical two pitches would keep its height above it)
+    weight = stand[rows] * np.maximum(1.0 - (rel / np.maximum(size, 1e-300)) ** 2, 0.0)
     heading = offset[rows][:, [0, 2]]
     heading /= np.maximum(np.linalg.norm(heading, axis=1, keepdims=True), 1e-300)
     above_toe = t[:, 1] - ground.height(t[:, 0], t[:, 2])
