@@ -63,7 +63,15 @@ def check_planted(source, result, report, terrain, *, pop_slack):
         got_sole = w_out_tips[:, sole, 1] - terrain.height(w_out_tips[:, sole, 0],
                                                            w_out_tips[:, sole, 2])
         rest = np.percentile(np.maximum(above_sole, 0.0), 5, axis=0)
-        hover = (got_sole - rest).min(axis=1)[contact]
+        # (on the frames of each contact where the source's sole is settled, within 1.5%
+        # of a leg of the lowest it gets in that contact: a landing or lifting foot comes
+        # down and lifts off as the source's does)
+        src_sole = (np.maximum(above_sole, 0.0) - rest).min(axis=1)
+        settled = np.zeros_like(contact)
+        for start, stop in report.contacts[leg.side]:
+            settled[start:stop] = src_sole[start:stop] <= src_sole[start:stop].min() + (
+                0.015 * length)
+        hover = (got_sole - rest).min(axis=1)[settled]
         assert np.percentile(hover, 99) <= 0.015 * length, np.percentile(hover, 99) / length
         # no penetration of ankles or toes
         depth = metrics.penetration(w_out[:, [leg.ankle, foot]], terrain)
