@@ -820,23 +820,8 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
             y = float(ground.height(xz[0], xz[1])) + track.rest[j] + height
             locks[start:stop, j] = np.stack([np.full(stop - start, xz[0]), y,
                                              np.full(stop - start, xz[1])], axis=1)
-    if k > 1:  # the toe's lock at the foot's length from the ankle's, where both are held
-        both = track.contacts.all(axis=1)
-        for start, _ in contact_spans(both):
-            a, t = locks[start, 0], locks[start, 1]
-            dy = float(np.clip(t[1] - a[1], -0.99 * length, 0.99 * length))
-            horizontal = np.hypot(t[0] - a[0], t[2] - a[2])
-            reach = np.sqrt(max(length * length - dy * dy, 0.0))
-            if horizontal > 1e-9 * max(length, 1e-300):
-                t_new = a + np.array([(t[0] - a[0]) * reach / horizontal, dy,
-                                      (t[2] - a[2]) * reach / horizontal])
-                for s0, s1 in contact_spans(track.contacts[:, 1]):
-                    if s0 <= start < s1:  # (its height above the ground kept)
-                        old = locks[s0, 1]
-                        locks[s0:s1, 1, 1] += (ground.height(t_new[0], t_new[2])
-                                               - ground.height(old[0], old[2]))
-                        locks[s0:s1, 1, 0] = t_new[0]
-                        locks[s0:s1, 1, 2] = t_new[2]
+    if k > 1:  # where both are held, the foot keeps its length about the ball of the foot
+        _hold_foot_length(locks, track.contacts, length, ground)
     track.locks = locks if lock_feet else np.full_like(locks, np.nan)
     planted = track.planted
     for start, stop in contact_spans(planted):  # the ground under the held joints
@@ -865,6 +850,57 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
                 root_levels.insert(0 if first else len(root_levels), (edge, edge + 1, under))
     track.ground = _level_path(foot_levels, n)
     track.root_ground = _level_path(root_levels, n)
+
+
+def _hold_foot_length(locks: np.ndarray, contacts: np.ndarray, length: float,
+                      ground: Terrain) -> None:
+    """In place, over each span where both foot joints are held (``contacts`` ``(n, 2)``),
+    in time order: the toe's lock ``locks[:, 1]`` ``(n, 3)`` is moved, for the whole of
+    its contact, to ``length`` from the ankle's at the span's first frame along their
+    heading over the ground (its height above the ground kept); within the span the
+    ankle's lock turns about the toe's, ``length`` from it at its own height (a heel
+    rolling up over the ball of the foot comes closer to it), keeping its height above
+    the ground; and for the rest of the ankle's contact after the span it stays where it
+    got to."""
+    both = contacts.all(axis=1)
+    n = len(both)
+    for start, stop in contact_spans(both):
+        a0, t0 = locks[start, 0], locks[start, 1]
+        heading = (t0 - a0)[[0, 2]]
+        size = float(np.linalg.norm(heading))
+        if not size > 1e-9 * max(length, 1e-300):
+            continue
+        heading /= size
+        toe_start = start
+        while toe_start > 0 and contacts[toe_start - 1, 1]:
+            toe_start -= 1
+        toe_stop = start
+        while toe_stop < n and contacts[toe_stop, 1]:
+            toe_stop += 1
+        # (the toe's place: ``length`` from the ankle's at the toe's own height above the
+        # ground under it, a fixed point over that ground in eight rounds)
+        above = locks[toe_start:toe_stop, 1, 1] - ground.height(t0[0], t0[2])
+        xz = t0[[0, 2]]
+        for _ in range(8):
+            dy = float(np.clip(ground.height(xz[0], xz[1]) + above[start - toe_start] - a0[1],
+                               -0.99 * length, 0.99 * length))
+            xz = a0[[0, 2]] + heading * np.sqrt(length * length - dy * dy)
+        toe = locks[toe_start:toe_stop, 1]
+        toe[:, 1] = ground.height(xz[0], xz[1]) + above
+        toe[:, 0], toe[:, 2] = xz[0], xz[1]
+        a, t = locks[start:stop, 0], locks[start:stop, 1]
+        rise = np.clip(a[:, 1] - t[:, 1], -0.99 * length, 0.99 * length)
+        heel = t[:, [0, 2]] - heading * np.sqrt(length * length - rise * rise)[:, None]
+        a[:, 1] += ground.height(heel[:, 0], heel[:, 1]) - ground.height(a[:, 0], a[:, 2])
+        a[:, 0], a[:, 2] = heel[:, 0], heel[:, 1]
+        after = stop
+        while after < n and contacts[after, 0]:
+            after += 1
+        if after > stop:
+            rest = locks[stop:after, 0]
+            rest[:, 1] += (ground.height(heel[-1, 0], heel[-1, 1])
+                           - ground.height(rest[:, 0], rest[:, 2]))
+            rest[:, 0], rest[:, 2] = heel[-1, 0], heel[-1, 1]
 
 
 def _level_path(levels: list[tuple[int, int, float]], n: int) -> np.ndarray:
