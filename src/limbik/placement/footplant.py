@@ -200,9 +200,9 @@ def _legs_world_pose(planted: Motion, source_rotations: np.ndarray, source_world
 def _rest_heights(motion: Motion, full_world: np.ndarray, legs: Sequence[Leg], floor: float,
                   leg_length: float) -> dict[str, np.ndarray]:
     """Per leg, the resting heights above the floor of its foot points (see
-    :func:`foot_joints`): each point's 5th percentile, never below the floor, and no
-    more than 0.5% of a leg above the same point of the other foot (both feet stand on
-    one floor, so a foot that never comes down that far was hovering)."""
+    :func:`foot_joints`): each point's 5th percentile, never below the floor; a point more
+    than 0.5% of a leg above the same point of the other foot takes the other's (both
+    feet stand on one floor, so a foot that never comes down that far was hovering)."""
     own = {leg.side: np.maximum(np.percentile(
         full_world[:, foot_joints(motion, leg), 1] - floor, 5, axis=0), 0.0) for leg in legs}
     out = {}
@@ -210,7 +210,8 @@ def _rest_heights(motion: Motion, full_world: np.ndarray, legs: Sequence[Leg], f
         rest = own[leg.side]
         for other in legs:
             if other.side != leg.side and own[other.side].shape == rest.shape:
-                rest = np.minimum(rest, own[other.side] + 0.005 * leg_length)
+                rest = np.where(rest > own[other.side] + 0.005 * leg_length,
+                                own[other.side], rest)
         out[leg.side] = rest
     return out
 
