@@ -57,7 +57,6 @@ from limbik.placement.contacts import (
     contacts_from_ranges,
     joint_contacts,
     joint_speed_threshold,
-    local_minimum,
     smoothed_speed,
 )
 from limbik.placement.feet import (
@@ -93,9 +92,6 @@ LOCK_SHIFT_COST = 0.02
 #: Leg lengths by which a held foot may stand above the ground where its leg would not
 #: reach it otherwise (before the root is lowered for it).
 FLOAT_ALLOWANCE = 0.005
-#: Leg lengths by which a held joint's source may rise above its stance height before the
-#: held joint rises with it (capture noise below it is held still).
-RISE_KEPT = 0.002
 #: Degrees per frame by which a leg's knee may bend faster than the source's off contacts.
 KNEE_RATE_SLACK = 1.5
 #: Heights (leg lengths) of a source foot's lowest joint above its resting height: up to
@@ -105,17 +101,9 @@ SWING_FOLLOW = (0.005, 0.02)
 #: Height (leg lengths) above its floor below which a source foot at the clip's first or
 #: last frame, outside a contact, takes the root onto the ground under it there.
 EDGE_NEAR = 0.04
-#: Radians by which a foot is pitched down from its rest, rolled onto its toe, past which
-#: a contact that the foot leaves upward has ended (a toe-off: the foot is lifting off).
-LIFT_OFF_ROLL = np.radians(30.0)
 #: Seconds ahead within which a foot that still gets lower (by more than half of
 #: ``FLOAT_KEPT``) is still landing: a contact starts where it has come down.
 LANDING_AHEAD = 0.2
-#: Share of the way from the source leg's reach to where the soft reach starts by which a
-#: leg whose foot is leaving the ground may end up straighter than the source's to take
-#: up the stance drop that holds the rising foot down at the end of its contact and eases
-#: out after it, rather than the pelvis going down with it onto the other leg.
-LEAVING_REACH = 0.5
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -226,104 +214,10 @@ def contact_speed_threshold(speeds: np.ndarray) -> float:
     return float(np.clip(np.sqrt(max(low, 1e-3) * max(high, 1e-3)), 0.1, 2.0))
 
 
-def _ease_after(offset: np.ndarray, spans: list[tuple[int, int]], blend_frames: int, *,
-                keep_rate: bool = False) -> None:
-    """After each span, ease ``offset`` ``(n, k)`` from its last value to 0 (in place).
-
-    With ``keep_rate`` the ease starts at the rate of change of the span's last frames
-    (a cubic Hermite curve), so that what follows ``offset`` keeps its velocity.
-    """
-    n = len(offset)
-    for k, (start, stop) in enumerate(spans):
-        end = offset[stop - 1].copy()
-        rate = (end - offset[stop - 2] if keep_rate and stop - start >= 2
-                else np.zeros_like(end))
-        next_start = spans[k + 1][0] if k + 1 < len(spans) else n
-        length = min(blend_frames, next_start - stop)
-        if length > 0:
-            s = (np.arange(1, length + 1) / (length + 1))[:, None]
-            offset[stop:stop + length] = (end * (1 - s * s * (3 - 2 * s))
-                                          + rate * (length + 1) * s * (1 - s) ** 2)
-
-
-def _ease_around(values: np.ndarray, spans: list[tuple[int, int]], blend_frames: int, *,
-                 keep_rate: bool = False) -> np.ndarray:
-    """``values`` ``(n, k)``, set inside ``spans`` and zero outside, eased in before each
-    span and out after it over ``blend_frames`` (within the gaps, the two eases add)."""
-    before = np.zeros_like(values)
-    for k, (start, _stop) in enumerate(spans):
-        previous_stop = spans[k - 1][1] if k > 0 else 0
-        length = min(blend_frames, start - previous_stop)
-        if length > 0:
-            s = (np.arange(length, 0, -1) / (length + 1))[:, None]
-            before[start - length:start] = values[start] * (1 - s * s * (3 - 2 * s))
-    after = values.copy()
-    _ease_after(after, spans, blend_frames, keep_rate=keep_rate)
-    return after + before
-
-
-def _leaving(drop: np.ndarray, contact: np.ndarray, release_frames: int) -> np.ndarray:
-    """Where a foot leaves the ground ``(n,)``: 1 there, else 0.
-
-    That is, in each contact that ends before the clip does, from where the foot's stance
-    drop ``drop`` ``(n,)`` (:func:`_stance_drop`, units) last starts to grow to the
-    contact's end (the foot rises out of the float that stance keeps and is held down),
-    and over the ``release_frames`` after it outside contacts (the drop easing out).
-    """
-    n = len(drop)
-    c = np.asarray(contact, dtype=bool)
-    out = np.zeros(n)
-    release = np.zeros(n, dtype=bool)
-    for start, stop in contact_spans(c):
-        if stop == n:
-            continue
-        steady = np.flatnonzero(np.diff(drop[start:stop]) <= 0.0)
-        rise = start + (int(steady[-1]) + 1 if steady.size else 0)
-        if drop[stop - 1] > drop[rise]:
-            out[rise:stop] = 1.0
-        release[stop:stop + release_frames] = True
-    out[release & ~c] = 1.0
-    return out
-
-
 def _ramp(x: np.ndarray) -> np.ndarray:
     """Smoothstep of ``x`` clipped to [0, 1]."""
     s = np.clip(x, 0.0, 1.0)
     return s * s * (3 - 2 * s)
-
-
-def _stance_drop(relative: np.ndarray, contact: np.ndarray, keep: float, blend_frames: int,
-                 dt: float, smooth_time: float) -> np.ndarray:
-    """How far to lower each point of a planted foot ``(n, k)``, from the points' heights
-    above their resting heights ``relative`` ``(n, k)`` (heel first, then the toe).
-
-    In a contact the foot's float (its lowest point's height above rest) beyond ``keep``
-    (capture noise) is removed. A foot that floated more than ``2·keep`` was not standing
-    on anything; where it is also nearly flat (its points' heights above rest within
-    ``5·keep`` of each other) it is laid flat on the ground, every point at its rest:
-    fully where it floated ``3·keep`` or more and its points are within ``3·keep`` of
-    each other, smoothly less toward those bounds, spring-smoothed over ``smooth_time``
-    seconds within the contact; over its approach the contact's first value holds (a
-    foot in the air is no stance, and a flat one would read as floating). The drops ease
-    in before each contact and out after it over ``blend_frames``, starting out at the
-    rate they changed at the end of the contact (a foot lifting off keeps its speed).
-    """
-    spans = contact_spans(contact)
-    hover = relative.min(axis=1)
-    float_removed = np.maximum(hover - keep, 0.0)
-    spread = relative.max(axis=1) - hover
-    flat_float = _ramp((5 * keep - spread) / (2 * keep)) * _ramp((hover - 2 * keep) / keep)
-    # the approach to a contact (up to blend_frames, the later half of the gap after
-    # another) takes the value the foot lands with: the smoothing then carries no swing
-    # into the contact (a flat foot in the air reads as floating)
-    for k, (start, _stop) in enumerate(spans):
-        gap = start - spans[k - 1][1] if k > 0 else 2 * start
-        length = min(blend_frames, gap // 2)
-        flat_float[start - length:start] = flat_float[start]
-    flatten = smooth_zero_lag(flat_float, dt, smooth_time)[:, None]
-    drop = float_removed[:, None] + flatten * np.maximum(relative - float_removed[:, None], 0.0)
-    drop[~np.asarray(contact, dtype=bool)] = 0.0
-    return np.maximum(_ease_around(drop, spans, blend_frames, keep_rate=True), 0.0)
 
 
 def _knee_angles(distance: np.ndarray, thigh: float, shin: float) -> np.ndarray:
@@ -827,10 +721,10 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
     planted = track.planted
     for start, stop in contact_spans(planted):  # the ground under the held joints
         held = track.contacts[start:stop]
-        under = [float(np.median(ground.height(locks[start:stop, j, 0][held[:, j]],
-                                               locks[start:stop, j, 2][held[:, j]])))
-                 for j in range(k) if np.any(held[:, j])]
-        levels.append((start, stop, float(np.mean(under))))
+        grounds = [float(np.median(ground.height(locks[start:stop, j, 0][held[:, j]],
+                                                 locks[start:stop, j, 2][held[:, j]])))
+                   for j in range(k) if np.any(held[:, j])]
+        levels.append((start, stop, float(np.mean(grounds))))
     if not levels:  # never planted: the ground under the foot, low-passed
         below = ground.height(track.source[:, 0, 0], track.source[:, 0, 2])
         track.ground = smooth_zero_lag(below, 1.0, 5.0) if n > 1 else below
@@ -863,8 +757,8 @@ def _hold_foot_length(locks: np.ndarray, contacts: np.ndarray, length: float,
     rolling up over the ball of the foot comes closer to it), keeping its height above
     the ground; and for the rest of the ankle's contact after the span it stays where it
     got to."""
-    both = contacts.all(axis=1)
-    n = len(both)
+    both = np.asarray(contacts, dtype=bool).all(axis=1)
+    n = both.shape[0]
     for start, stop in contact_spans(both):
         a0, t0 = locks[start, 0], locks[start, 1]
         heading = (t0 - a0)[[0, 2]]
@@ -990,7 +884,7 @@ def _stage_swing(track: LegTrack, ground: Terrain, floor: float, hover: float,
         held = a[standing], t[standing]
         for _ in range(3):
             before = held
-            held = _keep_length(*held, length[standing], toe_first[standing],
+            held = _keep_length(held[0], held[1], length[standing], toe_first[standing],
                                 source_heading[standing])
             for new, old in zip(held, before, strict=True):
                 new[:, 1] += w[:, 0] * (ground.height(new[:, 0], new[:, 2])
@@ -1115,15 +1009,10 @@ def _stage_clearance(track: LegTrack, ground: Terrain, floor: float, hover: floa
             raise_by[start:stop] = _smooth_cover(need, max(2, (stop - start) // 3))
     # (faded in on the way out of a lock, none while it is held)
     raise_by = np.maximum(raise_by * _ramp(free), 0.0)
-    import os
-    if os.environ.get("NORAISE"):
-        raise_by[:] = 0.0
     targets[..., 1] += raise_by[:, None]
     # and never in the ground: what is left lifts the whole foot
     depth = (ground.height(targets[..., 0], targets[..., 2]) - targets[..., 1]).max(axis=1)
-    import os
-    if not os.environ.get("NODEPTH"):
-        targets[..., 1] += np.maximum(depth, 0.0)[:, None]
+    targets[..., 1] += np.maximum(depth, 0.0)[:, None]
 
 
 def _stage_root(tracks: list[LegTrack], world: np.ndarray, floor: float, hover: float,
@@ -1427,8 +1316,7 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
     for track in tracks:
         _stage_clearance(track, ground, floor, hover, drop)
     tick(4, "legs")
-    import os
-    for track in tracks if not os.environ.get("NOKNEE") else []:  # knees bend no faster than the source's off contacts
+    for track in tracks:  # knees bend no faster than the source's off contacts
         assert track.targets is not None
         a, t = _knee_continuity(world, track.leg, (track.thigh, track.shin), lift,
                                 track.targets[:, 0], track.targets[:, 1] if
@@ -1472,8 +1360,9 @@ def _stage_report(motion: Motion, planted: Motion, tracks: list[LegTrack],
         floor=floor, legs=tuple(leg.side for leg in legs),
         contacts={side: contact_spans(m) for side, m in masks.items()},
         before=before, after=after, pelvis_offset=offset, lift=lift_by,
-        heel_weight={t.leg.side: (1.0 - t.pins[:, -1] * (1.0 - t.pins[:, 0])
-                                  if t.pins is not None else np.ones(len(offset)))
+        heel_weight={t.leg.side: (1.0 - _toe_share(t.pins[:, :1], t.pins[:, -1:])[:, 0]
+                                  if t.pins is not None and t.pins.shape[1] > 1
+                                  else np.ones(len(offset)))
                      for t in tracks},
         joint_contacts=labels)
 
