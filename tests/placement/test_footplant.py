@@ -9,6 +9,7 @@ import pytest
 from limbik import find_legs, metrics, read_bvh
 from limbik.errors import InvalidInputError
 from limbik.placement import Terrain
+from limbik.placement.contacts import contact_spans
 from limbik.placement.footplant import (
     contact_speed_threshold,
     estimate_floor,
@@ -62,7 +63,15 @@ def check_planted(source, result, report, terrain, *, pop_slack):
         got_sole = w_out_tips[:, sole, 1] - terrain.height(w_out_tips[:, sole, 0],
                                                            w_out_tips[:, sole, 2])
         rest = np.percentile(np.maximum(above_sole, 0.0), 5, axis=0)
-        hover = (got_sole - rest).min(axis=1)[contact]
+        # (on the frames of each contact where the source's sole is settled, within 1.5%
+        # of a leg of the lowest it gets in that contact: a landing or lifting foot comes
+        # down and lifts off as the source's does)
+        src_sole = (np.maximum(above_sole, 0.0) - rest).min(axis=1)
+        settled = np.zeros_like(contact)
+        for start, stop in report.contacts[leg.side]:
+            settled[start:stop] = src_sole[start:stop] <= src_sole[start:stop].min() + (
+                0.015 * length)
+        hover = (got_sole - rest).min(axis=1)[settled]
         assert np.percentile(hover, 99) <= 0.015 * length, np.percentile(hover, 99) / length
         # no penetration of ankles or toes
         depth = metrics.penetration(w_out[:, [leg.ankle, foot]], terrain)
@@ -203,8 +212,7 @@ def test_raw_footskate_clip_against_its_authors_fix(shared_data):
         assert row["held_frames"] > 0
         assert row["ours_penetration"] <= 0.005 * leg, side
         assert row["ours_gap"] <= row["theirs_gap"] + 0.01 * leg, (side, row)
-        assert row["ours_toe_speed"] <= row["theirs_toe_speed"] + 0.5, (side, row)
-        assert row["ours_heel_speed"] <= row["theirs_heel_speed"] + 0.5, (side, row)
+        assert row["ours_speed"] <= row["theirs_speed"] + 0.3, (side, row)
     assert clip_checks.backward_frames(result) <= min(clip_checks.backward_frames(raw),
                                                       clip_checks.backward_frames(fixed))
     assert clip_checks.knee_jump(result) <= 1.5 * clip_checks.knee_jump(fixed)
@@ -370,8 +378,8 @@ def test_a_contact_ends_where_the_foot_lifts_off_after_a_toe_off(shared_data, ki
     length = _leg_length(source, leg)
     w = source.world_positions()
     toe = w[:, leg.toe, 1] - report.floor
-    for start, stop in report.contacts["right"]:
-        # the source's toe is still within the contact band at the contact's last frame
-        assert toe[stop - 1] - toe[start:stop].min() <= 0.03 * length, (start, stop)
+    for start, stop in contact_spans(report.joint_contacts["right"][:, 1]):
+        # the source's toe is still within its contact band at its contact's last frame
+        assert toe[stop - 1] - toe[start:stop].min() <= 0.06 * length, (start, stop)
     excess = _foot_turns(result, leg) - _foot_turns(source, leg)
     assert excess.max() <= 8.0, (int(np.argmax(excess)) + 1, excess.max())

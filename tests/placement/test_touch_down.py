@@ -77,14 +77,18 @@ def test_a_landing_foot_follows_the_source_down_and_stands(ground):
     """Over seeded landings onto flat ground and onto slopes up to 0.2 rad in any
     direction: while the source's foot comes down its last 5% of a leg, no point of the
     planted foot (ankle, toe, toe tip) is lower above the ground than the source's above
-    its floor by more than 0.25% of a leg (the contact used to start in the air and float
-    removal pinned the foot to the floor: up to 2.8%); once landed, the foot's lowest
+    its floor by more than 0.25% of a leg on flat ground, 1% on slopes (the contact used to
+    start in the air and float removal pinned the foot to the floor: up to 2.8%); once
+    landed, the foot's lowest
     point stands where the source's does; and the vertical velocity of every point
     changes from frame to frame by at most 0.02 leg/s (flat) or 0.45 leg/s (slope, where
     the foot turns to the slope on its way down) more than the source's (0.9 leg/s used
     to be seen: a foot stopped dead, or a turn to the slope stopped dead)."""
     rng = np.random.default_rng(2024 if ground == "flat" else 2025)
     jump_limit = 0.02 if ground == "flat" else 0.45
+    # (on a slope the approaching foot's heel and toe stand on the ground under each while
+    # its toe tips keep the foot's pitch: a tip may come down to 1% of a leg lower)
+    lowered = 0.0025 if ground == "flat" else 0.01
     for _ in range(10):
         source, land = landing_clip(rng)
         terrain = (Terrain.flat(0.0) if ground == "flat" else
@@ -95,7 +99,7 @@ def test_a_landing_foot_follows_the_source_down_and_stands(ground):
         rest = np.percentile(src, 5, axis=0)
         near = np.flatnonzero((src[:land] - rest).min(axis=1) <= 0.05 * LEG)
         assert near.size, "the synthetic foot comes down"
-        assert np.all(out[near] >= src[near] - 0.0025 * LEG), (
+        assert np.all(out[near] >= src[near] - lowered * LEG), (
             land, float((src[near] - out[near]).max() / LEG))
         landed = slice(land + int(0.2 * RATE), None)
         np.testing.assert_allclose(out[landed].min(axis=1), src[landed].min(axis=1),

@@ -27,6 +27,11 @@ EXIT_RATIO = 2.0
 MIN_CONTACT_TIME = 0.06
 #: Seconds over which a joint's horizontal speed is averaged before it is compared.
 SPEED_WINDOW = 0.05
+#: Seconds ahead within which a joint that still comes lower is landing, not standing.
+LANDING_TIME = 0.2
+#: Share of the contact height by which a joint may still come down after its contact
+#: starts (a landing foot is taken as down once it is this close to where it stops).
+LANDED_SHARE = 0.25
 
 
 def horizontal_speed(positions: Any, dt: float) -> FloatArray:
@@ -107,7 +112,8 @@ def detect_contacts(height: Any, speed: Any, *, enter_height: float, exit_height
     them: the band takes a foot in a few frames before it lands, and pinning it there
     puts it down early (a contact from the first frame is kept).
     Contacts and gaps shorter than ``min_frames`` are removed (gaps first, contacts
-    after their lift-off and touch-down are cut).
+    after their lift-off and touch-down are cut), except a contact at the clip's first or
+    last frame, which the clip cuts short: it needs two frames.
     """
     h = as_float_array(height, "height")
     v = as_float_array(speed, "speed")
@@ -140,7 +146,9 @@ def detect_contacts(height: Any, speed: Any, *, enter_height: float, exit_height
             touch_down = start + (int(down[0]) if down.size else stop - start)
             mask[start:touch_down] = False
             start = touch_down
-        if stop - start < m:
+        # (a contact cut by the clip's first or last frame lasted longer than is seen)
+        edge = start == 0 or stop == len(mask)
+        if stop - start < (min(m, 2) if edge else m):
             mask[start:stop] = False
     return mask
 
@@ -211,7 +219,10 @@ def joint_contacts(heights: Any, speeds: Any, leg_length: float, dt: float, *,
     above twice that height or 1.4× the threshold (hysteresis); a joint at or below the
     ground stays in contact unless it moves faster than the threshold's 1.4× (a planted
     foot that skates is still planted). Contacts and gaps shorter than
-    ``MIN_CONTACT_TIME`` are removed.
+    ``MIN_CONTACT_TIME`` are removed. A contact starts where the joint has landed (its
+    first frames, while it still comes lower within ``LANDING_TIME`` s by more than
+    ``LANDED_SHARE`` of the contact height, are its landing) and ends where it lifts off
+    (its last frames above the entry height are its lift-off), unless the clip cuts it.
     """
     h = np.atleast_2d(np.asarray(heights, dtype=np.float64).T).T
     v = np.atleast_2d(np.asarray(speeds, dtype=np.float64).T).T
@@ -224,12 +235,19 @@ def joint_contacts(heights: Any, speeds: Any, leg_length: float, dt: float, *,
             else float(speed_threshold))
     half = max(1, round(LOCAL_FLOOR_TIME / dt))
     frames = max(2, round(MIN_CONTACT_TIME / dt))
+    landing = max(1, round(LANDING_TIME / dt))
     out = np.zeros(h.shape, dtype=bool)
     for k in range(h.shape[1]):
         height = h[:, k] / size
         local = height - local_minimum(height, half)
         signal = np.where(height <= 0.0, height, local)
+        # (still landing: lower within the next LANDING_TIME s by more than LANDED_SHARE
+        # of the contact height)
+        ahead = np.lib.stride_tricks.sliding_window_view(
+            np.pad(height, (0, landing), mode="edge"), landing + 1).min(axis=1)
         out[:, k] = detect_contacts(signal, scaled_speed[:, k], enter_height=contact_height,
                                     exit_height=EXIT_RATIO * contact_height, enter_speed=0.7 * gate,
-                                    exit_speed=1.4 * gate, min_frames=frames)
+                                    exit_speed=1.4 * gate, min_frames=frames,
+                                    lifting=np.ones(len(signal), dtype=bool),
+                                    landing=height > ahead + LANDED_SHARE * contact_height)
     return out

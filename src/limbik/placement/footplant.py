@@ -1,37 +1,37 @@
-"""Foot placement on terrain for whole clips: contacts, locking, pelvis, leg IK, metrics.
+"""Foot placement on terrain for whole clips: a short pipeline of named stages over one
+:class:`LegTrack` per leg, every stage vectorised over frames.
 
-The method, per frame and per leg (all of it vectorised over frames):
-
-1. The source clip's floor is estimated (or given); the terrain is in world coordinates,
-   so the motion's floor is carried onto the terrain (``FootplantReport.lift``).
-   Contacts come from the foot's height above its local minimum and its speed, with
-   hysteresis (or are given).
-2. In a contact the whole foot is held: the point that carries the weight (the one
-   of heel and toe that stands still and low in the source) does not move, a flat
-   foot keeps both where they landed, and the foot rolls about the heel at heel
-   strike and about the toe at toe-off (the source's own foot rotation, turned about
-   the held point). The lock is released with a smooth blend after the contact.
-3. The ground under the heel and the toe is found. Each keeps the source's height above
-   its floor, minus the source's float in stance (the lowest point rests on the
-   ground; a floating, nearly flat stance foot is laid flat), so the sole follows the
-   ground along the foot within ``max_tilt`` while planted or near the ground (a foot
-   swinging higher keeps the source's pitch); the foot's length is kept, and the foot
-   rolls with the ground across it.
-4. The foot offsets are smoothed with a zero-lag critically damped spring.
-5. The pelvis follows the lower foot's ground and is lowered further where a leg could
-   not reach (Final IK's Grounder), never pushed through the ground, and smoothed; the
-   drop that holds a foot leaving the ground down (at the end of its contact and eased
-   out after it) is taken up by that foot's own leg, not by the pelvis.
-6. Each leg is solved with :func:`limbik.two_bone` about the knee's own hinge axis
-   (estimated from the clip in the thigh's frame), following the animated knee where
-   the source leg is clearly bent, with soft reach near full extension; the result is
-   turned into local rotations by :func:`limbik.apply_ik`'s rule (minimal swing, twist
-   kept); per-leg weights blend with the source.
+1. **contacts**: per foot joint (ankle/heel and toe separately), from its height above its
+   local floor and its speed relative to the leg's length, with hysteresis and a
+   minimum duration (:func:`limbik.placement.contacts.joint_contacts`), or given.
+2. **locks**: during a contact a joint is held still at the median of the source's
+   horizontal positions over the contact (not its first frame: a skating source is held
+   where it stood on average), at its resting height above the ground there; a toe held
+   with its ankle keeps the foot's length. The foot's ground path is the ground under
+   its locks while planted and a smoothstep from the lift-off ground to the landing
+   ground in between.
+3. **swing paths**: every foot joint keeps the source's height above its floor, carried
+   onto the ground path (not onto the bump under it at each frame); the locks are held
+   exactly and eased in before and out after each contact; a swing is raised smoothly
+   where it would pass the terrain closer than the source's own clearance.
+4. **root**: the source's root path lifted by the ground under the feet less the
+   source's floor (one constant on flat ground, low-passed on uneven ground), with one
+   lift that puts the source's typical stance on the ground; it is lowered by one
+   constant as far as most held frames need, and by the least smooth amount more where a
+   held leg still could not reach.
+5. **legs**: knees bend no faster than the source's off contacts; each leg is solved
+   with :func:`limbik.two_bone` about the knee's own hinge axis, with the source knee as
+   the bend reference; the foot turns from the source's by the least rotation onto its
+   new ankle→toe line; toe tips in the ground bend up; everything above the hips is the
+   source's, moved with the root.
+6. **report**: contacts per joint and the metrics before (the source on its own floor)
+   and after (on the ground), :func:`evaluate`'s and :func:`limbik.metrics.score_motion`'s.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -50,13 +50,14 @@ from limbik.geometry.quaternion import (
 from limbik.geometry.vectors import cross
 from limbik.io.units import import_height_field
 from limbik.placement import metrics
-from limbik.placement._footplant_kernels import limit_rate, settle_pitch
+from limbik.placement._footplant_kernels import limit_rate
 from limbik.placement.contacts import (
+    CONTACT_HEIGHT,
     contact_spans,
     contacts_from_ranges,
-    detect_contacts,
-    horizontal_speed,
-    local_minimum,
+    joint_contacts,
+    joint_speed_threshold,
+    smoothed_speed,
 )
 from limbik.placement.feet import (
     estimate_floor,
@@ -79,25 +80,30 @@ Progress = Callable[[int, int, str], None]
 #: Stance float (leg lengths) below which a planted foot keeps the source's height.
 FLOAT_KEPT = 0.005
 _UP = np.array([0.0, 1.0, 0.0])
+#: Share of a leg's length (thigh plus shin) that the root's bound lets a held leg reach,
+#: where the source's own leg reaches less.
+REACH = 0.995
+#: Percentile of the held frames' reach shortfall by which the whole root is lowered at once
+#: (the rest is lowered locally and smoothly).
+DROP_PERCENTILE = 50.0
+#: Units of reach shortfall that one unit of distance from a contact's median position
+#: is worth, when an ankle's lock is chosen (:func:`_reachable_lock`).
+LOCK_SHIFT_COST = 0.02
+#: Leg lengths by which a held foot may stand above the ground where its leg would not
+#: reach it otherwise (before the root is lowered for it).
+FLOAT_ALLOWANCE = 0.005
 #: Degrees per frame by which a leg's knee may bend faster than the source's off contacts.
 KNEE_RATE_SLACK = 1.5
-#: Heights (leg lengths) of a foot's lowest point above where it stands: up to the first,
-#: the foot's pitch follows the ground along it (within ``max_tilt`` of the source's);
-#: from the second up it keeps the source's pitch; between, the allowed change shrinks
-#: smoothly. A steep foot over a slope has two pitches that follow the ground (pointing
-#: down, and turned by twice the slope), and a swing would jump between them.
-SWING_FOLLOW = (0.01, 0.04)
-#: Radians by which a foot is pitched down from its rest, rolled onto its toe, past which
-#: a contact that the foot leaves upward has ended (a toe-off: the foot is lifting off).
-LIFT_OFF_ROLL = np.radians(30.0)
+#: Heights (leg lengths) of a source foot's lowest joint above its resting height: up to
+#: the first, a joint that is not held stands on the ground right under it; from the
+#: second up it follows the foot's smooth ground path; between, it blends smoothly.
+SWING_FOLLOW = (0.005, 0.02)
+#: Height (leg lengths) above its floor below which a source foot at the clip's first or
+#: last frame, outside a contact, takes the root onto the ground under it there.
+EDGE_NEAR = 0.04
 #: Seconds ahead within which a foot that still gets lower (by more than half of
 #: ``FLOAT_KEPT``) is still landing: a contact starts where it has come down.
 LANDING_AHEAD = 0.2
-#: Share of the way from the source leg's reach to where the soft reach starts by which a
-#: leg whose foot is leaving the ground may end up straighter than the source's to take
-#: up the stance drop that holds the rising foot down at the end of its contact and eases
-#: out after it, rather than the pelvis going down with it onto the other leg.
-LEAVING_REACH = 0.5
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -114,8 +120,10 @@ class FootplantReport:
     lift : how far the clip's floor was moved up to lie on the terrain (the terrain's
         median height under the root's path minus ``floor``); 0 without a terrain.
     heel_weight : per leg side, ``(frames,)`` how much the heel is the planted foot's
-        pivot (1 heel, 0 toe): in a contact the point ``w·ankle + (1 − w)·toe`` is held
-        still horizontally.
+        pivot (1 heel, 0 toe): where the foot's length has to be kept, the ankle stays
+        by this share and the toe by the rest.
+    joint_contacts : per leg side, ``(frames, k)`` contact labels of the foot joints
+        (ankle, then toe where the leg has one).
     """
 
     floor: float
@@ -126,6 +134,7 @@ class FootplantReport:
     pelvis_offset: np.ndarray
     lift: float = 0.0
     heel_weight: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
+    joint_contacts: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dictionary."""
@@ -179,9 +188,9 @@ def _legs_world_pose(planted: Motion, source_rotations: np.ndarray, source_world
 def _rest_heights(motion: Motion, full_world: np.ndarray, legs: Sequence[Leg], floor: float,
                   leg_length: float) -> dict[str, np.ndarray]:
     """Per leg, the resting heights above the floor of its foot points (see
-    :func:`foot_joints`): each point's 5th percentile, never below the floor, and no
-    more than 0.5% of a leg above the same point of the other foot (both feet stand on
-    one floor, so a foot that never comes down that far was hovering)."""
+    :func:`foot_joints`): each point's 5th percentile, never below the floor; a point more
+    than 0.5% of a leg above the same point of the other foot takes the other's (both
+    feet stand on one floor, so a foot that never comes down that far was hovering)."""
     own = {leg.side: np.maximum(np.percentile(
         full_world[:, foot_joints(motion, leg), 1] - floor, 5, axis=0), 0.0) for leg in legs}
     out = {}
@@ -189,70 +198,10 @@ def _rest_heights(motion: Motion, full_world: np.ndarray, legs: Sequence[Leg], f
         rest = own[leg.side]
         for other in legs:
             if other.side != leg.side and own[other.side].shape == rest.shape:
-                rest = np.minimum(rest, own[other.side] + 0.005 * leg_length)
+                rest = np.where(rest > own[other.side] + 0.005 * leg_length,
+                                own[other.side], rest)
         out[leg.side] = rest
     return out
-
-
-def _foot_signals(world: np.ndarray, leg: Leg, floor: float, leg_length: float, dt: float
-                  ) -> tuple[np.ndarray, np.ndarray]:
-    """Contact height (leg lengths) and speed (leg lengths/s) of a foot ``(frames,)``.
-
-    A planted foot pivots on its heel (ankle) or its toe, so per frame the foot's
-    height is the lower of the two and its speed the slower. Each point's height is
-    measured from its own resting height (a low percentile, never below the floor).
-    The height used for contacts is the height above the foot's local minimum (±0.4 s),
-    so stances that hover at different heights from step to step are still found; a
-    foot at or below its resting height reads as at or below 0 (grounded).
-    """
-    heights, speeds = [], []
-    for j in dict.fromkeys((leg.ankle, foot_point(leg))):
-        point = world[:, j]
-        above = point[:, 1] - floor
-        rest = max(float(np.percentile(above, 5)), 0.0)
-        heights.append((above - rest) / leg_length)
-        speeds.append(horizontal_speed(point, dt) / leg_length)
-    height = np.min(heights, axis=0)
-    local = height - local_minimum(height, max(1, round(0.4 / dt)))
-    return np.where(height <= 0.0, height, local), np.min(speeds, axis=0)
-
-
-def _sole_heights(full_world: np.ndarray, motion: Motion, leg: Leg, floor: float,
-                  rest: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A foot's points (see :func:`foot_joints`) above the floor ``(frames, k)``, and the
-    heights above their resting heights ``rest`` ``(k,)`` of its heel and of its lowest
-    toe point ``(frames, 2)`` (``(frames, 1)`` without a toe): what stance float is
-    measured on."""
-    above = full_world[:, foot_joints(motion, leg), 1] - floor
-    relative = above - rest
-    if leg.toe is None:
-        return above, relative[:, :1]
-    return above, np.stack([relative[:, 0], relative[:, 1:].min(axis=1)], axis=1)
-
-
-def _landing(sole: np.ndarray, leg_length: float, ahead: int) -> np.ndarray:
-    """Frames ``(n,)`` at which a foot whose heel and toe are ``sole`` ``(n, k)`` above
-    their rests (:func:`_sole_heights`) is still coming down: its lowest point is higher
-    than ``FLOAT_KEPT`` of a leg (the float that stance keeps), and lower by more than
-    half of that within the next ``ahead`` frames."""
-    height = sole.min(axis=1)
-    padded = np.concatenate([height, np.full(ahead, np.inf)])
-    lowest = np.lib.stride_tricks.sliding_window_view(padded, ahead + 1).min(axis=1)
-    keep = FLOAT_KEPT * leg_length
-    return (height > keep) & (height - lowest > 0.5 * keep)
-
-
-def _rolled_onto_toe(world: np.ndarray, leg: Leg, rest: np.ndarray) -> np.ndarray | None:
-    """Frames ``(n,)`` at which a foot is rolled onto its toe: pitched down by more than
-    ``LIFT_OFF_ROLL`` radians from its pitch at rest (heel and toe at their resting
-    heights ``rest``, heel first). None for a leg without a toe."""
-    if leg.toe is None:
-        return None
-    foot = world[:, leg.toe] - world[:, leg.ankle]
-    length = np.maximum(np.linalg.norm(foot, axis=1), 1e-300)
-    pitch = np.arcsin(np.clip(foot[:, 1] / length, -1.0, 1.0))
-    at_rest = np.arcsin(np.clip((rest[1] - rest[0]) / length, -1.0, 1.0))
-    return at_rest - pitch > LIFT_OFF_ROLL
 
 
 def contact_speed_threshold(speeds: np.ndarray) -> float:
@@ -265,248 +214,10 @@ def contact_speed_threshold(speeds: np.ndarray) -> float:
     return float(np.clip(np.sqrt(max(low, 1e-3) * max(high, 1e-3)), 0.1, 2.0))
 
 
-def _ease_after(offset: np.ndarray, spans: list[tuple[int, int]], blend_frames: int, *,
-                keep_rate: bool = False) -> None:
-    """After each span, ease ``offset`` ``(n, k)`` from its last value to 0 (in place).
-
-    With ``keep_rate`` the ease starts at the rate of change of the span's last frames
-    (a cubic Hermite curve), so that what follows ``offset`` keeps its velocity.
-    """
-    n = len(offset)
-    for k, (start, stop) in enumerate(spans):
-        end = offset[stop - 1].copy()
-        rate = (end - offset[stop - 2] if keep_rate and stop - start >= 2
-                else np.zeros_like(end))
-        next_start = spans[k + 1][0] if k + 1 < len(spans) else n
-        length = min(blend_frames, next_start - stop)
-        if length > 0:
-            s = (np.arange(1, length + 1) / (length + 1))[:, None]
-            offset[stop:stop + length] = (end * (1 - s * s * (3 - 2 * s))
-                                          + rate * (length + 1) * s * (1 - s) ** 2)
-
-
-def _ease_around(values: np.ndarray, spans: list[tuple[int, int]], blend_frames: int, *,
-                 keep_rate: bool = False) -> np.ndarray:
-    """``values`` ``(n, k)``, set inside ``spans`` and zero outside, eased in before each
-    span and out after it over ``blend_frames`` (within the gaps, the two eases add)."""
-    before = np.zeros_like(values)
-    for k, (start, _stop) in enumerate(spans):
-        previous_stop = spans[k - 1][1] if k > 0 else 0
-        length = min(blend_frames, start - previous_stop)
-        if length > 0:
-            s = (np.arange(length, 0, -1) / (length + 1))[:, None]
-            before[start - length:start] = values[start] * (1 - s * s * (3 - 2 * s))
-    after = values.copy()
-    _ease_after(after, spans, blend_frames, keep_rate=keep_rate)
-    return after + before
-
-
-def _leaving(drop: np.ndarray, contact: np.ndarray, release_frames: int) -> np.ndarray:
-    """Where a foot leaves the ground ``(n,)``: 1 there, else 0.
-
-    That is, in each contact that ends before the clip does, from where the foot's stance
-    drop ``drop`` ``(n,)`` (:func:`_stance_drop`, units) last starts to grow to the
-    contact's end (the foot rises out of the float that stance keeps and is held down),
-    and over the ``release_frames`` after it outside contacts (the drop easing out).
-    """
-    n = len(drop)
-    c = np.asarray(contact, dtype=bool)
-    out = np.zeros(n)
-    release = np.zeros(n, dtype=bool)
-    for start, stop in contact_spans(c):
-        if stop == n:
-            continue
-        steady = np.flatnonzero(np.diff(drop[start:stop]) <= 0.0)
-        rise = start + (int(steady[-1]) + 1 if steady.size else 0)
-        if drop[stop - 1] > drop[rise]:
-            out[rise:stop] = 1.0
-        release[stop:stop + release_frames] = True
-    out[release & ~c] = 1.0
-    return out
-
-
 def _ramp(x: np.ndarray) -> np.ndarray:
     """Smoothstep of ``x`` clipped to [0, 1]."""
     s = np.clip(x, 0.0, 1.0)
     return s * s * (3 - 2 * s)
-
-
-def _stance_drop(relative: np.ndarray, contact: np.ndarray, keep: float, blend_frames: int,
-                 dt: float, smooth_time: float) -> np.ndarray:
-    """How far to lower each point of a planted foot ``(n, k)``, from the points' heights
-    above their resting heights ``relative`` ``(n, k)`` (heel first, then the toe).
-
-    In a contact the foot's float (its lowest point's height above rest) beyond ``keep``
-    (capture noise) is removed. A foot that floated more than ``2·keep`` was not standing
-    on anything; where it is also nearly flat (its points' heights above rest within
-    ``5·keep`` of each other) it is laid flat on the ground, every point at its rest:
-    fully where it floated ``3·keep`` or more and its points are within ``3·keep`` of
-    each other, smoothly less toward those bounds, spring-smoothed over ``smooth_time``
-    seconds within the contact; over its approach the contact's first value holds (a
-    foot in the air is no stance, and a flat one would read as floating). The drops ease
-    in before each contact and out after it over ``blend_frames``, starting out at the
-    rate they changed at the end of the contact (a foot lifting off keeps its speed).
-    """
-    spans = contact_spans(contact)
-    hover = relative.min(axis=1)
-    float_removed = np.maximum(hover - keep, 0.0)
-    spread = relative.max(axis=1) - hover
-    flat_float = _ramp((5 * keep - spread) / (2 * keep)) * _ramp((hover - 2 * keep) / keep)
-    # the approach to a contact (up to blend_frames, the later half of the gap after
-    # another) takes the value the foot lands with: the smoothing then carries no swing
-    # into the contact (a flat foot in the air reads as floating)
-    for k, (start, _stop) in enumerate(spans):
-        gap = start - spans[k - 1][1] if k > 0 else 2 * start
-        length = min(blend_frames, gap // 2)
-        flat_float[start - length:start] = flat_float[start]
-    flatten = smooth_zero_lag(flat_float, dt, smooth_time)[:, None]
-    drop = float_removed[:, None] + flatten * np.maximum(relative - float_removed[:, None], 0.0)
-    drop[~np.asarray(contact, dtype=bool)] = 0.0
-    return np.maximum(_ease_around(drop, spans, blend_frames, keep_rate=True), 0.0)
-
-
-def _heel_weight(heel: np.ndarray, toe: np.ndarray, dt: float, leg_length: float,
-                 speed_gate: float) -> tuple[np.ndarray, np.ndarray]:
-    """How much the heel carries the foot ``(n,)`` (1 heel, 0 toe), and how flat the foot
-    stands ``(n,)`` (1: heel and toe both carry it), from the source's heel (ankle) and toe
-    positions ``(n, 3)``.
-
-    The point that carries the weight is the one that stands still and low: each point
-    scores its height above its local minimum (±0.4 s) in units of 1.5% of a leg plus its
-    speed (smoothed over 0.05 s) in units of half the clip's contact speed threshold
-    ``speed_gate`` (leg lengths/s; at least 0.15, more where the source's planted feet
-    skate); the lower score wins, with a smooth blend where the two are within half a unit. A
-    heel strike (the toe still coming down) goes to the heel, a toe-off (the heel rising) to
-    the toe, and a turn on the ball of the foot to the toe even when the heel is as low. A
-    point carries weight with a score up to 1 and none from 2 on; the foot stands flat where
-    both carry it.
-    """
-    unit = max(0.15, 0.5 * speed_gate)
-    kernel = np.ones(max(1, round(0.05 / dt)) | 1)
-    kernel /= kernel.sum()
-    scores = []
-    for point in (heel, toe):
-        velocity = np.gradient(point, dt, axis=0) if len(point) > 1 else np.zeros_like(point)
-        speed = np.convolve(np.pad(np.linalg.norm(velocity, axis=1), len(kernel) // 2,
-                                   mode="edge"), kernel, mode="valid")
-        height = point[:, 1] - local_minimum(point[:, 1], max(1, round(0.4 / dt)))
-        scores.append(height / (0.015 * leg_length) + speed / (unit * leg_length))
-    s = np.clip(scores[1] - scores[0] + 0.5, 0.0, 1.0)
-    carries = [np.clip(2.0 - score, 0.0, 1.0) for score in scores]
-    flat = carries[0] * carries[1]
-    return s * s * (3 - 2 * s), flat * flat * (3 - 2 * flat)
-
-
-def _lock_offsets(ankle: np.ndarray, foot: np.ndarray, contact: np.ndarray,
-                  heel: np.ndarray, flat: np.ndarray, blend_frames: int
-                  ) -> tuple[np.ndarray, np.ndarray]:
-    """Horizontal (x, z) offsets of the ankle ``(frames, 2)`` and of the foot vector
-    ``(frames, 2)`` that hold the foot during contacts.
-
-    ``ankle`` is ``(frames, 3)`` and ``foot`` the ankle→toe vectors ``(frames, 3)`` (zeros
-    without a toe); ``heel`` and ``flat`` are :func:`_heel_weight`'s. Inside a contact:
-
-    - where the foot stands flat (heel and toe both carry it) neither moves: the foot
-      vector keeps the value it had when the foot came down flat;
-    - otherwise the foot turns as the source's does (its vector changes by the source's
-      change, ``(1 - flat)·Δfoot``) about the point that carries it: the ankle moves by
-      the toe-pivoted share of that change, ``-(1 - heel)·Δfoot``, and the toe is the
-      ankle plus the foot vector. A heel strike rolls over the heel, a toe-off over the
-      toe, and neither point slides while it carries the foot.
-
-    Without a toe the ankle is held. The foot is held where the source foot is on average
-    during the contact (a skating source then strains the legs half as much as a lock
-    where the contact began); both offsets ease in over ``blend_frames`` before the
-    contact and back to zero over as many after it (within the gaps between contacts).
-    """
-    n = len(ankle)
-    spans = contact_spans(contact)
-    if not spans:
-        return np.zeros((n, 2)), np.zeros((n, 2))
-    a = ankle[:, [0, 2]]
-    v = foot[:, [0, 2]]
-    c = np.asarray(contact, dtype=bool)
-    starts = np.array([start for start, _ in spans])
-    first = np.zeros(n, dtype=bool)
-    first[starts] = True
-    owner = np.maximum.accumulate(np.where(first, np.arange(n), 0))
-
-    def since_start(step: np.ndarray) -> np.ndarray:
-        """Per contact, the sum of ``step`` since its first frame (one cumulative sum)."""
-        step[first | ~c] = 0.0
-        total = np.cumsum(step, axis=0)
-        return total - total[owner]
-
-    turn = np.zeros((n, 2))
-    turn[1:] = (1.0 - flat[1:, None]) * np.diff(v, axis=0)
-    held_foot = v[owner] + since_start(turn.copy())
-    moved = np.zeros((n, 2))
-    moved[1:] = (1.0 - heel[1:, None]) * np.diff(held_foot, axis=0)
-    held = a[owner] - since_start(moved)
-    gap = np.where(c[:, None], a - held, 0.0)
-    sums = np.add.reduceat(gap, starts, axis=0)[:len(spans)]
-    inside = np.add.reduceat(c.astype(np.float64), starts)[:len(spans)]
-    shift = sums / np.maximum(inside, 1.0)[:, None]
-    span_of = np.searchsorted(starts, np.arange(n), side="right") - 1
-    offset = np.where(c[:, None], held + shift[np.maximum(span_of, 0)] - a, 0.0)
-    foot_offset = np.where(c[:, None], held_foot - v, 0.0)
-    return _ease_around(offset, spans, blend_frames), _ease_around(foot_offset, spans,
-                                                                  blend_frames)
-
-
-def _place_foot(ankle: np.ndarray, toe: np.ndarray | None, lock: np.ndarray,
-                heights: tuple[np.ndarray, np.ndarray | None], heel: np.ndarray,
-                terrain: Terrain, max_tilt: np.ndarray, full_tilt: float,
-                foot: np.ndarray | None = None, rounds: int = 12
-                ) -> tuple[np.ndarray, np.ndarray | None]:
-    """Ankle (and toe) targets on the terrain at the given heights above it.
-
-    ``lock`` moves the ankle; the toe starts at the ankle plus ``foot`` (default: the
-    source's ankle→toe vector), as the lock assumed. ``rounds`` bounds the resampling
-    of the ground.
-
-    The foot keeps its length; its pitch follows the ground along the foot, changed by
-    at most ``max_tilt`` ``(n,)`` (radians) from the source's, a limit whose corner is
-    eased (``_footplant_kernels.eased_limit``; ``full_tilt`` is the largest limit, at
-    which the ground is followed exactly); it pivots on the heel (weight ``heel``) or
-    the toe.
-    """
-    a = ankle.copy()
-    a[:, [0, 2]] += lock
-    ha, ht = heights
-    if toe is None or ht is None:
-        a[:, 1] = terrain.height(a[:, 0], a[:, 2]) + ha
-        return a, None
-    t = toe.copy()
-    t[:, [0, 2]] = a[:, [0, 2]] + (toe - ankle if foot is None else foot)[:, [0, 2]]
-    source = toe - ankle
-    length = np.linalg.norm(source, axis=1)
-    horizontal = np.hypot(source[:, 0], source[:, 2])
-    source_pitch = np.arctan2(source[:, 1], np.maximum(horizontal, 1e-300))
-    along = (source if foot is None else foot)[:, [0, 2]]
-    along_size = np.linalg.norm(along, axis=1)
-    heading = np.where(along_size[:, None] > 1e-9 * np.maximum(length, 1e-300)[:, None],
-                       along / np.maximum(along_size, 1e-300)[:, None], 0.0)
-    w = heel[:, None]
-    # the pivot (heel or toe, as weighted) stays where the lock put it; the ground is
-    # sampled again where the new pitch moves the other end, until that settles
-    pivot = w * a[:, [0, 2]] + (1 - w) * t[:, [0, 2]]
-    # (compiled: settle_pitch also bisects where the plain iteration does not settle)
-    pitch, ay, ty = settle_pitch(
-        terrain.heights, terrain.cell_size, terrain.origin[0], terrain.origin[1],
-        np.ascontiguousarray(pivot), np.ascontiguousarray(heading),
-        np.ascontiguousarray(heel, dtype=np.float64), length, along_size,
-        np.ascontiguousarray(ha, dtype=np.float64), np.ascontiguousarray(ht, dtype=np.float64),
-        np.ascontiguousarray(source_pitch), np.ascontiguousarray(max_tilt, dtype=np.float64),
-        full_tilt, rounds)
-    reach = (length * np.cos(pitch))[:, None] * heading
-    rise = length * np.sin(pitch)
-    base_y = heel * ay + (1 - heel) * (ty - rise)
-    a[:, [0, 2]] = pivot - (1 - w) * reach
-    a[:, 1] = base_y
-    t[:, [0, 2]] = pivot + w * reach
-    t[:, 1] = base_y + rise
-    return a, t
 
 
 def _knee_angles(distance: np.ndarray, thigh: float, shin: float) -> np.ndarray:
@@ -654,33 +365,6 @@ def _contact_distances(contact: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return before, after
 
 
-def _approach(contact: np.ndarray, frames: int) -> np.ndarray:
-    """0 to 1 over the ``frames`` before each contact starts, 1 inside, 0 after: ``(n,)``."""
-    _, after = _contact_distances(contact)
-    return _ramp(1.0 - after / (frames + 1))
-
-
-def _pin_weight(contact: np.ndarray, frames: int) -> np.ndarray:
-    """1 inside contacts, easing to 0 over ``frames`` on either side: ``(n,)``."""
-    before, after = _contact_distances(contact)
-    return _ramp(1.0 - np.minimum(before, after) / (frames + 1))
-
-
-def _dilate(mask: np.ndarray, frames: int) -> np.ndarray:
-    """``mask`` ``(n,)`` widened by ``frames`` on either side."""
-    if frames <= 0 or not np.any(mask):
-        return mask.copy()
-    return local_minimum(np.where(mask, 0.0, 1.0), frames) == 0.0
-
-
-def _pinned_smooth(exact: np.ndarray, pin: np.ndarray, dt: float, smooth_time: float
-                   ) -> np.ndarray:
-    """Spring-smoothed ``exact`` ``(n, ...)``, equal to it where ``pin`` ``(n,)`` is 1."""
-    smoothed = smooth_zero_lag(exact, dt, smooth_time)
-    weight = pin.reshape(pin.shape + (1,) * (exact.ndim - 1))
-    return smoothed + weight * (exact - smoothed)
-
-
 def _smooth_below(bound: np.ndarray, half_width: int) -> np.ndarray:
     """A smooth curve that never exceeds ``bound`` ``(frames,)``: erode, then average.
 
@@ -809,6 +493,661 @@ def _facing(world: np.ndarray, legs: Sequence[Leg]) -> np.ndarray:
     return forward / np.maximum(np.linalg.norm(forward, axis=1, keepdims=True), 1e-300)
 
 
+@dataclasses.dataclass
+class LegTrack:
+    """One leg through :func:`footplant`'s stages: what each stage knows of it.
+
+    ``joints`` are the foot joints that take contacts (ankle, then toe where the leg has
+    one); arrays are per frame ``F`` and per foot joint ``k``.
+    """
+
+    leg: Leg
+    thigh: float
+    shin: float
+    joints: list[int]
+    source: np.ndarray  # (F, k, 3) source world positions of the foot joints
+    rest: np.ndarray  # (k,) each joint's resting height above the floor
+    contacts: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 0), bool))
+    locks: np.ndarray | None = None  # (F, k, 3) held positions (nan outside contacts)
+    ground: np.ndarray | None = None  # (F,) the ground path the foot travels over
+    root_ground: np.ndarray | None = None  # (F,) the same, as the root follows it
+    pins: np.ndarray | None = None  # (F, k) 0..1 how much each joint is held
+    targets: np.ndarray | None = None  # (F, k, 3) where the foot joints go
+    hover: list[float] = dataclasses.field(default_factory=list)  # per contact, the
+    # source's stance height above the joints' rests (a network's stances hover)
+    stand: np.ndarray | None = None  # (F,) 0..1 how much the foot stands on the ground
+    sole: np.ndarray | None = None  # (F,) the source foot's lowest point (ankle, toe, toe
+    # tips) above its resting height
+
+    @property
+    def planted(self) -> np.ndarray:
+        """``(F,)`` frames on which any of the foot's joints is in contact."""
+        return np.asarray(self.contacts.any(axis=1), dtype=bool)
+
+
+def _ease_weights(mask: np.ndarray, before: int, after: int) -> np.ndarray:
+    """1 on ``mask`` ``(n,)``, easing (smoothstep) to 0 over ``before`` frames before each
+    run of it and ``after`` frames after it: ``(n,)``."""
+    until, since = _contact_distances(mask)[1], _contact_distances(mask)[0]
+    ramp_in = _ramp(1.0 - until / (before + 1)) if before > 0 else (until == 0).astype(float)
+    ramp_out = _ramp(1.0 - since / (after + 1)) if after > 0 else (since == 0).astype(float)
+    return np.maximum(ramp_in, ramp_out)
+
+
+def _eased_offsets(values: np.ndarray, mask: np.ndarray, before: int, after: int
+                   ) -> np.ndarray:
+    """``values`` ``(n, d)`` on ``mask`` (n,), carried from the nearest run's edge and eased
+    to 0 over ``before`` frames before each run and ``after`` frames after it (in a gap
+    shorter than both, the two are blended, their weights summing to 1)."""
+    n = len(mask)
+    out = np.zeros_like(values)
+    inside = np.flatnonzero(mask)
+    if inside.size == 0:
+        return out
+    idx = np.arange(n)
+    since, until = _contact_distances(mask)
+    last = inside[np.clip(np.searchsorted(inside, idx, side="right") - 1, 0, inside.size - 1)]
+    nxt = inside[np.clip(np.searchsorted(inside, idx), 0, inside.size - 1)]
+    w_out = _ramp(1.0 - since / (after + 1)) if after > 0 else (since == 0).astype(float)
+    w_in = _ramp(1.0 - until / (before + 1)) if before > 0 else (until == 0).astype(float)
+    # (in a gap shorter than the longer ease, one smoothstep across the whole gap from the
+    # last run's value to the next one's, so it meets both edges; in a longer gap shorter
+    # than both eases, they share it)
+    short = (~mask) & np.isfinite(since) & np.isfinite(until) & (since + until - 1
+                                                                 < max(before, after))
+    if np.any(short):
+        share = _ramp(since[short] / (since[short] + until[short]))
+        w_out[short], w_in[short] = 1.0 - share, share
+    total = np.maximum(w_out + w_in, 1.0)
+    out = (w_out / total)[:, None] * values[last] + (w_in / total)[:, None] * values[nxt]
+    out[mask] = values[mask]
+    return out
+
+
+def _stage_tracks(motion: Motion, full_world: np.ndarray, legs: Sequence[Leg],
+                  floor: float, leg_length: float) -> list[LegTrack]:
+    """A :class:`LegTrack` per leg: lengths, foot joints, their source paths and rests."""
+    rests = _rest_heights(motion, full_world, legs, floor, leg_length)
+    tracks = []
+    for leg in legs:
+        thigh, shin = leg_lengths(motion, leg)
+        joints = [leg.ankle] + ([leg.toe] if leg.toe is not None else [])
+        sole = (full_world[:, foot_joints(motion, leg), 1] - floor - rests[leg.side]).min(axis=1)
+        tracks.append(LegTrack(leg, thigh, shin, joints, full_world[:, joints].copy(),
+                               rests[leg.side][:len(joints)], sole=sole))
+    return tracks
+
+
+def _stage_contacts(tracks: list[LegTrack], given: Mapping[str, Any] | None, floor: float,
+                    leg_length: float, dt: float, contact_height: float,
+                    contact_speed: float | None) -> None:
+    """Contacts per foot joint: given per leg, else :func:`joint_contacts` on the source's
+    heights above its floor and speeds, one speed threshold for all the clip's feet."""
+    speeds = [np.stack([smoothed_speed(t.source[:, k], dt) for k in range(len(t.joints))],
+                       axis=1) for t in tracks]
+    gate = (joint_speed_threshold(np.concatenate([s.ravel() for s in speeds]) / leg_length)
+            if contact_speed is None
+            else as_float(contact_speed, "contact_speed", minimum=0.0, exclusive=True))
+    frames = len(tracks[0].source) if tracks else 0
+    for track, speed in zip(tracks, speeds, strict=True):
+        side = track.leg.side
+        mask = None if given is None else given.get(side)
+        if mask is None:
+            heights = track.source[..., 1] - floor
+            track.contacts = joint_contacts(heights, speed, leg_length, dt,
+                                            contact_height=contact_height,
+                                            speed_threshold=gate)
+            continue
+        if np.asarray(mask).dtype == bool:
+            m = np.asarray(mask)
+            if m.shape != (frames,):
+                raise InvalidInputError(f"contacts[{side!r}] must have shape ({frames},), "
+                                        f"got {m.shape}", argument="contacts")
+        else:
+            m = contacts_from_ranges(mask, frames)
+        track.contacts = np.repeat(m[:, None], len(track.joints), axis=1)
+
+
+def _stage_hovers(track: LegTrack, floor: float) -> None:
+    """Per foot contact, how far above its resting height the source's foot stands: the
+    lower quartile over the contact of its lowest joint's height above that joint's rest
+    (a network's stances hover; a foot rolling onto its toe does not)."""
+    lowest = (track.source[..., 1] - floor - track.rest).min(axis=1)
+    track.hover = [float(np.percentile(lowest[start:stop], 25))
+                   for start, stop in contact_spans(track.planted)]
+
+
+def _reachable_lock(track: LegTrack, hip: np.ndarray, start: int, stop: int,
+                    drop: float) -> tuple[np.ndarray, float]:
+    """The ankle's held horizontal position ``(2,)`` over the contact ``[start, stop)``: of
+    the source's own positions over the contact and their median, the one the leg reaches
+    best from the source's hip path ``hip`` ``(F, 3)`` (its largest shortfall, with the
+    hip ``drop`` above the ankle's rest, lowest), preferring the median; and the largest
+    shortfall there (units)."""
+    src = track.source[start:stop, 0][:, [0, 2]]
+    median = np.median(src, axis=0)
+    candidates = np.concatenate([median[None], src])
+    full = track.thigh + track.shin
+    h = hip[start:stop]
+    source_reach = np.linalg.norm(track.source[start:stop, 0] - h, axis=1)
+    reach = np.clip(source_reach, REACH * full, 0.9999 * full)
+    vertical = h[:, 1] - drop
+    d = np.hypot(np.hypot(h[None, :, 0] - candidates[:, None, 0],
+                          h[None, :, 2] - candidates[:, None, 1]), vertical[None])
+    shortfall = np.maximum(d - reach[None], 0.0).max(axis=1)
+    cost = shortfall + LOCK_SHIFT_COST * np.linalg.norm(candidates - median, axis=1)
+    best = int(np.argmin(cost))
+    return candidates[best], float(shortfall[best])
+
+
+def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
+                 hip: np.ndarray, lock_feet: bool, dt: float) -> None:
+    """Where each foot joint is held during each of its contacts, at its resting height
+    above the ground there: the median of the source's horizontal positions over the
+    contact (robust to a skating source); an ankle whose leg would not reach that from
+    the source's hip path is held at the source position over the contact that it
+    reaches best (:func:`_reachable_lock`), up to ``FLOAT_ALLOWANCE`` higher where it still
+    would not, and a toe held with it moves with it and keeps the foot's length. Heights:
+    the source's own (its lower decile over the contact) less the whole foot's float
+    beyond ``FLOAT_KEPT``, rising with the source beyond ``RISE_KEPT``, and following it
+    exactly before it first comes down to its standing height in the contact.
+
+    Also the ground path the foot travels over: the ground under its locks while planted,
+    a smoothstep from the lift-off ground to the landing ground between contacts, and
+    from or to the ground under the foot at the clip's first or last frame where it is
+    not in contact there; and the root's copy of it (``root_ground``), which takes those
+    edge levels only where the foot is within ``EDGE_NEAR`` of its floor there."""
+    n, k = track.contacts.shape
+    locks = np.full((n, k, 3), np.nan)
+    levels: list[tuple[int, int, float]] = []
+    length = (float(np.median(np.linalg.norm(track.source[:, 1] - track.source[:, 0], axis=1)))
+              if k > 1 else 0.0)
+    shifts = np.zeros((n, 2))
+    raised = np.zeros(n)
+    size = track.thigh + track.shin
+    allowance = FLOAT_ALLOWANCE * size
+    # the joints' heights above their rests, less the whole foot's float beyond FLOAT_KEPT
+    # of a leg on each frame (a foot on tiptoe keeps its heel up; a hovering one comes
+    # down)
+    above_rest = track.source[..., 1] - floor - track.rest
+    # (the sole's lowest point, toe tips included: in a toe-off the toe joint rises over
+    # tips that stay on the ground; on each planted frame its float is removed, except
+    # while the foot is still landing at the start of its contact or lifting at its end,
+    # where the move is lowered by the float it lands or lifts with: it comes down and
+    # lifts off as the source's does, and stands where the source's stops)
+    lowest = above_rest.min(axis=1) if track.sole is None else track.sole
+    foot_float = np.maximum(lowest - FLOAT_KEPT * size, 0.0)
+    window = max(1, round(LANDING_AHEAD / dt))
+    for start, stop in contact_spans(track.planted):
+        if start > 0:  # (a contact the clip starts in has landed)
+            ahead = lowest[start:min(stop, start + window + 1)]
+            landed = start + int(np.flatnonzero(ahead <= ahead.min() + FLOAT_KEPT * size)[0])
+            foot_float[start:landed] = foot_float[landed]
+        if stop < n:  # (and lifts off as the source's does, from its last low)
+            behind = lowest[max(start, stop - window - 1):stop]
+            last = stop - len(behind) + int(np.flatnonzero(
+                behind <= behind.min() + FLOAT_KEPT * size)[-1])
+            foot_float[last:stop] = foot_float[last]
+    standing = above_rest - foot_float[:, None]
+    for j in range(k):
+        for start, stop in contact_spans(track.contacts[:, j]):
+            xz = np.median(track.source[start:stop, j][:, [0, 2]], axis=0)
+            up = 0.0
+            if j == 0:
+                chosen, short = _reachable_lock(track, hip, start, stop,
+                                                floor + hover + track.rest[0])
+                shifts[start:stop] = chosen - xz
+                xz = chosen
+                up = min(short, allowance)
+                raised[start:stop] = up
+            elif np.any(track.contacts[start:stop, 0]):
+                held = track.contacts[start:stop, 0]
+                xz = xz + shifts[start:stop][held].mean(axis=0)
+                up = float(raised[start:stop][held].max())
+            # held still over the ground; its height above the ground is the source's
+            # standing height above its rest (the source's, less the sole's float): a
+            # foot rolling onto its ball or its heel rolls as the source's does, and a
+            # landing one comes down as the source's does (never into the ground, and at
+            # least ``up`` above its rest where the leg would not reach lower)
+            height = np.maximum(standing[start:stop, j], -float(track.rest[j]))
+            if up > 0.0:
+                height = np.maximum(height, up)
+            y = float(ground.height(xz[0], xz[1])) + track.rest[j] + height
+            locks[start:stop, j] = np.stack([np.full(stop - start, xz[0]), y,
+                                             np.full(stop - start, xz[1])], axis=1)
+    if k > 1:  # where both are held, the foot keeps its length about the ball of the foot
+        _hold_foot_length(locks, track.contacts, length, ground)
+    track.locks = locks if lock_feet else np.full_like(locks, np.nan)
+    planted = track.planted
+    for start, stop in contact_spans(planted):  # the ground under the held joints
+        held = track.contacts[start:stop]
+        grounds = [float(np.median(ground.height(locks[start:stop, j, 0][held[:, j]],
+                                                 locks[start:stop, j, 2][held[:, j]])))
+                   for j in range(k) if np.any(held[:, j])]
+        levels.append((start, stop, float(np.mean(grounds))))
+    if not levels:  # never planted: the ground under the foot, low-passed
+        below = ground.height(track.source[:, 0, 0], track.source[:, 0, 2])
+        track.ground = smooth_zero_lag(below, 1.0, 5.0) if n > 1 else below
+        track.root_ground = track.ground
+        return
+    # a clip that begins or ends with the foot outside a contact (landing as the clip
+    # ends, say, or mid-swing) begins or ends the foot's path on the ground under it
+    # there; the root's share of it only where the foot is near the floor there
+    lowest = (track.source[..., 1] - floor).min(axis=1)
+    size = track.thigh + track.shin
+    foot_levels, root_levels = list(levels), list(levels)
+    for edge, first in ((0, True), (n - 1, False)):
+        if not planted[edge]:
+            j = int(np.argmin(track.source[edge, :, 1]))
+            under = float(ground.height(track.source[edge, j, 0], track.source[edge, j, 2]))
+            foot_levels.insert(0 if first else len(foot_levels), (edge, edge + 1, under))
+            if lowest[edge] <= EDGE_NEAR * size:
+                root_levels.insert(0 if first else len(root_levels), (edge, edge + 1, under))
+    track.ground = _level_path(foot_levels, n)
+    track.root_ground = _level_path(root_levels, n)
+
+
+def _hold_foot_length(locks: np.ndarray, contacts: np.ndarray, length: float,
+                      ground: Terrain) -> None:
+    """In place, over each span where both foot joints are held (``contacts`` ``(n, 2)``),
+    in time order: the toe's lock ``locks[:, 1]`` ``(n, 3)`` is moved, for the whole of
+    its contact, to ``length`` from the ankle's at the span's first frame along their
+    heading over the ground (its height above the ground kept); within the span the
+    ankle's lock turns about the toe's, ``length`` from it at its own height (a heel
+    rolling up over the ball of the foot comes closer to it), keeping its height above
+    the ground; and for the rest of the ankle's contact after the span it stays where it
+    got to."""
+    both = np.asarray(contacts, dtype=bool).all(axis=1)
+    n = both.shape[0]
+    for start, stop in contact_spans(both):
+        a0, t0 = locks[start, 0], locks[start, 1]
+        heading = (t0 - a0)[[0, 2]]
+        size = float(np.linalg.norm(heading))
+        if not size > 1e-9 * max(length, 1e-300):
+            continue
+        heading /= size
+        toe_start = start
+        while toe_start > 0 and contacts[toe_start - 1, 1]:
+            toe_start -= 1
+        toe_stop = start
+        while toe_stop < n and contacts[toe_stop, 1]:
+            toe_stop += 1
+        # (the toe's place: ``length`` from the ankle's at the toe's own height above the
+        # ground under it, a fixed point over that ground in eight rounds)
+        above = locks[toe_start:toe_stop, 1, 1] - ground.height(t0[0], t0[2])
+        xz = t0[[0, 2]]
+        for _ in range(8):
+            dy = float(np.clip(ground.height(xz[0], xz[1]) + above[start - toe_start] - a0[1],
+                               -0.99 * length, 0.99 * length))
+            xz = a0[[0, 2]] + heading * np.sqrt(length * length - dy * dy)
+        toe = locks[toe_start:toe_stop, 1]
+        toe[:, 1] = ground.height(xz[0], xz[1]) + above
+        toe[:, 0], toe[:, 2] = xz[0], xz[1]
+        a, t = locks[start:stop, 0], locks[start:stop, 1]
+        rise = np.clip(a[:, 1] - t[:, 1], -0.99 * length, 0.99 * length)
+        heel = t[:, [0, 2]] - heading * np.sqrt(length * length - rise * rise)[:, None]
+        a[:, 1] += ground.height(heel[:, 0], heel[:, 1]) - ground.height(a[:, 0], a[:, 2])
+        a[:, 0], a[:, 2] = heel[:, 0], heel[:, 1]
+        after = stop
+        while after < n and contacts[after, 0]:
+            after += 1
+        if after > stop:
+            rest = locks[stop:after, 0]
+            rest[:, 1] += (ground.height(heel[-1, 0], heel[-1, 1])
+                           - ground.height(rest[:, 0], rest[:, 2]))
+            rest[:, 0], rest[:, 2] = heel[-1, 0], heel[-1, 1]
+
+
+def _level_path(levels: list[tuple[int, int, float]], n: int) -> np.ndarray:
+    """A ground path ``(n,)`` at each ``(start, stop, level)`` on its frames, and a
+    smoothstep from one level to the next between them."""
+    path = np.empty(n)
+    for start, stop, level in levels:
+        path[start:stop] = level
+    path[:levels[0][0]] = levels[0][2]
+    path[levels[-1][1]:] = levels[-1][2]
+    for (_, stop, g0), (start, _, g1) in itertools.pairwise(levels):
+        s = (np.arange(stop, start) - stop + 1) / (start - stop + 1)
+        path[stop:start] = g0 + (g1 - g0) * _ramp(s)
+    return path
+
+
+def _stage_swing(track: LegTrack, ground: Terrain, floor: float, hover: float,
+                 ease_in: int, ease_out: int, landing: int) -> None:
+    """The foot's targets: the source's height above its floor carried onto the ground path
+    (never above the bump under it frame by frame), locks held exactly while in contact
+    and eased in before and out after; the swing raised, smoothly, where it would pass
+    closer to the terrain than the source's lowest clearance in that swing; the foot kept
+    at its length, the held joint fixed."""
+    n, k = track.contacts.shape
+    assert track.ground is not None and track.locks is not None
+    base = track.source.copy()
+    base[..., 1] += (track.ground - floor - hover)[:, None]
+    targets = base.copy()
+    pins = np.zeros((n, k))
+    for j in range(k):
+        if j > 0:  # a toe starts from where its ankle went, the foot turned as the source's
+            base[:, j] = targets[:, 0] + track.source[:, j] - track.source[:, 0]
+            targets[:, j] = base[:, j]
+        held = track.contacts[:, j] & np.isfinite(track.locks[:, j, 0])
+        if not np.any(held):
+            continue
+        # (the lock's offset from the source, its height taken above the ground under
+        # each, so that easing it out over sloping ground keeps the height above it)
+        gap = np.zeros((n, 3))
+        lock = track.locks[held, j]
+        gap[held] = lock - base[held, j]
+        gap[held, 1] = (lock[:, 1] - ground.height(lock[:, 0], lock[:, 2])
+                        - (base[held, j, 1] - track.ground[held]))
+        targets[:, j] = base[:, j] + _eased_offsets(gap, held, ease_in, ease_out)
+        pins[:, j] = _ease_weights(held, ease_in, ease_out)
+    # a joint while its foot is planted stands on the ground under it, not on the foot's
+    # ground path (which it follows in swing)
+    # (easing in and out over the short ease-in both ways: a foot that has left the ground
+    # follows its path, not the bumps under it); and so does one landing or lifting off
+    # (within ``landing`` frames of a contact) as far as the source's is near its floor:
+    # fully within SWING_FOLLOW[0] of its rest, not from SWING_FOLLOW[1] up
+    planted = _ease_weights(track.planted, ease_in, ease_in)
+    size = track.thigh + track.shin
+    low, high = SWING_FOLLOW[0] * size, SWING_FOLLOW[1] * size
+    near = _ramp((high - (track.source[..., 1] - floor - track.rest).min(axis=1))
+                 / (high - low)) * _ease_weights(track.planted, landing, landing)
+    track.stand = np.maximum(planted, near)
+    for j in range(k):
+        conform = track.stand
+        rows = np.flatnonzero(conform > 0.0)
+        if rows.size:
+            under = ground.height(targets[rows, j, 0], targets[rows, j, 2])
+            targets[rows, j, 1] += conform[rows] * (under - track.ground[rows])
+    if k > 1:  # the foot keeps its length: the held joint stays, the other follows
+        length = np.linalg.norm(track.source[:, 1] - track.source[:, 0], axis=1)[:, None]
+        a, t = targets[:, 0], targets[:, 1]
+        # an ankle free over a held toe hangs from it as the source's does (a heel rolling
+        # up and forward over the ball of the foot)
+        over = (pins[:, 1] * (1.0 - pins[:, 0]))[:, None]
+        hang = t + track.source[:, 0] - track.source[:, 1]
+        rows = np.flatnonzero(over[:, 0] > 0.0)
+        if rows.size:
+            _hang_over_ground(hang, t, track.source[:, 0] - track.source[:, 1],
+                              length[:, 0], rows, ground, track.stand)
+        a = (1.0 - over) * a + over * hang
+        # the foot's length is kept by moving the joint held less (:func:`_toe_share`);
+        # on a standing foot both joints keep their heights above the ground under them
+        # (a heel rising off a held toe comes closer to it over the ground as the foot
+        # turns about it; three rounds, as the ground under a moved joint changes), and a
+        # swinging one keeps its direction (one that points nearly straight down has two
+        # pitches at which both joints keep their heights)
+        source_heading = (track.source[:, 1] - track.source[:, 0])[:, [0, 2]]
+        standing = np.flatnonzero(track.stand > 0.0)
+        w = track.stand[standing, None]
+        toe_first = _toe_share(pins[:, 0:1], pins[:, 1:2])
+        held = a[standing], t[standing]
+        for _ in range(3):
+            before = held
+            held = _keep_length(held[0], held[1], length[standing], toe_first[standing],
+                                source_heading[standing])
+            for new, old in zip(held, before, strict=True):
+                new[:, 1] += w[:, 0] * (ground.height(new[:, 0], new[:, 2])
+                                        - ground.height(old[:, 0], old[:, 2]))
+        a[standing] = w * held[0] + (1.0 - w) * a[standing]
+        t[standing] = w * held[1] + (1.0 - w) * t[standing]
+        direction = (t - a) / np.maximum(np.linalg.norm(t - a, axis=1, keepdims=True), 1e-300)
+        a = (1.0 - toe_first) * a + toe_first * (t - length * direction)
+        targets[:, 0], targets[:, 1] = a, a + length * direction
+    track.targets, track.pins = targets, pins
+
+
+def _toe_share(ankle_pin: np.ndarray, toe_pin: np.ndarray) -> np.ndarray:
+    """How much of a change of foot length the ankle takes ``(n, 1)`` (the toe takes the
+    rest), from how much each is held (0..1, ``(n, 1)``): each joint's hold ``p / (1 − p)``
+    resists the move, so a fully held joint stays while the other is held less, of two
+    fully held joints the toe stays (the foot turns about its ball), and a free foot
+    moves its toe."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        resist_ankle = ankle_pin / (1.0 - ankle_pin)
+        resist_toe = toe_pin / (1.0 - toe_pin)
+        share = resist_toe / (resist_ankle + resist_toe)
+    share = np.where(ankle_pin >= 1.0, 0.0, np.where(np.isfinite(share), share, 0.0))
+    return np.where(toe_pin >= 1.0, 1.0, share)
+
+
+def _keep_length(ankle: np.ndarray, toe: np.ndarray, length: np.ndarray,
+                 toe_first: np.ndarray, source_heading: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Ankle and toe ``(n, 3)`` moved to ``length`` ``(n, 1)`` apart with both heights kept
+    (a heel rising off a held toe comes closer to it over the ground as the foot turns
+    about it), along their heading over the ground (``source_heading`` ``(n, 2)`` where
+    one is straight over the other); the toe moves by ``1 − toe_first`` ``(n, 1)`` of the
+    change and the ankle by the rest (where the two are more than 0.99 of the length
+    apart in height, the heights give way too)."""
+    a, t = ankle.copy(), toe.copy()
+    rise = np.clip(t[:, 1:2] - a[:, 1:2], -0.99 * length, 0.99 * length)
+    heading = (t - a)[:, [0, 2]]
+    flat = np.linalg.norm(heading, axis=1, keepdims=True)
+    heading = np.where(flat > 1e-9 * length, heading, source_heading)
+    heading /= np.maximum(np.linalg.norm(heading, axis=1, keepdims=True), 1e-300)
+    over_ground = np.sqrt(length * length - rise * rise) * heading
+    pivot = (1.0 - toe_first) * a[:, [0, 2]] + toe_first * t[:, [0, 2]]
+    a[:, [0, 2]] = pivot - toe_first * over_ground
+    pivot_y = (1.0 - toe_first) * a[:, 1:2] + toe_first * t[:, 1:2]
+    a[:, 1:2] = pivot_y - toe_first * rise
+    t[:, [0, 2]] = a[:, [0, 2]] + over_ground
+    t[:, 1:2] = a[:, 1:2] + rise
+    return a, t
+
+
+def _hang_over_ground(hang: np.ndarray, toe: np.ndarray, offset: np.ndarray,
+                      length: np.ndarray, rows: np.ndarray, ground: Terrain,
+                      stand: np.ndarray) -> None:
+    """In place: each ankle of ``rows`` hanging from its ``toe`` ``(n, 3)`` by the source's
+    ``offset`` ``(n, 3)`` (ankle − toe) is put at ``length`` ``(n,)`` from the toe, along the
+    offset's heading over the ground, at the height above the ground under it that keeps
+    its height over the toe's as the source's: on a slope the foot turns with the ground
+    (a fixed point over the ground's height under the ankle, eight rounds), by as much as
+    the foot stands (``stand`` ``(n,)``, 0..1) and less the steeper it is pitched."""
+    t = toe[rows]
+    rel = offset[rows, 1]
+    size = length[rows]
+    # (a foot pitched steeply is turned with the ground less, by the squared cosine of
+    # its pitch: the heel of a foot standing on its toes is high above the ground, and
+    # near the vertical two pitches would keep its height above it)
+    weight = stand[rows] * np.maximum(1.0 - (rel / np.maximum(size, 1e-300)) ** 2, 0.0)
+    heading = offset[rows][:, [0, 2]]
+    heading /= np.maximum(np.linalg.norm(heading, axis=1, keepdims=True), 1e-300)
+    above_toe = t[:, 1] - ground.height(t[:, 0], t[:, 2])
+    xz = hang[rows][:, [0, 2]]
+    y = hang[rows, 1]
+    for _ in range(8):
+        y = t[:, 1] + rel + weight * (ground.height(xz[:, 0], xz[:, 1]) - t[:, 1] + above_toe)
+        rise = np.clip(y - t[:, 1], -0.99 * size, 0.99 * size)
+        xz = t[:, [0, 2]] + heading * np.sqrt(size * size - rise * rise)[:, None]
+    y = t[:, 1] + rel + weight * (ground.height(xz[:, 0], xz[:, 1]) - t[:, 1] + above_toe)
+    hang[rows, 0], hang[rows, 1], hang[rows, 2] = xz[:, 0], y, xz[:, 1]
+
+
+def _smooth_cover(need: np.ndarray, width: int) -> np.ndarray:
+    """The least smooth raise ``(m,)`` that covers ``need`` ``(m,)``: the upper envelope
+    of one bump per frame, that frame's need times ``cos²(π/2 · d / width)`` at ``d``
+    frames from it (none from ``width`` on). It meets every need and falls away from it
+    over ``width`` frames."""
+    d = np.arange(len(need))[:, None] - np.arange(len(need))[None, :]
+    bump = np.where(np.abs(d) < width, np.cos(0.5 * np.pi * d / width) ** 2, 0.0)
+    return (bump * np.maximum(need, 0.0)[None, :]).max(axis=1)
+
+
+def _stage_clearance(track: LegTrack, ground: Terrain, floor: float, hover: float,
+                     drop: float) -> None:
+    """The swings lowered with the root's constant ``drop`` (the leg keeps its shape),
+    then raised, smoothly, where a foot joint would pass the terrain closer than the
+    source's own clearance; and nothing in the ground (what is left lifts the foot)."""
+    assert track.targets is not None and track.pins is not None
+    targets, pins = track.targets, track.pins
+    n = len(targets)
+    free = 1.0 - pins.max(axis=1)
+    # (the drop, and any raise, as one arch over each swing, sin²(pi s): the foot leaves
+    # and meets the ground path with its speed)
+    arches = np.zeros(n)
+    for start, stop in contact_spans(~track.planted):
+        s = (np.arange(stop - start) + 1.0) / (stop - start + 1.0)
+        arches[start:stop] = np.sin(np.pi * s) ** 2
+    targets[..., 1] -= (drop * arches * _ramp(free))[:, None]
+    raise_by = np.zeros(n)
+    planted = track.planted
+    for start, stop in contact_spans(~planted):
+        if stop - start < 2:
+            continue
+        above_src = np.maximum(track.source[start:stop, :, 1] - floor, 0.0)
+        # the source's clearance: its lowest height in the middle half of the swing, and
+        # toward the ends no more than its height there
+        quarter = (stop - start) // 4
+        middle = above_src[quarter:stop - start - quarter]
+        clearance = np.minimum(above_src, middle.min(axis=0) if len(middle) else 0.0)
+        seg = targets[start:stop]
+        need = (ground.height(seg[..., 0], seg[..., 2]) + clearance - seg[..., 1]).max(axis=1)
+        need = np.maximum(need, 0.0) * (free[start:stop] > 0.0)
+        if np.any(need > 0.0):
+            raise_by[start:stop] = _smooth_cover(need, max(2, (stop - start) // 3))
+    # (faded in on the way out of a lock, none while it is held)
+    raise_by = np.maximum(raise_by * _ramp(free), 0.0)
+    targets[..., 1] += raise_by[:, None]
+    # and never in the ground: what is left lifts the whole foot
+    depth = (ground.height(targets[..., 0], targets[..., 2]) - targets[..., 1]).max(axis=1)
+    targets[..., 1] += np.maximum(depth, 0.0)[:, None]
+
+
+def _stage_root(tracks: list[LegTrack], world: np.ndarray, floor: float, hover: float,
+                dt: float, smooth_time: float, adjust_pelvis: bool
+                ) -> tuple[np.ndarray, float]:
+    """The root's vertical offset ``(F,)``: the ground under the feet's paths less the
+    source floor, each foot's weighted by how much it stands (the ground that carries
+    the body; both alike when neither stands), low-passed (one constant on flat ground),
+    lowered by one constant as far as the legs need on half of the frames to reach their
+    feet's targets, then by the least smooth amount where a leg still could not reach;
+    and that constant."""
+    paths = np.stack([t.root_ground for t in tracks if t.root_ground is not None])
+    weights = np.stack([(t.stand if t.stand is not None else np.zeros(len(t.root_ground)))
+                        + 1e-3 for t in tracks if t.root_ground is not None])
+    offset = (weights * paths).sum(axis=0) / weights.sum(axis=0) - floor - hover
+    if np.ptp(offset) > 0.0 and len(offset) > 1:
+        offset = smooth_zero_lag(offset, dt, smooth_time)
+    if not adjust_pelvis:
+        return offset, 0.0
+    bound = np.full(len(offset), np.inf)
+    for t in tracks:
+        assert t.targets is not None
+        hip = world[:, t.leg.hip]
+        a = t.targets[:, 0]
+        full = t.thigh + t.shin
+        # a leg reaches as far as the source's does, and at least REACH of its length
+        source_reach = np.linalg.norm(world[:, t.leg.ankle] - hip, axis=1)
+        reach = np.clip(source_reach, REACH * full, 0.9999 * full)
+        dh = np.hypot(hip[:, 0] - a[:, 0], hip[:, 2] - a[:, 2])
+        top = a[:, 1] + np.sqrt(np.maximum(reach * reach - dh * dh, 0.0)) - hip[:, 1]
+        # only a foot held, easing or standing on the ground bounds the root: a swinging
+        # one may fall short
+        held = t.pins.max(axis=1) > 0.0 if t.pins is not None else np.zeros(len(a), bool)
+        if t.stand is not None:
+            held |= t.stand > 0.5
+        bound = np.minimum(bound, np.where((dh < reach) & held, top, np.inf))
+    # one constant first: the root goes down by as much as most frames need (a clip whose
+    # stances hover at different heights is lowered to its lower stances), then the least
+    # smooth amount more where a leg still could not reach
+    short = offset - bound
+    drop = 0.0
+    if np.any(np.isfinite(short)):
+        drop = max(float(np.percentile(short[np.isfinite(short)], DROP_PERCENTILE)), 0.0)
+    offset = offset - drop
+    if np.any(offset > bound):
+        width = max(1, round(max(smooth_time, dt) / dt))
+        offset = np.minimum(offset, _smooth_below(bound, width))
+    return offset, drop
+
+
+def _stage_legs(motion: Motion, tracks: list[LegTrack], source_rotations: np.ndarray,
+                full_world: np.ndarray, lift: np.ndarray, ground: Terrain, max_tilt: float,
+                softness: float) -> Motion:
+    """Each leg solved to its targets: :func:`limbik.two_bone` about the knee's own hinge
+    axis with the source knee (turned onto the new hip→ankle line) as the bend reference,
+    the foot turned from the source's by the least rotation onto its new ankle→toe line
+    (its pitch change at most ``max_tilt`` where neither of its joints is held), the rest
+    of the body exactly the source's."""
+    legs = [t.leg for t in tracks]
+    world = full_world[:, :motion.skeleton.num_joints]
+    axes = knee_hinge_axes(motion, legs, pose=(source_rotations, world))
+    positions: dict[int, np.ndarray] = {}
+    rotations: dict[int, np.ndarray] = {}
+    for track in tracks:
+        leg = track.leg
+        assert track.targets is not None
+        hip = world[:, leg.hip] + lift
+        a = track.targets[:, 0]
+        swing = quaternion_from_two_vectors(world[:, leg.ankle] - world[:, leg.hip], a - hip)
+        reference = hip + rotate_vectors(swing, world[:, leg.knee] - world[:, leg.hip])
+        axis = rotate_vectors(quaternion_multiply(swing, source_rotations[:, leg.hip]),
+                              axes[leg.side])
+        source_reach = np.linalg.norm(world[:, leg.ankle] - world[:, leg.hip], axis=1)
+        soft = np.clip(1.0 - source_reach / (track.thigh + track.shin), 0.0, softness)
+        solved = two_bone(hip, a, track.thigh, track.shin, bend_axis=axis,
+                          reference=reference, softness=soft)
+        positions[leg.knee] = solved.positions[:, 1]
+        positions[leg.ankle] = solved.positions[:, 2]
+        if leg.toe is not None:
+            src_foot = world[:, leg.toe] - world[:, leg.ankle]
+            # (a foot held on the ground takes the pitch its locks give it, from where the
+            # ankle got to: an ankle a soft reach left short turns the foot about the toe)
+            wanted = track.targets[:, 1] - solved.positions[:, 2]
+            free = 1.0 - track.pins.max(axis=1) if track.pins is not None else 1.0
+            foot = wanted + np.reshape(free, (-1, 1)) * (
+                _limit_pitch(src_foot, wanted, max_tilt) - wanted)
+            # (but not into the ground: there it takes the pitch it was given)
+            toe = solved.positions[:, 2] + foot
+            sunk = ground.height(toe[:, 0], toe[:, 2]) > toe[:, 1]
+            foot[sunk] = wanted[sunk]
+            turn = quaternion_from_two_vectors(src_foot, foot)
+            # a planted sole rolls with the ground's cross slope (within max_tilt)
+            mid = a + 0.5 * foot
+            normal = ground.normal(mid[:, 0], mid[:, 2])
+            if np.any(normal[:, 1] < 1.0) and track.stand is not None:
+                roll = quaternion_slerp(np.broadcast_to([0.0, 0.0, 0.0, 1.0], turn.shape),
+                                        _roll_rotation(foot, normal, max_tilt),
+                                        np.clip(track.stand, 0.0, 1.0))
+                turn = quaternion_multiply(roll, turn)
+            rotations[leg.ankle] = quaternion_multiply(turn, source_rotations[:, leg.ankle])
+            rotations[leg.toe] = quaternion_multiply(turn, source_rotations[:, leg.toe])
+            # toe tips that this puts in the ground bend up onto it
+            tips = foot_joints(motion, leg)[2:]
+            lift_tips = _toe_tip_lift(full_world[:, tips] - world[:, leg.toe, None], turn,
+                                      solved.positions[:, 2] + foot, ground)
+            if lift_tips is not None:
+                rotations[leg.toe] = quaternion_multiply(lift_tips, rotations[leg.toe])
+        else:
+            normal = ground.normal(a[:, 0], a[:, 2])
+            rotations[leg.ankle] = quaternion_multiply(_tilt_rotation(normal, max_tilt),
+                                                       source_rotations[:, leg.ankle])
+    if all(_direct_chain(motion.skeleton, leg) for leg in legs):
+        return _apply_legs(motion, source_rotations, world, legs, lift, positions, rotations)
+    moved = dataclasses.replace(motion, root_positions=motion.root_positions + lift)
+    return apply_ik(moved, positions=positions, rotations=rotations)
+
+
+def _limit_pitch(source: np.ndarray, wanted: np.ndarray, max_tilt: float) -> np.ndarray:
+    """``wanted`` foot vectors ``(n, 3)`` whose pitch differs from ``source``'s by at most
+    ``max_tilt`` radians (heading and length kept)."""
+    def pitch(v: np.ndarray) -> np.ndarray:
+        return np.arctan2(v[:, 1], np.maximum(np.hypot(v[:, 0], v[:, 2]), 1e-300))
+    p_src, p_new = pitch(source), pitch(wanted)
+    limited = np.clip(p_new, p_src - max_tilt, p_src + max_tilt)
+    if np.array_equal(limited, p_new):
+        return wanted
+    length = np.linalg.norm(wanted, axis=1)
+    flat = np.hypot(wanted[:, 0], wanted[:, 2])
+    heading = wanted[:, [0, 2]] / np.maximum(flat, 1e-300)[:, None]
+    out = np.empty_like(wanted)
+    out[:, [0, 2]] = heading * (length * np.cos(limited))[:, None]
+    out[:, 1] = length * np.sin(limited)
+    return out
+
+
 def evaluate(motion: Motion, terrain: Terrain, legs: Sequence[Leg],
              contacts: Mapping[str, np.ndarray], *,
              reference: Motion | None = None) -> dict[str, float]:
@@ -879,11 +1218,11 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
               floor: float | None = None,
               lock_feet: bool = True,
               adjust_pelvis: bool = True,
-              smooth_time: float = 0.06,
+              smooth_time: float = 0.1,
               pelvis_smooth_time: float = 0.15,
               release_time: float = 0.2,
               max_tilt: float = 0.6,
-              contact_height: float = 0.03,
+              contact_height: float = CONTACT_HEIGHT,
               contact_speed: float | None = None,
               weights: float | Mapping[str, float] = 1.0,
               softness: float = 0.005,
@@ -899,23 +1238,26 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
         penetration only).
     legs : the legs to plant (default: :func:`limbik.find_legs`).
     contacts : per leg side (``"left"``/``"right"``), a bool mask ``(frames,)`` or
-        inclusive ``(first, last)`` frame ranges; default: detected.
+        inclusive ``(first, last)`` frame ranges, held for the ankle and the toe alike;
+        default: found per foot joint (:func:`limbik.placement.contacts.joint_contacts`).
     floor : the source clip's floor height (default: :func:`estimate_floor`).
-    lock_feet : hold feet (heel and toe) still while in contact.
-    adjust_pelvis : move the pelvis with the lower foot and down where a leg can't reach.
-    smooth_time, pelvis_smooth_time : spring smoothing times of the foot and the
-        pelvis offsets, seconds.
-    release_time : blend time after a contact ends, seconds.
-    max_tilt : largest change of foot pitch and roll from the source to follow the
-        ground (or ankle tilt without a toe), radians.
-    contact_height : a contact starts with the foot at most this high above its local
-        minimum (leg lengths, ±0.4 s), once it has come down (``LANDING_AHEAD``), and
-        ends above three times this, or at the last frame at most this high where the
-        foot then lifts off rolled onto its toe (``LIFT_OFF_ROLL``).
-    contact_speed : the planted/swing speed threshold (leg lengths per second); a contact
-        starts below 0.7x and ends above 1.4x it. Default: from the clip
-        (:func:`contact_speed_threshold`). A foot at or below its rest is in contact
-        whatever its speed (sliding through the floor is skating, not swinging).
+    lock_feet : hold each foot joint still while it is in contact.
+    adjust_pelvis : lower the root where a held leg could not reach its foot (else the
+        root is only lifted onto the ground).
+    smooth_time : seconds over which a foot joint eases into its lock before a contact.
+    pelvis_smooth_time : seconds of the low-pass that makes the root follow uneven
+        ground, and of the smallest drop where a leg could not reach.
+    release_time : seconds over which a foot joint eases out of its lock after a contact.
+    max_tilt : largest change of foot pitch from the source's (or ankle tilt to the
+        ground's slope without a toe), radians.
+    contact_height : a foot joint enters a contact at most this high above its local
+        floor (its lowest height within ±0.4 s; leg lengths) and leaves it above 1.5
+        times this.
+    contact_speed : the planted/moving speed threshold (leg lengths per second); a
+        contact starts below 0.7x and ends above 1.4x it. Default: from the clip's foot
+        joints (:func:`limbik.placement.contacts.joint_speed_threshold`). A joint at or
+        below its floor is in contact unless it moves faster than 1.4x (a skating foot
+        is still planted).
     weights : 0..1, one for all legs or per side; 0 keeps the source leg.
     softness : soft reach of the legs near full extension, a fraction of the leg
         (``two_bone(..., softness=)``); 0 is off.
@@ -946,265 +1288,83 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
     weight = _weights(weights, legs)
     source_rotations, full_world = world_pose(motion)
     world = full_world[:, :motion.skeleton.num_joints]
-    frames = motion.num_frames
-    lengths = {leg.side: leg_lengths(motion, leg) for leg in legs}
-    # each source leg's hip-to-ankle distance (frames,), which the pelvis bound, the
-    # swing's lift and the soft reach all measure against
-    source_reaches = {leg.side: np.linalg.norm(world[:, leg.hip] - world[:, leg.ankle], axis=1)
-                      for leg in legs}
-    leg_length = float(np.mean([sum(v) for v in lengths.values()]))
+    leg_length = float(np.mean([sum(leg_lengths(motion, leg)) for leg in legs]))
     floor = (estimate_floor(motion, legs, leg_length, positions=full_world) if floor is None
              else as_float(floor, "floor"))
     ground = terrain if terrain is not None else Terrain.flat(floor)
     ground.warn_if_left(world, "motion")  # a height field is clamped at its edges
     tick(1, "contacts")
-
-    signals = {leg.side: _foot_signals(world, leg, floor, leg_length, dt) for leg in legs}
-    if contact_speed is None:
-        contact_speed = contact_speed_threshold(
-            np.concatenate([speed for _, speed in signals.values()]))
-    speed_gate = as_float(contact_speed, "contact_speed", minimum=0.0, exclusive=True)
-    rests = _rest_heights(motion, full_world, legs, floor, leg_length)
-    soles = {leg.side: _sole_heights(full_world, motion, leg, floor, rests[leg.side])
-             for leg in legs}
-    masks: dict[str, np.ndarray] = {}
-    for leg in legs:
-        given = None if contacts is None else contacts.get(leg.side)
-        if given is None:
-            height, speed = signals[leg.side]
-            # (coming down as the float removal sees it, so that it never pins a foot
-            # that is still in the air)
-            landing = _landing(soles[leg.side][1], leg_length,
-                               max(1, round(LANDING_AHEAD / dt)))
-            masks[leg.side] = detect_contacts(
-                height, speed, enter_height=contact_height, exit_height=3 * contact_height,
-                enter_speed=0.7 * speed_gate, exit_speed=1.4 * speed_gate,
-                grounded_speed=np.inf, min_frames=max(2, round(0.05 / dt)),
-                lifting=_rolled_onto_toe(world, leg, rests[leg.side]), landing=landing)
-        elif np.asarray(given).dtype == bool:
-            m = np.asarray(given)
-            if m.shape != (frames,):
-                raise InvalidInputError(f"contacts[{leg.side!r}] must have shape ({frames},), "
-                                        f"got {m.shape}", argument="contacts")
-            masks[leg.side] = m.copy()
-        else:
-            masks[leg.side] = contacts_from_ranges(given, frames)
-    tick(2, "foot targets")
-
-    targets: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
-    pins: dict[str, np.ndarray] = {}
-    heels: dict[str, np.ndarray] = {}
-    drops: dict[str, np.ndarray] = {}
-    leaving_drops: dict[str, np.ndarray] = {}
-    leaving: dict[str, np.ndarray] = {}
-    for leg in legs:
-        ankle = world[:, leg.ankle]
-        toe = world[:, leg.toe] if leg.toe is not None else None
-        above, points = soles[leg.side]
-        pin = _pin_weight(masks[leg.side], max(1, round(smooth_time / dt)))
-        pins[leg.side] = pin
-        heel, flat = (_heel_weight(ankle, toe, dt, leg_length, speed_gate)
-                      if toe is not None else (np.ones(frames), np.ones(frames)))
-        # stance float: the weight-carrying point rests on the ground (eased in and out
-        # over release_time); up to FLOAT_KEPT of a leg is capture noise and is kept
-        drop = _stance_drop(points, masks[leg.side], FLOAT_KEPT * leg_length, release_frames,
-                            dt, smooth_time)
-        ha = np.maximum(above[:, 0] - drop[:, 0], 0.0)
-        ht = np.maximum(above[:, 1] - drop[:, 1], 0.0) if toe is not None else None
-        # the pitch follows the ground while planted (easing in and out around contacts)
-        # and near it; high above it the foot turns as the source's does
-        low, high = SWING_FOLLOW[0] * leg_length, SWING_FOLLOW[1] * leg_length
-        near = _ramp((high - (points - drop).min(axis=1)) / (high - low))
-        # (and in the release_time before a contact, so a landing foot turns to the
-        # slope on its way down rather than in its last frames)
-        follow = np.maximum.reduce([
-            pin, np.clip(smooth_zero_lag(near, dt, smooth_time), 0.0, 1.0),
-            _approach(masks[leg.side], max(1, release_frames))])
-        tilt = max_tilt * follow
-        heels[leg.side] = heel
-        foot = toe - ankle if toe is not None else np.zeros_like(ankle)
-        lock = np.zeros((frames, 2))
-        if lock_feet:
-            lock, turn = _lock_offsets(ankle, foot, masks[leg.side], heel, flat,
-                                       release_frames)
-            foot[:, [0, 2]] += turn
-        a, t = _place_foot(ankle, toe, lock, (ha, ht), heel, ground, tilt, max_tilt,
-                           foot if toe is not None else None)
-        if t is not None and lock_feet:
-            # lock again with the placed foot (its pitch follows the ground) until the
-            # two agree, so the held points stay put on slopes too
-            held = _dilate(masks[leg.side], release_frames)
-            no_freeze = np.zeros(frames)
-            for _ in range(16):
-                placed = t - a
-                # (the placed foot already holds its heading where it stood flat)
-                lock, _ = _lock_offsets(ankle, placed, masks[leg.side], heel, no_freeze,
-                                        release_frames)
-                a, t = _place_foot(ankle, toe, lock, (ha, ht), heel, ground, tilt, max_tilt,
-                                   placed, rounds=2)
-                if np.max(np.abs(t - a - placed)[held], initial=0.0) <= 1e-10 * leg_length:
-                    break
-        # spring-smooth the correction beyond the lock (the lock itself is already eased),
-        # exact while planted, then never below the ground
-        base = ankle.copy()
-        base[:, [0, 2]] += lock
-        a_smooth = base + _pinned_smooth(a - base, pin, dt, smooth_time)
-        # (how far the stance drop lowers that target, and the part of it that holds a
-        # foot leaving the ground down, for the pelvis)
-        window = _leaving(drop[:, 0], masks[leg.side], release_frames)
-        drops[leg.side] = _pinned_smooth(drop[:, 0], pin, dt, smooth_time)
-        leaving_drops[leg.side] = _pinned_smooth(window * drop[:, 0], pin, dt, smooth_time)
-        leaving[leg.side] = np.clip(smooth_zero_lag(window, dt, smooth_time), 0.0, 1.0)
-        if t is not None and toe is not None:
-            t = t + (a_smooth - a)
-            t[:, 1] = np.maximum(t[:, 1], ground.height(t[:, 0], t[:, 2]))
-        a = a_smooth
-        a[:, 1] = np.maximum(a[:, 1], ground.height(a[:, 0], a[:, 2]))
-        targets[leg.side] = (a, t)
-    tick(3, "pelvis")
-
-    offset = np.zeros(frames)
-    if adjust_pelvis:
-        # the pelvis follows the lower foot's change of ground, not the stance drop of
-        # step 4: where a planted leg needs that, the bound below lowers the pelvis
-        lifts = np.stack([targets[leg.side][0][:, 1] + drops[leg.side]
-                          - world[:, leg.ankle, 1] for leg in legs])
-        offset = smooth_zero_lag(lifts.min(axis=0), dt, pelvis_smooth_time)
-        # a planted leg ends up no straighter than in the source (whose reach is within
-        # the soft reach, so its foot lands exactly), any leg no further than full reach
-        bound = np.full(frames, np.inf)
-        for leg in legs:
-            hip = world[:, leg.hip]
-            a = targets[leg.side][0]
-            full = 0.999 * sum(lengths[leg.side])
-            # held through the release too, so a leg leaving the ground is no straighter
-            # than the source's and needs no quick bend to follow it
-            held = smooth_zero_lag(_dilate(masks[leg.side], release_frames).astype(np.float64),
-                                   dt, smooth_time)
-            source_reach = source_reaches[leg.side]
-            soft_start = min(full, (1.0 - softness) * sum(lengths[leg.side]))
-            room = LEAVING_REACH * leaving[leg.side] * np.maximum(soft_start - source_reach, 0.0)
-            dh = np.hypot(hip[:, 0] - a[:, 0], hip[:, 2] - a[:, 2])
-            # ...but for the drop that holds its foot down as it leaves: that is left out,
-            # as far as the leg stays within LEAVING_REACH of its room to the soft reach
-            highest = np.full(frames, np.inf)
-            for extra, raised in ((0.0, leaving_drops[leg.side]), (room, 0.0)):
-                reach = full + held * (np.clip(source_reach + extra, 0.5 * full, full) - full)
-                top = a[:, 1] + raised + np.sqrt(np.maximum(reach**2 - dh**2, 0.0)) - hip[:, 1]
-                highest = np.minimum(highest, np.where(dh < reach, top, np.inf))
-            bound = np.minimum(bound, highest)
-        offset = np.minimum(offset, _smooth_below(bound, max(1, round(pelvis_smooth_time / dt))))
-        root = world[:, 0]
-        lowest = ground.height(root[:, 0], root[:, 2]) + 0.25 * leg_length - root[:, 1]
-        offset = np.maximum(offset, lowest)
-        offset *= max(weight.values())
+    tracks = _stage_tracks(motion, full_world, legs, floor, leg_length)
+    _stage_contacts(tracks, contacts, floor, leg_length, dt, contact_height, contact_speed)
+    tick(2, "locks")
+    ease_in = max(1, round(smooth_time / dt))
+    for track in tracks:
+        _stage_hovers(track, floor)
+    # the one lift that puts the source's typical stance on the ground
+    hovers = [h for track in tracks for h in track.hover]
+    hover = float(np.median(hovers)) if hovers else 0.0
+    for track in tracks:
+        _stage_locks(track, ground, floor, hover, world[:, track.leg.hip], lock_feet, dt)
+    for track in tracks:
+        _stage_swing(track, ground, floor, hover, ease_in, max(1, release_frames),
+                     max(1, round(LANDING_AHEAD / dt)))
+    tick(3, "root")
+    offset, drop = _stage_root(tracks, world, floor, hover, dt, pelvis_smooth_time,
+                               adjust_pelvis)
+    offset = offset * max(weight.values())  # (legs kept as the source's keep its root)
     lift = offset[:, None] * _UP
-    # a swinging foot over a dip lifts higher rather than straightening its leg
-    for leg in legs:
-        a, t = targets[leg.side]
-        hip = world[:, leg.hip] + lift
-        full = 0.999 * sum(lengths[leg.side])
-        held = smooth_zero_lag(masks[leg.side].astype(np.float64), dt, pelvis_smooth_time)
-        source_reach = np.clip(source_reaches[leg.side], 0.5 * full, full)
-        reach = source_reach + held * (full - source_reach)
-        dh = np.hypot(hip[:, 0] - a[:, 0], hip[:, 2] - a[:, 2])
-        lowest = hip[:, 1] - np.sqrt(np.maximum(reach**2 - dh**2, 0.0))
-        raise_by = np.where(dh < reach, np.maximum(lowest - a[:, 1], 0.0), 0.0)
-        a[:, 1] += raise_by
-        if t is not None:
-            t[:, 1] += raise_by
-    # the foot keeps its length; a swinging toe that the adjustments above put into the
-    # ground pitches up onto it (a planted foot keeps its pivot and is lifted instead)
-    for leg in legs:
-        a, t = targets[leg.side]
-        if t is not None and leg.toe is not None:
-            length = np.linalg.norm(world[:, leg.toe] - world[:, leg.ankle], axis=1)[:, None]
-            free = pins[leg.side] < 1.0
-            # the clamps above move the toe alone: give a free foot its length back
-            t[free] = _at_length(a[free], t[free], length[free])
-            _pitch_toes_onto_ground(a, t, length, np.flatnonzero(free), ground, rounds=8)
-            # what the pitch could not fix lifts the whole foot
-            rest = np.maximum(ground.height(t[:, 0], t[:, 2]) - t[:, 1], 0.0)
-            a[:, 1] += rest
-            t[:, 1] += rest
-            targets[leg.side] = (a, t)
-    for leg in legs:
-        a, t = targets[leg.side]
-        targets[leg.side] = _knee_continuity(world, leg, lengths[leg.side], lift, a, t,
-                                             masks[leg.side], ground, dt, smooth_time)
+    for track in tracks:
+        _stage_clearance(track, ground, floor, hover, drop)
     tick(4, "legs")
-
-    positions: dict[int, np.ndarray] = {}
-    rotations: dict[int, np.ndarray] = {}
-    axes = knee_hinge_axes(motion, legs, pose=(source_rotations, world))
-    for leg in legs:
-        thigh, shin = lengths[leg.side]
-        a, t = targets[leg.side]
-        hip = world[:, leg.hip] + lift
-        # the source leg swung onto the new hip→ankle line: its knee is the reference and
-        # its thigh frame carries the knee's hinge axis
-        swing = quaternion_from_two_vectors(world[:, leg.ankle] - world[:, leg.hip], a - hip)
-        reference = hip + rotate_vectors(swing, world[:, leg.knee] - world[:, leg.hip])
-        axis = rotate_vectors(quaternion_multiply(swing, source_rotations[:, leg.hip]),
-                              axes[leg.side])
-        # the soft reach starts no nearer than the source leg's own reach: a leg the
-        # source holds straighter than that stays as straight (the pelvis bound above
-        # keeps a planted foot within it, so the foot lands exactly)
-        soft = np.clip(1.0 - source_reaches[leg.side] / (thigh + shin), 0.0, softness)
-        solved = two_bone(hip, a, thigh, shin, bend_axis=axis, reference=reference,
-                          softness=soft)
-        positions[leg.knee] = solved.positions[:, 1]
-        positions[leg.ankle] = solved.positions[:, 2]
-        source_ankle = source_rotations[:, leg.ankle]
-        if t is not None and leg.toe is not None:
-            foot = t - a
-            turn = quaternion_from_two_vectors(world[:, leg.toe] - world[:, leg.ankle], foot)
-            mid = 0.5 * (a + t)
-            normal = ground.normal(mid[:, 0], mid[:, 2])
-            placed = turn
-            if np.any(normal[:, 1] < 1.0):  # level ground rolls nothing
-                roll = _roll_rotation(foot, normal, max_tilt)
-                roll = quaternion_slerp(np.broadcast_to([0.0, 0.0, 0.0, 1.0], roll.shape),
-                                        roll, pins[leg.side])
-                placed = quaternion_multiply(roll, turn)
-            rotations[leg.ankle] = quaternion_multiply(placed, source_ankle)
-            toe_turn = _toe_tip_lift(full_world[:, foot_joints(motion, leg)[2:]]
-                                     - world[:, leg.toe, None], placed,
-                                     solved.positions[:, 2] + foot, ground)
-            if toe_turn is not None:
-                rotations[leg.toe] = quaternion_multiply(
-                    toe_turn, quaternion_multiply(placed, source_rotations[:, leg.toe]))
-        else:
-            normal = ground.normal(a[:, 0], a[:, 2])
-            rotations[leg.ankle] = quaternion_multiply(_tilt_rotation(normal, max_tilt),
-                                                       source_ankle)
-    if all(_direct_chain(motion.skeleton, leg) for leg in legs):
-        planted = _apply_legs(motion, source_rotations, world, legs, lift, positions,
-                              rotations)
-    else:  # joints between hip, knee, ankle and toe: the general pass
-        moved = dataclasses.replace(motion, root_positions=motion.root_positions + lift)
-        planted = apply_ik(moved, positions=positions, rotations=rotations)
+    for track in tracks:  # knees bend no faster than the source's off contacts
+        assert track.targets is not None
+        a, t = _knee_continuity(world, track.leg, (track.thigh, track.shin), lift,
+                                track.targets[:, 0], track.targets[:, 1] if
+                                len(track.joints) > 1 else None, track.planted, ground, dt,
+                                smooth_time)
+        track.targets[:, 0] = a
+        if t is not None:
+            track.targets[:, 1] = t
+    planted = _stage_legs(motion, tracks, source_rotations, full_world, lift, ground,
+                          max_tilt, softness)
     if any(w < 1.0 for w in weight.values()):
         planted = _blend(motion, planted, legs, weight)
-    tick(5, "metrics")
+    tick(5, "report")
+    report = _stage_report(motion, planted, tracks, full_world, source_rotations, lift,
+                           ground, terrain, floor, offset)
+    tick(6, "done")
+    return planted, report
 
-    before_ground = Terrain.flat(floor) if terrain is None else ground
+
+def _stage_report(motion: Motion, planted: Motion, tracks: list[LegTrack],
+                  full_world: np.ndarray, source_rotations: np.ndarray, lift: np.ndarray,
+                  ground: Terrain, terrain: Terrain | None, floor: float,
+                  offset: np.ndarray) -> FootplantReport:
+    """The report: contacts, and the metrics before (the source on its own floor) and after
+    (the result on the ground), :func:`evaluate`'s and :func:`limbik.metrics.score_motion`'s."""
+    legs = tuple(t.leg for t in tracks)
+    masks = {t.leg.side: t.planted for t in tracks}
+    labels = {t.leg.side: t.contacts for t in tracks}
+    before_ground = Terrain.flat(floor)
     root = motion.root_positions
     lift_by = (float(np.median(ground.height(root[:, 0], root[:, 2]))) - floor
                if terrain is not None else 0.0)
-    report = FootplantReport(
-        floor=floor,
-        legs=tuple(leg.side for leg in legs),
+    after_world = _legs_world_pose(planted, source_rotations, full_world, legs, lift)
+    before = _evaluate(motion, full_world, before_ground, legs, masks, None)
+    after = _evaluate(planted, after_world, ground, legs, masks, full_world[0])
+    before.update(metrics.score_motion(motion, source=motion, terrain=before_ground, legs=legs,
+                                       contacts=labels))
+    after.update(metrics.score_motion(planted, source=motion, terrain=ground, legs=legs,
+                                      contacts=labels))
+    return FootplantReport(
+        floor=floor, legs=tuple(leg.side for leg in legs),
         contacts={side: contact_spans(m) for side, m in masks.items()},
-        before=_evaluate(motion, full_world, before_ground, legs, masks, None),
-        after=_evaluate(planted, _legs_world_pose(planted, source_rotations, full_world, legs,
-                                                  lift), ground, legs, masks, full_world[0]),
-        pelvis_offset=offset,
-        lift=lift_by,
-        heel_weight=heels,
-    )
-    tick(6, "done")
-    return planted, report
+        before=before, after=after, pelvis_offset=offset, lift=lift_by,
+        heel_weight={t.leg.side: (1.0 - _toe_share(t.pins[:, :1], t.pins[:, -1:])[:, 0]
+                                  if t.pins is not None and t.pins.shape[1] > 1
+                                  else np.ones(len(offset)))
+                     for t in tracks},
+        joint_contacts=labels)
 
 
 MIN_FRAME_TIME = 1e-6

@@ -596,7 +596,9 @@ def score_motion(motion: Any, *, source: Any | None = None, terrain: _Ground | N
             sole_height = (sole[..., 1] - ground.height(sole[..., 0], sole[..., 2])).min(axis=1)
             floats.append(np.maximum(sole_height[foot], 0.0))
         gap = max(1, round(MIN_CONTACT_TIME / dt))
-        padded = np.convolve(foot.astype(float), np.ones(2 * gap + 1), mode="same") > 0
+        # (contacts widened by ``gap`` frames each way; "full" then cut, since "same"
+        # returns the kernel's length on a clip shorter than it)
+        padded = np.convolve(foot.astype(float), np.ones(2 * gap + 1))[gap:gap + n] > 0
         swing = ~padded
         if np.any(swing):
             clear.append(lowest[swing].min())
