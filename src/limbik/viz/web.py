@@ -258,8 +258,8 @@ def footplant_positions_page(path: str | Path, sources: Sequence[Any], results: 
     ``frame_time`` seconds per frame) over each other on ``terrain``, with the contacts
     of ``reports[k]`` on the feet of ``legs``. One clip is labelled ``source: NAME`` and
     ``planted`` with :func:`report_table` beside them; several are drawn where they
-    are, pair ``k`` labelled ``source: NAME[k]`` and ``planted [k]``, with each table
-    column once per clip (``before [k]``, ...). Returns the path written."""
+    are, pair ``k`` labelled ``source: NAME[k]`` and ``planted [k]``, and the table's
+    rows once per clip (``[k] floor``, ...). Returns the path written."""
     if not 1 <= len(sources) == len(results) == len(reports):
         raise InvalidInputError(f"sources, results and reports must hold one entry per clip "
                                 f"(at least one), got {len(sources)}, {len(results)} and "
@@ -287,8 +287,9 @@ def footplant_positions_page(path: str | Path, sources: Sequence[Any], results: 
             tracks.append(ViewerMotion(positions, parents, names, label, feet=feet,
                                        contacts=contacts if len(positions) == frames else None,
                                        frame_time=frame_time))
-        table.update({f"{column} {tag}".rstrip(): rows
-                      for column, rows in report_table(report).items()})
+        for column, rows in report_table(report).items():
+            table.setdefault(column, {}).update({f"{tag} {row}".lstrip(): value
+                                                 for row, value in rows.items()})
     return to_html(path, tracks, frame_time=frame_time, terrain=terrain, traces=True,
                    metrics=table,
                    title=f"footplant: {name} on {getattr(terrain, 'name', 'terrain')}")
