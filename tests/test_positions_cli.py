@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import base64
 import json
+import re
 
 import numpy as np
 import pytest
 
 import limbik
 from limbik.app.cli import main
+from limbik.placement.positions import from_y_up, to_y_up
 from limbik.skeleton.positions import POSITION_SKELETONS
 
 #: SMPL's 22 joints taken from a CMU-named clip (the same anatomical points).
@@ -97,6 +100,9 @@ def test_a_parents_file_names_any_skeleton(walks, tmp_path):
     (["--skeleton", "smpl99"], "--skeleton must be one of"),
     (["--plot", "p.png"], "--plot does not apply"),
     (["-o", "out.bvh"], "-o must end in .npy or .npz"),
+    (["--html"], "--html must name the page for one clip"),
+    (["--html", "page.png"], "--html must end in .html"),
+    (["--html", "r.html", "--report", "r.html"], "--html r.html is also --report's file"),
 ])
 def test_bad_position_options_are_one_line(walks, tmp_path, capsys, monkeypatch, extra, words):
     monkeypatch.chdir(tmp_path)
@@ -121,3 +127,77 @@ def test_a_wrong_joint_count_is_refused_by_name(tmp_path, capsys):
     assert main(["footplant", str(tmp_path / "bad.npy"), "-o", str(tmp_path / "o.npy")]) == 1
     err = capsys.readouterr().err
     assert err.startswith("limbik: error: positions must have 22 joints") and "(10, 21, 3)" in err
+
+
+def page_data(page):
+    """The data a viewer page embeds: its metadata, and each motion's positions decoded
+    as ``(frames, joints, 3)`` float32."""
+    meta = json.loads(re.search(r'id="limbik-data">(.*?)</script>', page.read_text(),
+                                re.S).group(1))
+    positions = [np.frombuffer(base64.b64decode(m["positions"]), dtype="<f4").reshape(
+        m["frames"], m["joints"], 3) for m in meta["motions"]]
+    return meta, positions
+
+
+@pytest.mark.parametrize("up, unit, scale", [("y", None, 1.0), ("z", "cm", 100.0)])
+def test_html_holds_every_clip_of_a_file_before_and_after(walks, tmp_path, up, unit, scale):
+    """The page of a batch file: one source and one result per clip, Y up, in metres with
+    --unit (the frame the clips were cleaned in), with the contacts on the feet."""
+    frames = min(len(w) for w in walks)
+    batch = np.stack([w[:frames] for w in walks])  # (N, T, J, 3), Y up, metres
+    np.save(tmp_path / "samples.npy", from_y_up(batch, up).transpose(0, 2, 3, 1) * scale)
+    page, out = tmp_path / "samples.html", tmp_path / "clean.npy"
+    assert main(["footplant", str(tmp_path / "samples.npy"), "-o", str(out), "--html",
+                 str(page), "--up", up] + (["--unit", unit] if unit else [])) == 0
+    meta, drawn = page_data(page)
+    clean = np.load(out).transpose(0, 3, 1, 2) / scale  # (N, T, J, 3) in the file's up
+    assert [m["label"] for m in meta["motions"]] == [
+        "source: samples.npy[0]", "planted [0]", "source: samples.npy[1]", "planted [1]"]
+    assert [(m["frames"], m["joints"]) for m in meta["motions"]] == [(frames, 22)] * 4
+    for n in range(len(walks)):
+        np.testing.assert_allclose(drawn[2 * n], batch[n], atol=1e-6)
+        np.testing.assert_allclose(drawn[2 * n + 1], to_y_up(clean[n], up), atol=1e-6)
+        assert np.abs(drawn[2 * n + 1] - drawn[2 * n]).max() > 1e-3  # the feet moved
+    assert all(m["contacts"] for m in meta["motions"])
+    rows = [row[0] for row in meta["table"]["rows"]]
+    assert meta["terrain"]["name"].startswith("flat") and meta["table"]["columns"] == [
+        "value", "before", "after"] and "[0] floor" in rows and "[1] floor" in rows
+
+
+def test_html_of_one_clip_is_a_pair_on_its_terrain(walks, tmp_path):
+    np.save(tmp_path / "walk.npy", walks[0])
+    page = tmp_path / "walk.html"
+    assert main(["footplant", str(tmp_path / "walk.npy"), "-o", str(tmp_path / "clean.npy"),
+                 "--html", str(page), "--terrain", "hills"]) == 0
+    meta, drawn = page_data(page)
+    assert [m["label"] for m in meta["motions"]] == ["source: walk.npy", "planted"]
+    np.testing.assert_allclose(drawn[0], walks[0], atol=1e-6)
+    np.testing.assert_allclose(drawn[1], np.load(tmp_path / "clean.npy"), atol=1e-6)
+    assert meta["terrain"]["name"].startswith("hills") and "before" in meta["table"]["columns"]
+
+
+def test_html_of_several_clips_on_per_clip_terrain_is_refused_before_any_work(walks, tmp_path,
+                                                                            capsys):
+    frames = min(len(w) for w in walks)
+    np.save(tmp_path / "samples.npy", np.stack([w[:frames] for w in walks]))
+    assert main(["footplant", str(tmp_path / "samples.npy"), "-o", str(tmp_path / "c.npy"),
+                 "--html", str(tmp_path / "p.html"), "--terrain", "steps"]) == 1
+    err = capsys.readouterr().err
+    assert "html (--html) must draw one ground" in err and "2 clips" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["samples.npy"]
+
+
+def test_a_folder_of_position_files_gets_a_page_beside_each_output(walks, tmp_path):
+    folder = tmp_path / "generated"
+    (folder / "sub").mkdir(parents=True)
+    np.save(folder / "clip0.npy", walks[0])
+    np.save(folder / "sub" / "clip1.npy", walks[1])
+    out = tmp_path / "out"
+    assert main(["footplant", str(folder), "-o", f"{out}/", "--skeleton", "smpl22", "--html",
+                 "--jobs", "1", "--no-progress"]) == 0
+    links = re.findall(r'<a href="([^"]+)">', (out / "summary.html").read_text())
+    assert sorted(links) == ["clip0.npy.html", "sub/clip1.npy.html"]
+    for link, walk in zip(sorted(links), walks, strict=True):
+        meta, drawn = page_data(out / link)
+        assert [m["frames"] for m in meta["motions"]] == [len(walk)] * 2
+        np.testing.assert_allclose(drawn[0], walk, atol=1e-6)

@@ -246,6 +246,27 @@ def test_a_library_run_links_each_clips_page(tmp_path, shared_data, capsys):
     assert "--html takes no file" in capsys.readouterr().err
 
 
+@needs_chromium
+def test_footplant_page_of_a_position_file_draws_both_clips(tmp_path, shared_data):
+    import limbik
+    from test_positions_cli import CMU_FOR_SMPL22
+
+    clip = limbik.skeleton.resample(limbik.read_bvh(shared_data / "bvh" /
+                                                    "dme_demo_3d_1_raw_footskate.bvh"), 20.0)
+    positions = clip.world_positions(joints=CMU_FOR_SMPL22) * 0.056  # metres
+    np.save(tmp_path / "gen.npy", positions.astype(np.float32))
+    page, out = tmp_path / "gen.html", tmp_path / "clean.npy"
+    assert main(["footplant", str(tmp_path / "gen.npy"), "-o", str(out), "--html",
+                 str(page), "--terrain", "hills"]) == 0
+    clean = np.load(out)
+    check = _check(tmp_path, page, 10)
+    assert [(m["label"], m["frames"], m["joints"]) for m in check["motions"]] == [
+        ("source: gen.npy", len(positions), 22), ("planted", len(positions), 22)]
+    assert check["motions"][0]["root0"] == positions[0, 0].astype(np.float32).tolist()
+    assert check["motions"][1]["root0"] == clean[0, 0].tolist()
+    assert check["terrain"]["vertices"] != []
+
+
 @pytest.mark.parametrize(("motions", "kwargs", "argument"), [
     (ViewerMotion(np.zeros((4, 3)), [-1, 0, 1]), {}, "positions"),
     (ViewerMotion(np.zeros((4, 3, 3)), [-1, 0]), {}, "parents"),

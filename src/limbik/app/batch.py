@@ -38,7 +38,12 @@ from limbik._runtime.validation import choice
 from limbik.errors import InvalidInputError, LimbikError
 from limbik.io.files import MOTION_FORMATS, motion_format, read_motion, write_motion
 from limbik.io.units import UP_AXES, unit_scale
-from limbik.placement.footplant import FootplantReport, footplant, terrain_for_clip
+from limbik.placement.footplant import (
+    PROCEDURAL_TERRAINS,
+    FootplantReport,
+    footplant,
+    terrain_for_clip,
+)
 from limbik.placement.terrain import Terrain
 from limbik.skeleton.limbs import Leg, find_legs
 from limbik.skeleton.motion import Motion
@@ -260,7 +265,8 @@ def plant_positions_file(source: str | Path, output: str | Path, skeleton: Any, 
                          fps: float = 20.0, terrain: str | Terrain = "flat",
                          terrain_options: Mapping[str, Any] | None = None, up: str = "y",
                          unit: str | float | None = None, layout: str | None = None,
-                         key: str | None = None, **footplant_options: Any) -> dict[str, Any]:
+                         key: str | None = None, html: str | Path | None = None,
+                         **footplant_options: Any) -> dict[str, Any]:
     """Clean the feet of every clip in a file of joint positions and write them to
     ``output`` in the input's layout, dtype and (``.npz``) array name.
 
@@ -268,7 +274,12 @@ def plant_positions_file(source: str | Path, output: str | Path, skeleton: Any, 
     ``(names, parents)``; ``unit`` the file's length unit (positions are cleaned in metres
     and written back in it, as clips are); ``layout`` and ``key`` as for
     :func:`limbik.io.positions.read_positions`; the rest as for
-    :func:`limbik.placement.positions.footplant_positions`. Returns a summary record:
+    :func:`limbik.placement.positions.footplant_positions`. ``html`` also writes one
+    viewer page there (:func:`limbik.viz.web.footplant_positions_page`): every clip
+    before and after, Y up, in metres with ``unit`` (else the file's units), on the
+    terrain; a file of several clips on a procedural terrain other than ``flat`` (sized
+    to each clip, so one ground per clip) is refused before any clip is cleaned.
+    Returns a summary record:
     ``clips`` and ``frames`` in the file, the largest bone-length wobble before
     (``bone_wobble``, a fraction of the bone), and each report metric's mean over the
     clips (``before_*``, ``after_*``).
@@ -280,6 +291,12 @@ def plant_positions_file(source: str | Path, output: str | Path, skeleton: Any, 
 
     names, parents = skeleton_layout(skeleton)
     read = read_positions(source, joints=len(names), layout=layout, key=key)
+    if html is not None and len(read.positions) > 1 and isinstance(terrain, str) \
+            and terrain in PROCEDURAL_TERRAINS and terrain != "flat":
+        raise InvalidInputError(
+            f"html (--html) must draw one ground: {source} holds {len(read.positions)} clips "
+            f"and terrain {terrain!r} is sized to each clip; use flat or a height-field file, "
+            f"or one clip per file", argument="html")
     scale = unit_scale(unit)
     cleaned = np.empty_like(read.positions)
     reports = []
@@ -292,6 +309,14 @@ def plant_positions_file(source: str | Path, output: str | Path, skeleton: Any, 
         wobble = max(wobble, float(info.length_variation.max()))
     Path(output).parent.mkdir(parents=True, exist_ok=True)
     write_positions(output, cleaned / scale, read)
+    if html is not None:
+        from limbik.placement.positions import to_y_up
+        from limbik.viz.web import footplant_positions_page
+
+        footplant_positions_page(
+            html, [to_y_up(clip * scale, up) for clip in read.positions],
+            [to_y_up(clip, up) for clip in cleaned], parents, names, info.terrain,
+            info.legs, reports, frame_time=1.0 / fps, name=Path(source).name)
     record: dict[str, Any] = {"clips": len(reports), "frames": int(cleaned.shape[0]
                                                                    * cleaned.shape[1]),
                               "bone_wobble": wobble, "legs": " ".join(reports[0].legs),
@@ -308,12 +333,16 @@ def _run_positions(job: _ClipJob, record: dict[str, Any]) -> None:
     try:
         done = plant_positions_file(job.source, job.output, job.skeleton, fps=job.fps or 20.0,
                                     terrain=job.terrain, terrain_options=job.terrain_options,
-                                    up=job.up, unit=job.unit, **job.footplant_options)
+                                    up=job.up, unit=job.unit,
+                                    html=job.output + ".html" if job.html else None,
+                                    **job.footplant_options)
     except Exception as exc:  # one bad file must not stop the library
         record["error"] = _describe(exc)
         record[_RETRY] = not isinstance(exc, LimbikError)
     else:
         record.update(status="ok", error=None, terrain=job.terrain, **done)
+        if job.html:
+            record["viewer"] = f"{job.clip}.html"
 
 
 def _leg_length(motion: Motion, legs: Sequence[Leg]) -> float:
@@ -722,8 +751,9 @@ def footplant_library(source: str | Path | Sequence[str | Path], output: str | P
     skeleton, fps : with a skeleton (a name such as ``"smpl22"``, or ``(names,
         parents)``), ``.npy``/``.npz`` files of joint positions are clips too, at ``fps``
         frames per second (default 20), each cleaned by :func:`plant_positions_file`.
-    html : also write each BVH or glTF clip's 3-D viewer page beside its output
-        (``OUT.bvh.html``, :func:`limbik.viz.web.footplant_page`), linked from
+    html : also write each clip's 3-D viewer page beside its output (``OUT.bvh.html``,
+        :func:`limbik.viz.web.footplant_page`; a position file's ``OUT.npy.html`` shows
+        each of its clips, see :func:`plant_positions_file`), linked from
         ``summary.html``.
 
     Returns the :class:`BatchSummary`; ``summary.json`` and ``summary.csv`` in

@@ -20,7 +20,7 @@ from limbik._runtime.validation import as_float, choice
 from limbik.io.units import UP_AXES
 from limbik.placement.footplant import FootplantReport, footplant, terrain_for_clip
 from limbik.placement.terrain import Terrain
-from limbik.skeleton.limbs import find_legs
+from limbik.skeleton.limbs import Leg, find_legs
 from limbik.skeleton.motion import Motion
 from limbik.skeleton.positions import fit_positions, position_layout
 from limbik.skeleton.skeleton import Skeleton
@@ -44,12 +44,19 @@ class PositionCleanup:
     fit_residual : float
         The largest distance between the input and its fitted motion before any foot
         was moved (0 up to rounding where the bones keep their lengths).
+    legs : tuple of Leg
+        The legs planted (joint indices in the input's order).
+    terrain : Terrain or None
+        The ground the feet were planted on (Y up, the units the clip was cleaned in),
+        None where no terrain was given.
     """
 
     report: FootplantReport
     length_variation: np.ndarray
     lengths: np.ndarray
     fit_residual: float
+    legs: tuple[Leg, ...] = ()
+    terrain: Terrain | None = None
 
 
 def to_y_up(positions: np.ndarray, up: str) -> np.ndarray:
@@ -101,4 +108,5 @@ def footplant_positions(positions: Any, skeleton: Any = "smpl22", *,
                                    **dict(terrain_options or {}))
     planted, report = footplant(motion, terrain, legs=legs, **options)
     out = from_y_up(planted.world_positions(), axis)
-    return out, PositionCleanup(report, fit.length_variation, fit.lengths, fit.residual)
+    return out, PositionCleanup(report, fit.length_variation, fit.lengths, fit.residual,
+                                tuple(legs), terrain)

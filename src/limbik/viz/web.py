@@ -36,7 +36,8 @@ from limbik._runtime.atomic import atomic_write
 from limbik._runtime.validation import as_float, as_float_array, as_parents
 from limbik.errors import InvalidInputError, NonFiniteInputError
 
-__all__ = ["ViewerMotion", "footplant_page", "report_table", "to_html"]
+__all__ = ["ViewerMotion", "footplant_page", "footplant_positions_page", "report_table",
+           "to_html"]
 
 _HERE = Path(__file__).with_name("web_assets")
 #: Height-field samples drawn at most per side; a larger field is drawn every n-th sample.
@@ -243,21 +244,52 @@ def footplant_page(path: str | Path, motion: Any, result: Any, terrain: Any, leg
     contact spans (``report.contacts[leg.side]``, half-open ``(start, stop)``), and
     :func:`report_table` of ``report`` beside them. ``legs`` have ``side``, ``ankle``
     and ``toe`` (None where there is none). Returns the path written."""
-    feet: list[int] = []
-    columns = []
-    spans = getattr(report, "contacts", None) or {}
-    for leg in legs:
-        on = np.zeros(result.num_frames, dtype=bool)
-        for start, stop in spans.get(leg.side, ()):
-            on[start:stop] = True
-        for joint in (leg.ankle, leg.toe):
-            if joint is not None:
-                feet.append(joint)
-                columns.append(on)
-    contacts = np.stack(columns, axis=1) if columns else None
-    tracks = [ViewerMotion(clip.world_positions(), clip.skeleton.parents, clip.names, label,
-                           feet=feet, contacts=contacts, frame_time=clip.frame_time)
-              for clip, label in ((motion, f"source: {name}"), (result, "planted"))]
-    return to_html(path, tracks, frame_time=result.frame_time, terrain=terrain, traces=True,
-                   metrics=report_table(report),
+    return footplant_positions_page(
+        path, [motion.world_positions()], [result.world_positions()], result.skeleton.parents,
+        result.names, terrain, legs, [report], frame_time=result.frame_time, name=name)
+
+
+def footplant_positions_page(path: str | Path, sources: Sequence[Any], results: Sequence[Any],
+                             parents: Any, names: Sequence[str] | None, terrain: Any,
+                             legs: Any, reports: Sequence[Any], *, frame_time: float,
+                             name: str = "clip") -> Path:
+    """:func:`footplant_page` of clips given as joint positions: each ``sources[k]`` and
+    ``results[k]`` (``(T_k, J, 3)``, Y up, one skeleton of ``parents`` and ``names``,
+    ``frame_time`` seconds per frame) over each other on ``terrain``, with the contacts
+    of ``reports[k]`` on the feet of ``legs``. One clip is labelled ``source: NAME`` and
+    ``planted`` with :func:`report_table` beside them; several are drawn where they
+    are, pair ``k`` labelled ``source: NAME[k]`` and ``planted [k]``, and the table's
+    rows once per clip (``[k] floor``, ...). Returns the path written."""
+    if not 1 <= len(sources) == len(results) == len(reports):
+        raise InvalidInputError(f"sources, results and reports must hold one entry per clip "
+                                f"(at least one), got {len(sources)}, {len(results)} and "
+                                f"{len(reports)}", argument="sources")
+    several = len(sources) > 1
+    tracks = []
+    table: dict[str, dict[str, Any]] = {}
+    for k, (source, result, report) in enumerate(zip(sources, results, reports, strict=True)):
+        frames = len(result)
+        feet: list[int] = []
+        columns = []
+        spans = getattr(report, "contacts", None) or {}
+        for leg in legs:
+            on = np.zeros(frames, dtype=bool)
+            for start, stop in spans.get(leg.side, ()):
+                on[start:stop] = True
+            for joint in (leg.ankle, leg.toe):
+                if joint is not None:
+                    feet.append(joint)
+                    columns.append(on)
+        contacts = np.stack(columns, axis=1) if columns else None
+        tag = f"[{k}]" if several else ""
+        for positions, label in ((source, f"source: {name}{tag}"),
+                                 (result, f"planted {tag}".rstrip())):
+            tracks.append(ViewerMotion(positions, parents, names, label, feet=feet,
+                                       contacts=contacts if len(positions) == frames else None,
+                                       frame_time=frame_time))
+        for column, rows in report_table(report).items():
+            table.setdefault(column, {}).update({f"{tag} {row}".lstrip(): value
+                                                 for row, value in rows.items()})
+    return to_html(path, tracks, frame_time=frame_time, terrain=terrain, traces=True,
+                   metrics=table,
                    title=f"footplant: {name} on {getattr(terrain, 'name', 'terrain')}")

@@ -122,18 +122,7 @@ def _cmd_footplant(args: argparse.Namespace) -> int:
     output = _footplant_output(args)
     if args.report:
         output_path(args.report, "--report")
-    if args.html is True:
-        from limbik.errors import InvalidInputError
-
-        raise InvalidInputError("--html must name the page for one clip (--html OUT.html), "
-                                "got no file", argument="html")
-    if args.html:
-        output_path(args.html, "--html")
-        if Path(args.html).suffix.lower() not in (".html", ".htm"):
-            from limbik.errors import InvalidInputError
-
-            raise InvalidInputError(f"--html must end in .html, got {args.html}",
-                                    argument="html")
+    _check_html(args)
     if args.plot:
         plot_suffix = Path(args.plot).suffix.lower()
         if plot_suffix not in ANIMATION_SUFFIXES + PICTURE_SUFFIXES:
@@ -237,12 +226,23 @@ def _cmd_footplant_library(args: argparse.Namespace) -> int:
           f"{', '.join(SUMMARY_FILES[1:])} beside it")
     return 1 if failed else 0
 
-def _check_footplant_outputs(args: argparse.Namespace, output: Path) -> None:
-    """Before any work: the clip's output has a format it can be written in, and no two of
-    ``-o``, ``--report``, ``--plot`` and the input are one file (``-o`` may replace the
-    input)."""
-    import os
+def _check_html(args: argparse.Namespace) -> None:
+    """``--html`` for one file: it names a page ending in .html in a folder that exists."""
+    from limbik.errors import InvalidInputError
 
+    if args.html is True:
+        raise InvalidInputError("--html must name the page for one clip (--html OUT.html), "
+                                "got no file", argument="html")
+    if args.html:
+        output_path(args.html, "--html")
+        if Path(args.html).suffix.lower() not in (".html", ".htm"):
+            raise InvalidInputError(f"--html must end in .html, got {args.html}",
+                                    argument="html")
+
+
+def _check_footplant_outputs(args: argparse.Namespace, output: Path) -> None:
+    """Before any work: the clip's output has a format it can be written in, and
+    :func:`_check_distinct`."""
     from limbik.errors import InvalidInputError
     from limbik.io.files import MOTION_FORMATS
 
@@ -257,6 +257,16 @@ def _check_footplant_outputs(args: argparse.Namespace, output: Path) -> None:
             f"-o {output}: a {suffix} clip is written into a copy of the {suffix} file the "
             f"clip came from, got {args.input or 'the built-in walk'} (write .bvh instead)",
             argument="output")
+    _check_distinct(args, output)
+
+
+def _check_distinct(args: argparse.Namespace, output: Path) -> None:
+    """No two of ``-o``, ``--report``, ``--plot``, ``--html`` and the input are one file
+    (``-o`` may replace the input)."""
+    import os
+
+    from limbik.errors import InvalidInputError
+
     files = {os.path.realpath(args.input): "the input clip"} if args.input else {}
     for flag, path in (("-o", output), ("--report", args.report), ("--plot", args.plot),
                        ("--html", args.html)):
@@ -267,6 +277,7 @@ def _check_footplant_outputs(args: argparse.Namespace, output: Path) -> None:
             raise InvalidInputError(f"{flag} {path} is also {files[key]}; give another file",
                                     argument=flag.lstrip("-") if flag != "-o" else "output")
         files[key] = f"{flag}'s file" if flag != "-o" else "-o's file"
+
 
 def skeleton_arg(text: str | None) -> Any:
     """``--skeleton``: a built-in position skeleton's name, or a JSON file holding a
@@ -303,7 +314,7 @@ def _cmd_footplant_positions(args: argparse.Namespace) -> int:
     from limbik.app.batch import plant_positions_file
     from limbik.errors import InvalidInputError
 
-    for flag in ("jobs", "scheduler", "plot", "html", "skin", "animation"):
+    for flag in ("jobs", "scheduler", "plot", "skin", "animation"):
         if getattr(args, flag) is not None:
             raise InvalidInputError(f"--{flag} does not apply to a file of joint positions, "
                                     f"got {args.input}", argument=flag)
@@ -313,13 +324,15 @@ def _cmd_footplant_positions(args: argparse.Namespace) -> int:
                                 f"got {output}", argument="output")
     if args.report:
         output_path(args.report, "--report")
+    _check_html(args)
+    _check_distinct(args, output)
     skeleton = skeleton_arg(args.skeleton) or "smpl22"
     settings = _footplant_settings(args)
     record = plant_positions_file(
         args.input, output, skeleton, fps=args.fps or 20.0, terrain=args.terrain or "flat",
         terrain_options=settings["terrain_options"], up=args.up, unit=args.unit,
-        **settings["footplant_options"])
-    written = [str(output)]
+        html=args.html, **settings["footplant_options"])
+    written = [str(output)] + ([str(args.html)] if args.html else [])
     if args.report:
         with atomic_write(args.report) as handle:
             json.dump(record, handle, indent=2)
@@ -403,8 +416,11 @@ def add_parser(sub: Any) -> None:
                     ".gif/.mp4/.html animation")
     fp.add_argument("--html", nargs="?", const=True, metavar="OUT.html",
                     help="write an interactive 3-D page: source and result on the terrain, "
-                    "contacts on the feet, the metrics beside them; for a folder of clips, "
-                    "--html alone writes one beside each output, linked from summary.html")
+                    "contacts on the feet, the metrics beside them; for a file of several "
+                    "joint-position clips, one page with every clip's pair where it is (a "
+                    "procedural terrain other than flat is refused there: each clip has its "
+                    "own); for a folder of clips, --html alone writes one beside each output, "
+                    "linked from summary.html")
     fp.add_argument("--json", action="store_true", help="print the report as JSON")
     fp.add_argument("--no-progress", dest="progress", action="store_false",
                     help="no progress bar for long clips")
