@@ -620,13 +620,16 @@ def _stage_hovers(track: LegTrack, floor: float) -> None:
 def _reachable_lock(track: LegTrack, hip: np.ndarray, start: int, stop: int,
                     drop: float) -> tuple[np.ndarray, float]:
     """The ankle's held horizontal position ``(2,)`` over the contact ``[start, stop)``: of
-    the source's own positions over the contact and their median, the one the leg reaches
+    the source's own positions over the contact (at most 32, evenly spaced) and their
+    median, the one the leg reaches
     best from the source's hip path ``hip`` ``(F, 3)`` (its largest shortfall, with the
     hip ``drop`` above the ankle's rest, lowest), preferring the median; and the largest
     shortfall there (units)."""
     src = track.source[start:stop, 0][:, [0, 2]]
     median = np.median(src, axis=0)
-    candidates = np.concatenate([median[None], src])
+    # (at most 32 of them, evenly spaced over the contact)
+    every = max(1, -(-len(src) // 32))
+    candidates = np.concatenate([median[None], src[::every]])
     full = track.thigh + track.shin
     h = hip[start:stop]
     source_reach = np.linalg.norm(track.source[start:stop, 0] - h, axis=1)
@@ -779,7 +782,11 @@ def _hold_foot_length(locks: np.ndarray, contacts: np.ndarray, length: float,
         for _ in range(8):
             dy = float(np.clip(ground.height(xz[0], xz[1]) + above[start - toe_start] - a0[1],
                                -0.99 * length, 0.99 * length))
-            xz = a0[[0, 2]] + heading * np.sqrt(length * length - dy * dy)
+            moved = a0[[0, 2]] + heading * np.sqrt(length * length - dy * dy)
+            done = bool(np.all(np.abs(moved - xz) <= 1e-12 * length))
+            xz = moved
+            if done:
+                break
         toe = locks[toe_start:toe_stop, 1]
         toe[:, 1] = ground.height(xz[0], xz[1]) + above
         toe[:, 0], toe[:, 2] = xz[0], xz[1]
@@ -1352,10 +1359,12 @@ def _stage_report(motion: Motion, planted: Motion, tracks: list[LegTrack],
     after_world = _legs_world_pose(planted, source_rotations, full_world, legs, lift)
     before = _evaluate(motion, full_world, before_ground, legs, masks, None)
     after = _evaluate(planted, after_world, ground, legs, masks, full_world[0])
-    before.update(metrics.score_motion(motion, source=motion, terrain=before_ground, legs=legs,
-                                       contacts=labels))
-    after.update(metrics.score_motion(planted, source=motion, terrain=ground, legs=legs,
-                                      contacts=labels))
+    before.update(metrics._score_motion(motion, source=motion, terrain=before_ground,
+                                        legs=legs, contacts=labels, positions=full_world,
+                                        source_positions=full_world))
+    after.update(metrics._score_motion(planted, source=motion, terrain=ground, legs=legs,
+                                       contacts=labels, positions=after_world,
+                                       source_positions=full_world))
     return FootplantReport(
         floor=floor, legs=tuple(leg.side for leg in legs),
         contacts={side: contact_spans(m) for side, m in masks.items()},

@@ -513,6 +513,20 @@ def score_motion(motion: Any, *, source: Any | None = None, terrain: _Ground | N
     the labelled frames), ``contact_precision``, ``contact_recall`` and ``contact_f1`` of
     the contacts against the labels.
     """
+    return _score_motion(motion, source=source, terrain=terrain, floor=floor, legs=legs,
+                         contacts=contacts, labels=labels, metres_per_unit=metres_per_unit,
+                         skate_height=skate_height, skate_speed=skate_speed)
+
+
+def _score_motion(motion: Any, *, source: Any | None = None, terrain: _Ground | None = None,
+                  floor: float | None = None, legs: Any | None = None,
+                  contacts: Any | None = None, labels: Any | None = None,
+                  metres_per_unit: float | None = None, skate_height: float = 0.05,
+                  skate_speed: float = 0.5, positions: np.ndarray | None = None,
+                  source_positions: np.ndarray | None = None) -> dict[str, float]:
+    """:func:`score_motion` on world positions with End Sites ``(F, J + E, 3)`` of the
+    motion and of the source, where the caller has them (``positions``,
+    ``source_positions``)."""
     from limbik.placement.contacts import (
         MIN_CONTACT_TIME,
         contact_spans,
@@ -540,14 +554,15 @@ def score_motion(motion: Any, *, source: Any | None = None, terrain: _Ground | N
             else as_float(metres_per_unit, "metres_per_unit", minimum=0.0, exclusive=True))
     near = as_float(skate_height, "skate_height", minimum=0.0) / unit
     fast = as_float(skate_speed, "skate_speed", minimum=0.0) / unit
-    full = world_pose(motion)[1]
+    full = world_pose(motion)[1] if positions is None else positions
     if terrain is None:
         level = (estimate_floor(motion, legs, leg_length, positions=full) if floor is None
                  else as_float(floor, "floor"))
         ground: _Ground = Terrain.flat(level)
     else:
         ground = _check_ground(terrain)
-    src_full = world_pose(source)[1] if source is not None else None
+    src_full = (None if source is None else world_pose(source)[1]
+                if source_positions is None else source_positions)
     src_ground = (Terrain.flat(estimate_floor(source, legs, leg_length, positions=src_full))
                   if source is not None else ground)
     basis, basis_ground = (src_full, src_ground) if src_full is not None else (full, ground)
