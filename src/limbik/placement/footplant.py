@@ -724,10 +724,11 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
     planted = track.planted
     for start, stop in contact_spans(planted):  # the ground under the held joints
         held = track.contacts[start:stop]
-        grounds = [float(np.median(ground.height(locks[start:stop, j, 0][held[:, j]],
-                                                 locks[start:stop, j, 2][held[:, j]])))
-                   for j in range(k) if np.any(held[:, j])]
-        levels.append((start, stop, float(np.mean(grounds))))
+        # (a held joint's lock stays put over the ground through its contact)
+        first = [start + int(np.argmax(held[:, j])) for j in range(k) if np.any(held[:, j])]
+        joints = [j for j in range(k) if np.any(held[:, j])]
+        under = ground.height(locks[first, joints, 0], locks[first, joints, 2])
+        levels.append((start, stop, float(np.mean(under))))
     if not levels:  # never planted: the ground under the foot, low-passed
         below = ground.height(track.source[:, 0, 0], track.source[:, 0, 2])
         track.ground = smooth_zero_lag(below, 1.0, 5.0) if n > 1 else below
@@ -761,7 +762,8 @@ def _hold_foot_length(locks: np.ndarray, contacts: np.ndarray, length: float,
     the ground; and for the rest of the ankle's contact after the span it stays where it
     got to."""
     both = np.asarray(contacts, dtype=bool).all(axis=1)
-    n = both.shape[0]
+    toe_spans = contact_spans(contacts[:, 1])
+    heel_spans = contact_spans(contacts[:, 0])
     for start, stop in contact_spans(both):
         a0, t0 = locks[start, 0], locks[start, 1]
         heading = (t0 - a0)[[0, 2]]
@@ -769,12 +771,7 @@ def _hold_foot_length(locks: np.ndarray, contacts: np.ndarray, length: float,
         if not size > 1e-9 * max(length, 1e-300):
             continue
         heading /= size
-        toe_start = start
-        while toe_start > 0 and contacts[toe_start - 1, 1]:
-            toe_start -= 1
-        toe_stop = start
-        while toe_stop < n and contacts[toe_stop, 1]:
-            toe_stop += 1
+        toe_start, toe_stop = next(span for span in toe_spans if span[0] <= start < span[1])
         # (the toe's place: ``length`` from the ankle's at the toe's own height above the
         # ground under it, a fixed point over that ground in eight rounds)
         above = locks[toe_start:toe_stop, 1, 1] - ground.height(t0[0], t0[2])
@@ -795,9 +792,7 @@ def _hold_foot_length(locks: np.ndarray, contacts: np.ndarray, length: float,
         heel = t[:, [0, 2]] - heading * np.sqrt(length * length - rise * rise)[:, None]
         a[:, 1] += ground.height(heel[:, 0], heel[:, 1]) - ground.height(a[:, 0], a[:, 2])
         a[:, 0], a[:, 2] = heel[:, 0], heel[:, 1]
-        after = stop
-        while after < n and contacts[after, 0]:
-            after += 1
+        after = next(span[1] for span in heel_spans if span[0] <= start < span[1])
         if after > stop:
             rest = locks[stop:after, 0]
             rest[:, 1] += (ground.height(heel[-1, 0], heel[-1, 1])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from pathlib import Path
 from typing import Any
@@ -228,6 +229,11 @@ class Terrain:
 
     def height(self, x: Any, z: Any) -> FloatArray:
         """Ground height at ``(x, z)``; broadcasts, returns shape of ``x + z``."""
+        if isinstance(x, float | np.floating) and isinstance(z, float | np.floating):
+            if not (math.isfinite(x) and math.isfinite(z)):  # (one point: checked cheaply)
+                as_float_array(x, "x")
+                as_float_array(z, "z")
+            return self._height_unchecked(np.float64(x), np.float64(z))
         xa = as_float_array(x, "x")
         za = as_float_array(z, "z")
         broadcast_shapes(("x", xa.shape), ("z", za.shape))  # or a named error
