@@ -725,10 +725,10 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
     for start, stop in contact_spans(planted):  # the ground under the held joints
         held = track.contacts[start:stop]
         # (a held joint's lock stays put over the ground through its contact)
-        first = [start + int(np.argmax(held[:, j])) for j in range(k) if np.any(held[:, j])]
-        joints = [j for j in range(k) if np.any(held[:, j])]
-        under = ground.height(locks[first, joints, 0], locks[first, joints, 2])
-        levels.append((start, stop, float(np.mean(under))))
+        rows = [start + int(np.argmax(held[:, j])) for j in range(k) if np.any(held[:, j])]
+        cols = [j for j in range(k) if np.any(held[:, j])]
+        levels.append((start, stop, float(np.mean(ground.height(locks[rows, cols, 0],
+                                                                locks[rows, cols, 2])))))
     if not levels:  # never planted: the ground under the foot, low-passed
         below = ground.height(track.source[:, 0, 0], track.source[:, 0, 2])
         track.ground = smooth_zero_lag(below, 1.0, 5.0) if n > 1 else below

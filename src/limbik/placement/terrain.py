@@ -233,7 +233,8 @@ class Terrain:
             if not (math.isfinite(x) and math.isfinite(z)):  # (one point: checked cheaply)
                 as_float_array(x, "x")
                 as_float_array(z, "z")
-            return self._height_unchecked(np.float64(x), np.float64(z))
+            return self._height_unchecked(np.asarray(x, dtype=np.float64),
+                                          np.asarray(z, dtype=np.float64))
         xa = as_float_array(x, "x")
         za = as_float_array(z, "z")
         broadcast_shapes(("x", xa.shape), ("z", za.shape))  # or a named error
