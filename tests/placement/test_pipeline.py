@@ -1,4 +1,4 @@
-"""Properties of footplant's stages and of metrics.score_motion on hand-made cases."""
+"""Properties of footplant's stages on hand-made cases."""
 
 from __future__ import annotations
 
