@@ -101,16 +101,16 @@ def detect_contacts(height: Any, speed: Any, *, enter_height: float, exit_height
     faster than ``grounded_speed`` (default ``exit_speed``): sliding through the floor is
     a contact that skates, not a swing.
     ``lifting`` ``(frames,)`` (bool) marks frames at which the foot may be leaving the
-    ground (:func:`limbik.placement.footplant.footplant` passes: rolled onto its toe).
+    ground (:func:`joint_contacts` passes every frame).
     A contact whose last frames are all above ``enter_height`` and ``lifting`` ends
     before them: the hysteresis band keeps a contact through noise in its middle, but
     a foot that rises out of the band from a toe-off is lifting off, not standing (a
     contact that lasts to the last frame is kept).
     ``landing`` ``(frames,)`` (bool) marks frames at which the foot is still coming down
-    (:func:`limbik.placement.footplant.footplant` passes: above its rest and lower
-    within the next moments). A contact whose first frames are ``landing`` starts after
-    them: the band takes a foot in a few frames before it lands, and pinning it there
-    puts it down early (a contact from the first frame is kept).
+    (:func:`joint_contacts` passes: lower within the next ``LANDING_TIME`` s by more
+    than ``LANDED_SHARE`` of the contact height). A contact whose first frames are
+    ``landing`` starts after them: the band takes a foot in a few frames before it lands,
+    and pinning it there puts it down early (a contact from the first frame is kept).
     Contacts and gaps shorter than ``min_frames`` are removed (gaps first, contacts
     after their lift-off and touch-down are cut), except a contact at the clip's first or
     last frame, which the clip cuts short: it needs two frames.

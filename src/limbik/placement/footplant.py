@@ -53,6 +53,7 @@ from limbik.placement import metrics
 from limbik.placement._footplant_kernels import limit_rate
 from limbik.placement.contacts import (
     CONTACT_HEIGHT,
+    LANDING_TIME,
     contact_spans,
     contacts_from_ranges,
     joint_contacts,
@@ -101,9 +102,6 @@ SWING_FOLLOW = (0.005, 0.02)
 #: Height (leg lengths) above its floor below which a source foot at the clip's first or
 #: last frame, outside a contact, takes the root onto the ground under it there.
 EDGE_NEAR = 0.04
-#: Seconds ahead within which a foot that still gets lower (by more than half of
-#: ``FLOAT_KEPT``) is still landing: a contact starts where it has come down.
-LANDING_AHEAD = 0.2
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -205,13 +203,9 @@ def _rest_heights(motion: Motion, full_world: np.ndarray, legs: Sequence[Leg], f
 
 
 def contact_speed_threshold(speeds: np.ndarray) -> float:
-    """A clip's planted-versus-swinging speed threshold (leg lengths/s).
-
-    Foot speeds are bimodal: slow while planted (or skating), fast in swing. The
-    threshold is the geometric mean of the 10th and 90th percentiles, within [0.1, 2].
-    """
-    low, high = np.percentile(speeds, [10, 90])
-    return float(np.clip(np.sqrt(max(low, 1e-3) * max(high, 1e-3)), 0.1, 2.0))
+    """A clip's planted-versus-swinging speed threshold (leg lengths/s): the same as
+    :func:`limbik.placement.contacts.joint_speed_threshold`."""
+    return joint_speed_threshold(speeds)
 
 
 def _ramp(x: np.ndarray) -> np.ndarray:
@@ -650,10 +644,10 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
     contact (robust to a skating source); an ankle whose leg would not reach that from
     the source's hip path is held at the source position over the contact that it
     reaches best (:func:`_reachable_lock`), up to ``FLOAT_ALLOWANCE`` higher where it still
-    would not, and a toe held with it moves with it and keeps the foot's length. Heights:
-    the source's own (its lower decile over the contact) less the whole foot's float
-    beyond ``FLOAT_KEPT``, rising with the source beyond ``RISE_KEPT``, and following it
-    exactly before it first comes down to its standing height in the contact.
+    would not; where heel and toe are held at once the foot keeps its length about its
+    ball (:func:`_hold_foot_length`). Heights: the source's standing heights above the
+    joints' rests, less the float of the foot's sole beyond ``FLOAT_KEPT`` on every
+    planted frame (a landing or lifting foot keeps the float it lands or lifts with).
 
     Also the ground path the foot travels over: the ground under its locks while planted,
     a smoothstep from the lift-off ground to the landing ground between contacts, and
@@ -680,7 +674,7 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
     # lifts off as the source's does, and stands where the source's stops)
     lowest = above_rest.min(axis=1) if track.sole is None else track.sole
     foot_float = np.maximum(lowest - FLOAT_KEPT * size, 0.0)
-    window = max(1, round(LANDING_AHEAD / dt))
+    window = max(1, round(LANDING_TIME / dt))
     for start, stop in contact_spans(track.planted):
         if start > 0:  # (a contact the clip starts in has landed)
             ahead = lowest[start:min(stop, start + window + 1)]
@@ -977,8 +971,7 @@ def _smooth_cover(need: np.ndarray, width: int) -> np.ndarray:
     return (bump * np.maximum(need, 0.0)[None, :]).max(axis=1)
 
 
-def _stage_clearance(track: LegTrack, ground: Terrain, floor: float, hover: float,
-                     drop: float) -> None:
+def _stage_clearance(track: LegTrack, ground: Terrain, floor: float, drop: float) -> None:
     """The swings lowered with the root's constant ``drop`` (the leg keeps its shape),
     then raised, smoothly, where a foot joint would pass the terrain closer than the
     source's own clearance; and nothing in the ground (what is left lifts the foot)."""
@@ -1253,8 +1246,8 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
     max_tilt : largest change of foot pitch from the source's (or ankle tilt to the
         ground's slope without a toe), radians.
     contact_height : a foot joint enters a contact at most this high above its local
-        floor (its lowest height within ±0.4 s; leg lengths) and leaves it above 1.5
-        times this.
+        floor (its lowest height within ±0.4 s; leg lengths) and leaves it above twice
+        this.
     contact_speed : the planted/moving speed threshold (leg lengths per second); a
         contact starts below 0.7x and ends above 1.4x it. Default: from the clip's foot
         joints (:func:`limbik.placement.contacts.joint_speed_threshold`). A joint at or
@@ -1309,14 +1302,14 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
         _stage_locks(track, ground, floor, hover, world[:, track.leg.hip], lock_feet, dt)
     for track in tracks:
         _stage_swing(track, ground, floor, hover, ease_in, max(1, release_frames),
-                     max(1, round(LANDING_AHEAD / dt)))
+                     max(1, round(LANDING_TIME / dt)))
     tick(3, "root")
     offset, drop = _stage_root(tracks, world, floor, hover, dt, pelvis_smooth_time,
                                adjust_pelvis)
     offset = offset * max(weight.values())  # (legs kept as the source's keep its root)
     lift = offset[:, None] * _UP
     for track in tracks:
-        _stage_clearance(track, ground, floor, hover, drop)
+        _stage_clearance(track, ground, floor, drop)
     tick(4, "legs")
     for track in tracks:  # knees bend no faster than the source's off contacts
         assert track.targets is not None
