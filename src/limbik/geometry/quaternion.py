@@ -217,9 +217,9 @@ def quaternion_from_two_vectors(a: FloatArray, b: FloatArray) -> FloatArray:
     # have a well-defined cross product (w then carries only rounding)
     opposite = (w < 1e-12) & (dot(xyz, xyz) < 1e-24)
     zero = (dot(a, a) < 0.5) | (dot(b, b) < 0.5)
-    perpendicular = any_perpendicular(a)
-    xyz = np.where(opposite[..., None], perpendicular, xyz)
-    w = np.where(opposite, 0.0, w)
+    if np.any(opposite):  # (the perpendicular only where it is needed: it is rare)
+        xyz = np.where(opposite[..., None], any_perpendicular(a), xyz)
+        w = np.where(opposite, 0.0, w)
     q = quaternion_normalize(np.concatenate([xyz, w[..., None]], axis=-1))
     return np.where(zero[..., None], IDENTITY, q)
 
