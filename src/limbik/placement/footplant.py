@@ -848,7 +848,9 @@ def _stage_swing(track: LegTrack, ground: Terrain, floor: float, hover: float,
     low, high = SWING_FOLLOW[0] * size, SWING_FOLLOW[1] * size
     near = _ramp((high - (track.source[..., 1] - floor - track.rest).min(axis=1))
                  / (high - low)) * _ease_weights(track.planted, landing, landing)
-    track.stand = np.maximum(planted, near)
+    # (and so does a foot still held in part, easing out of its locks: its heights are
+    # above the ground it leaves)
+    track.stand = np.maximum(np.maximum(planted, near), pins.max(axis=1))
     for j in range(k):
         conform = track.stand
         rows = np.flatnonzero(conform > 0.0)
