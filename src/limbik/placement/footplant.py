@@ -782,10 +782,12 @@ def _hold_foot_length(locks: np.ndarray, contacts: np.ndarray, length: float,
         toe[:, 1] = ground.height(xz[0], xz[1]) + above
         toe[:, 0], toe[:, 2] = xz[0], xz[1]
         a, t = locks[start:stop, 0], locks[start:stop, 1]
-        rise = np.clip(a[:, 1] - t[:, 1], -0.99 * length, 0.99 * length)
-        heel = t[:, [0, 2]] - heading * np.sqrt(length * length - rise * rise)[:, None]
-        a[:, 1] += ground.height(heel[:, 0], heel[:, 1]) - ground.height(a[:, 0], a[:, 2])
-        a[:, 0], a[:, 2] = heel[:, 0], heel[:, 1]
+        for _ in range(8):  # (the ground under the heel moves as it turns)
+            rise = np.clip(a[:, 1] - t[:, 1], -0.99 * length, 0.99 * length)
+            heel = t[:, [0, 2]] - heading * np.sqrt(length * length - rise * rise)[:, None]
+            a[:, 1] += (ground.height(heel[:, 0], heel[:, 1])
+                        - ground.height(a[:, 0], a[:, 2]))
+            a[:, 0], a[:, 2] = heel[:, 0], heel[:, 1]
         after = next(span[1] for span in heel_spans if span[0] <= start < span[1])
         if after > stop:
             rest = locks[stop:after, 0]

@@ -1,0 +1,155 @@
+"""Properties of the foot clean-up's geometric steps over seeded random cases: the foot
+keeps its length, held joints stay, heights above sloping ground are kept, the swing
+raise covers what it must, contacts start where a joint has landed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from limbik.placement import Terrain
+from limbik.placement.contacts import LANDED_SHARE, contact_spans, joint_contacts
+from limbik.placement.footplant import (
+    _hang_over_ground,
+    _hold_foot_length,
+    _keep_length,
+    _smooth_cover,
+    _toe_share,
+)
+
+
+def _slope(rng: np.random.Generator) -> Terrain:
+    return Terrain.slope(rng.uniform(-0.35, 0.35), direction=rng.uniform(0, 2 * np.pi),
+                         extent=(-5, 5, -5, 5))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_keep_length_holds_the_length_and_both_heights(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = 200
+    length = rng.uniform(0.1, 0.3, (n, 1))
+    ankle = rng.normal(0, 1, (n, 3))
+    toe = ankle + rng.normal(0, 0.2, (n, 3))
+    toe[:, 1] = ankle[:, 1] + rng.uniform(-0.9, 0.9, n) * length[:, 0]
+    share = rng.uniform(0, 1, (n, 1))
+    heading = rng.normal(0, 1, (n, 2))
+    a, t = _keep_length(ankle, toe, length, share, heading)
+    np.testing.assert_allclose(np.linalg.norm(t - a, axis=1), length[:, 0], rtol=1e-9)
+    np.testing.assert_allclose(a[:, 1], ankle[:, 1], atol=1e-12)  # heights kept
+    np.testing.assert_allclose(t[:, 1], toe[:, 1], atol=1e-12)
+    # a fully held toe stays, and a foot whose toe takes the change keeps its ankle
+    _, t1 = _keep_length(ankle, toe, length, np.ones((n, 1)), heading)
+    np.testing.assert_allclose(t1, toe, atol=1e-12)
+    a0, _ = _keep_length(ankle, toe, length, np.zeros((n, 1)), heading)
+    np.testing.assert_allclose(a0, ankle, atol=1e-12)
+
+
+def test_toe_share_follows_the_holds() -> None:
+    p = np.linspace(0.0, 1.0, 11)
+    ankle, toe = (np.array(v).reshape(-1, 1) for v in np.meshgrid(p, p))
+    share = _toe_share(ankle, toe)
+    assert np.all((share >= 0.0) & (share <= 1.0))
+    assert np.all(share[(toe[:, 0] >= 1.0)] == 1.0)  # a fully held toe stays
+    assert np.all(share[(ankle[:, 0] >= 1.0) & (toe[:, 0] < 1.0)] == 0.0)  # so does an ankle
+    assert np.all(share[(ankle[:, 0] == 0.0) & (toe[:, 0] == 0.0)] == 0.0)  # a free foot
+    # and more hold on the toe never moves the ankle less
+    grid = share.reshape(11, 11)  # rows: toe hold, columns: ankle hold
+    assert np.all(np.diff(grid[:-1], axis=0) >= -1e-12)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_hanging_heel_keeps_its_height_above_sloping_ground(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    ground = _slope(rng)
+    n = 100
+    length = rng.uniform(0.15, 0.25, n)
+    toe = np.column_stack([rng.uniform(-2, 2, n), np.zeros(n), rng.uniform(-2, 2, n)])
+    toe[:, 1] = ground.height(toe[:, 0], toe[:, 2]) + rng.uniform(0.0, 0.02, n)
+    pitch = rng.uniform(0.0, 0.6, n)  # the heel up to 0.6 rad above the toe
+    yaw = rng.uniform(0, 2 * np.pi, n)
+    offset = np.column_stack([np.cos(pitch) * np.cos(yaw), np.sin(pitch),
+                              np.cos(pitch) * np.sin(yaw)]) * length[:, None]
+    hang = toe + offset
+    _hang_over_ground(hang, toe, offset, length, np.arange(n), ground, np.ones(n))
+    np.testing.assert_allclose(np.linalg.norm(hang - toe, axis=1), length, rtol=1e-6)
+    above_heel = hang[:, 1] - ground.height(hang[:, 0], hang[:, 2])
+    above_toe = toe[:, 1] - ground.height(toe[:, 0], toe[:, 2])
+    # its height above the ground under it is the toe's above the ground under the toe
+    # plus the source's rise over the toe, by the squared cosine of its pitch (the rest:
+    # its height over the toe as the source's, whatever the ground does under it)
+    weight = np.cos(pitch) ** 2
+    kept = toe[:, 1] + offset[:, 1] - ground.height(hang[:, 0], hang[:, 2])
+    expected = weight * (above_toe + offset[:, 1]) + (1.0 - weight) * kept
+    np.testing.assert_allclose(above_heel, expected, atol=1e-3 * length.max())
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_both_held_locks_keep_the_foot_length(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    ground = _slope(rng)
+    n, length = 120, 0.2
+    contacts = np.zeros((n, 2), dtype=bool)
+    contacts[10:70, 0] = True  # the heel from 10 to 70
+    contacts[30:100, 1] = True  # the toe from 30 to 100: both held from 30 to 70
+    locks = np.full((n, 2, 3), np.nan)
+    heel = np.array([0.3, 0.0, -0.2])
+    toe = heel + np.array([0.17, 0.0, 0.08])
+    for j, (at, (s, e)) in enumerate(((heel, (10, 70)), (toe, (30, 100)))):
+        locks[s:e, j] = at
+        locks[s:e, j, 1] = ground.height(at[0], at[2]) + (0.05 if j == 0 else 0.0)
+    locks[50:70, 0, 1] += np.linspace(0.0, 0.04, 20)  # the heel rolls up over the toe
+    _hold_foot_length(locks, contacts, length, ground)
+    both = contacts.all(axis=1)
+    # (to a thousandth: the ground under the turning heel is found in eight rounds; the
+    # swing stage then holds the targets' length exactly)
+    np.testing.assert_allclose(np.linalg.norm(locks[both, 1] - locks[both, 0], axis=1),
+                               length, rtol=1e-3)
+    # the toe's lock stays put through its contact, and the heel's moves no more after
+    # the both-held span than it got to
+    toe_lock = locks[30:100, 1]
+    assert np.ptp(toe_lock[:, 0]) == 0 and np.ptp(toe_lock[:, 2]) == 0
+    assert np.ptp(locks[10:30, 0, 0]) == 0 and np.ptp(locks[10:30, 0, 2]) == 0
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_smooth_cover_meets_every_need_and_falls_away(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(10, 120))
+    need = np.maximum(rng.normal(-0.5, 1.0, m), 0.0)
+    width = max(2, m // 3)
+    cover = _smooth_cover(need, width)
+    assert np.all(cover >= need - 1e-12)
+    assert cover.max() <= need.max() + 1e-12
+    # no need, no raise; one need falls to nothing ``width`` frames away from it
+    assert np.all(_smooth_cover(np.zeros(m), width) == 0.0)
+    one = np.zeros(m)
+    one[m // 2] = 1.0
+    lone = _smooth_cover(one, width)
+    far = np.abs(np.arange(m) - m // 2) >= width
+    assert np.all(lone[far] == 0.0) and lone[m // 2] == 1.0
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_contact_starts_where_its_joint_has_landed(seed: int) -> None:
+    """A swinging joint slows down as it comes down onto its floor: its contact starts
+    where it is within LANDED_SHARE of the contact height of where it comes to rest,
+    not where it has slowed down."""
+    rng = np.random.default_rng(seed)
+    dt, leg, contact_height = 1 / 120, 1.0, 0.03
+    n = 240
+    land = int(rng.integers(80, 140))
+    t = np.arange(n)
+    drop = rng.uniform(0.03, 0.1)
+    power = rng.uniform(1.5, 3.0)
+    height = np.where(t < land, drop * np.clip((land - t) / 30.0, 0, 1) ** power, 0.0)
+    # fast in swing, slow over its last 20 frames in the air: there only the height
+    # tells the landing
+    speed = np.where(t < land - 20, 2.0, np.where(t < land, 0.02, 0.0))
+    mask = joint_contacts(height[:, None], speed[:, None], leg, dt,
+                          contact_height=contact_height)[:, 0]
+    (start, _), *_ = [s for s in contact_spans(mask) if s[1] > land]
+    band = LANDED_SHARE * contact_height * leg
+    assert height[start] <= band + 1e-12
+    # ...and no later: the first slow frame within that band
+    landed = int(np.flatnonzero((height <= band) & (t >= land - 20))[0])
+    assert start == landed, (start, landed)
