@@ -522,7 +522,7 @@ class LegTrack:
 def _ease_weights(mask: np.ndarray, before: int, after: int) -> np.ndarray:
     """1 on ``mask`` ``(n,)``, easing (smoothstep) to 0 over ``before`` frames before each
     run of it and ``after`` frames after it: ``(n,)``."""
-    until, since = _contact_distances(mask)[1], _contact_distances(mask)[0]
+    since, until = _contact_distances(mask)
     ramp_in = _ramp(1.0 - until / (before + 1)) if before > 0 else (until == 0).astype(float)
     ramp_out = _ramp(1.0 - since / (after + 1)) if after > 0 else (since == 0).astype(float)
     return np.maximum(ramp_in, ramp_out)
@@ -745,6 +745,22 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
     track.root_ground = _level_path(root_levels, n)
 
 
+def _turn_over_ground(pivot: np.ndarray, heading: np.ndarray, length: np.ndarray,
+                      above: np.ndarray, weight: np.ndarray, kept: np.ndarray,
+                      ground: Terrain) -> np.ndarray:
+    """Points ``(n, 3)`` ``length`` ``(n,)`` from ``pivot`` ``(n, 3)`` along the unit
+    ``heading`` ``(n, 2)`` over the ground, at the height ``weight · (ground + above) +
+    (1 − weight) · kept`` (``(n,)`` each): the ground under the point as it turns about the
+    pivot, found as a fixed point from the ground under the pivot in nine rounds."""
+    xz = pivot[:, [0, 2]]  # (first, the ground under the pivot)
+    for _ in range(9):
+        y = weight * (ground.height(xz[:, 0], xz[:, 1]) + above) + (1.0 - weight) * kept
+        rise = np.clip(y - pivot[:, 1], -0.99 * length, 0.99 * length)
+        xz = pivot[:, [0, 2]] + heading * np.sqrt(length * length - rise * rise)[:, None]
+    y = weight * (ground.height(xz[:, 0], xz[:, 1]) + above) + (1.0 - weight) * kept
+    return np.column_stack([xz[:, 0], y, xz[:, 1]])
+
+
 def _hold_foot_length(locks: np.ndarray, contacts: np.ndarray, length: float,
                       ground: Terrain) -> None:
     """In place, over each span where both foot joints are held (``contacts`` ``(n, 2)``),
@@ -766,28 +782,21 @@ def _hold_foot_length(locks: np.ndarray, contacts: np.ndarray, length: float,
             continue
         heading /= size
         toe_start, toe_stop = next(span for span in toe_spans if span[0] <= start < span[1])
-        # (the toe's place: ``length`` from the ankle's at the toe's own height above the
-        # ground under it, a fixed point over that ground in eight rounds)
+        # (the toe's place: ``length`` from the ankle's, at the toe's own height above the
+        # ground under it; then the heel turns about it at its own height above the ground)
         above = locks[toe_start:toe_stop, 1, 1] - ground.height(t0[0], t0[2])
-        xz = t0[[0, 2]]
-        for _ in range(8):
-            dy = float(np.clip(ground.height(xz[0], xz[1]) + above[start - toe_start] - a0[1],
-                               -0.99 * length, 0.99 * length))
-            moved = a0[[0, 2]] + heading * np.sqrt(length * length - dy * dy)
-            done = bool(np.all(np.abs(moved - xz) <= 1e-12 * length))
-            xz = moved
-            if done:
-                break
-        toe = locks[toe_start:toe_stop, 1]
-        toe[:, 1] = ground.height(xz[0], xz[1]) + above
-        toe[:, 0], toe[:, 2] = xz[0], xz[1]
+        one = np.ones(1)
+        toe = _turn_over_ground(a0[None], heading[None], length * one,
+                                above[start - toe_start] * one, one, one, ground)[0]
+        locks[toe_start:toe_stop, 1, 0], locks[toe_start:toe_stop, 1, 2] = toe[0], toe[2]
+        locks[toe_start:toe_stop, 1, 1] = ground.height(toe[0], toe[2]) + above
         a, t = locks[start:stop, 0], locks[start:stop, 1]
-        for _ in range(8):  # (the ground under the heel moves as it turns)
-            rise = np.clip(a[:, 1] - t[:, 1], -0.99 * length, 0.99 * length)
-            heel = t[:, [0, 2]] - heading * np.sqrt(length * length - rise * rise)[:, None]
-            a[:, 1] += (ground.height(heel[:, 0], heel[:, 1])
-                        - ground.height(a[:, 0], a[:, 2]))
-            a[:, 0], a[:, 2] = heel[:, 0], heel[:, 1]
+        m = stop - start
+        heel = _turn_over_ground(t, np.broadcast_to(-heading, (m, 2)), np.full(m, length),
+                                 a[:, 1] - ground.height(a[:, 0], a[:, 2]), np.ones(m),
+                                 np.zeros(m), ground)
+        a[:] = heel
+        heel = heel[:, [0, 2]]
         after = next(span[1] for span in heel_spans if span[0] <= start < span[1])
         if after > stop:
             rest = locks[stop:after, 0]
@@ -955,14 +964,8 @@ def _hang_over_ground(hang: np.ndarray, toe: np.ndarray, offset: np.ndarray,
     heading = offset[rows][:, [0, 2]]
     heading /= np.maximum(np.linalg.norm(heading, axis=1, keepdims=True), 1e-300)
     above_toe = t[:, 1] - ground.height(t[:, 0], t[:, 2])
-    xz = hang[rows][:, [0, 2]]
-    y = hang[rows, 1]
-    for _ in range(8):
-        y = t[:, 1] + rel + weight * (ground.height(xz[:, 0], xz[:, 1]) - t[:, 1] + above_toe)
-        rise = np.clip(y - t[:, 1], -0.99 * size, 0.99 * size)
-        xz = t[:, [0, 2]] + heading * np.sqrt(size * size - rise * rise)[:, None]
-    y = t[:, 1] + rel + weight * (ground.height(xz[:, 0], xz[:, 1]) - t[:, 1] + above_toe)
-    hang[rows, 0], hang[rows, 1], hang[rows, 2] = xz[:, 0], y, xz[:, 1]
+    hang[rows] = _turn_over_ground(t, heading, size, above_toe + rel, weight, t[:, 1] + rel,
+                                   ground)
 
 
 def _smooth_cover(need: np.ndarray, width: int) -> np.ndarray:
