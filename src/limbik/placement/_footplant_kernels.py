@@ -158,3 +158,34 @@ def settle_pitch(heights: np.ndarray, cell: float, x0: float, z0: float, pivot: 
         heel_y[f] = ay
         toe_y[f] = ty
     return pitch, heel_y, toe_y
+
+
+@njit(cache=True)
+def turn_over_ground(heights: np.ndarray, cell: float, x0: float, z0: float,
+                     pivot: np.ndarray, heading: np.ndarray, length: np.ndarray,
+                     above: np.ndarray, weight: np.ndarray, kept: np.ndarray,
+                     rounds: int) -> np.ndarray:
+    """Points ``(n, 3)`` ``length`` ``(n,)`` from ``pivot`` ``(n, 3)`` along the unit
+    ``heading`` ``(n, 2)`` over the ground (the grid ``heights``, as :func:`height_at`),
+    at the height ``weight · (ground + above) + (1 − weight) · kept`` (``(n,)`` each):
+    starting from the ground under the pivot, ``rounds`` rounds of taking the ground
+    under the point, its height there, and the horizontal reach that height leaves
+    (the rise clamped to ±0.99 of the length); then the height over the last point."""
+    n = pivot.shape[0]
+    out = np.empty((n, 3))
+    for i in range(n):
+        px, py, pz = pivot[i, 0], pivot[i, 1], pivot[i, 2]
+        size = length[i]
+        w = weight[i]
+        x, z = px, pz
+        for _ in range(rounds):
+            y = (w * (height_at(heights, cell, x0, z0, x, z) + above[i])
+                 + (1.0 - w) * kept[i])
+            rise = min(max(y - py, -0.99 * size), 0.99 * size)
+            reach = np.sqrt(size * size - rise * rise)
+            x = px + heading[i, 0] * reach
+            z = pz + heading[i, 1] * reach
+        out[i, 0] = x
+        out[i, 1] = w * (height_at(heights, cell, x0, z0, x, z) + above[i]) + (1.0 - w) * kept[i]
+        out[i, 2] = z
+    return out

@@ -50,7 +50,7 @@ from limbik.geometry.quaternion import (
 from limbik.geometry.vectors import cross
 from limbik.io.units import import_height_field
 from limbik.placement import metrics
-from limbik.placement._footplant_kernels import limit_rate
+from limbik.placement._footplant_kernels import limit_rate, turn_over_ground
 from limbik.placement.contacts import (
     CONTACT_HEIGHT,
     LANDING_TIME,
@@ -751,14 +751,13 @@ def _turn_over_ground(pivot: np.ndarray, heading: np.ndarray, length: np.ndarray
     """Points ``(n, 3)`` ``length`` ``(n,)`` from ``pivot`` ``(n, 3)`` along the unit
     ``heading`` ``(n, 2)`` over the ground, at the height ``weight · (ground + above) +
     (1 − weight) · kept`` (``(n,)`` each): the ground under the point as it turns about the
-    pivot, found as a fixed point from the ground under the pivot in nine rounds."""
-    xz = pivot[:, [0, 2]]  # (first, the ground under the pivot)
-    for _ in range(9):
-        y = weight * (ground.height(xz[:, 0], xz[:, 1]) + above) + (1.0 - weight) * kept
-        rise = np.clip(y - pivot[:, 1], -0.99 * length, 0.99 * length)
-        xz = pivot[:, [0, 2]] + heading * np.sqrt(length * length - rise * rise)[:, None]
-    y = weight * (ground.height(xz[:, 0], xz[:, 1]) + above) + (1.0 - weight) * kept
-    return np.column_stack([xz[:, 0], y, xz[:, 1]])
+    pivot, found as a fixed point from the ground under the pivot in nine rounds
+    (:func:`~limbik.placement._footplant_kernels.turn_over_ground`)."""
+    def c(a: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(a, dtype=np.float64)
+    return turn_over_ground(ground.heights, ground.cell_size, ground.origin[0],
+                            ground.origin[1], c(pivot), c(heading), c(length), c(above),
+                            c(weight), c(kept), 9)
 
 
 def _hold_foot_length(locks: np.ndarray, contacts: np.ndarray, length: float,
