@@ -196,32 +196,39 @@ def fit_positions(positions: Any, parents: Any, *, rest_frame: int = 0) -> Posit
     for j in range(1, joints):
         if not short[j]:
             children[int(par[j])].append(j)
-    identity = np.zeros((frames, 4))
-    identity[:, 3] = 1.0
+    # joints by depth: each depth's rotations are found together, from their parents'
+    depth = np.zeros(joints, dtype=np.int64)
+    for j in range(1, joints):
+        depth[j] = depth[par[j]] + 1
+    levels = [np.flatnonzero(depth == d) for d in range(int(depth.max()) + 1)]
+    identity = np.zeros((frames, 1, 4))
+    identity[..., 3] = 1.0
     world = np.empty((frames, joints, 4))
     local = np.empty((frames, joints, 4))
-    for j in range(joints):
-        parent_q = identity if j == 0 else world[:, par[j]]
-        kids = children[j]
-        if not kids:
-            q = parent_q
-        elif len(kids) == 1:
-            c = kids[0]
-            carried = rotate_vectors(parent_q, direction[c])  # no turn of its own
+    for level in levels:
+        parent_q = identity if level[0] == 0 else world[:, par[level]]
+        q = np.array(parent_q)  # a joint with no child keeps its parent's rotation
+        single = [k for k, j in enumerate(level) if len(children[j]) == 1]
+        if single:
+            c = np.array([children[level[k]][0] for k in single])
+            carried = rotate_vectors(parent_q[:, single], direction[c])  # no turn of its own
             aim = np.where(lengths_t[:, c - 1, None] > 0, unit_t[:, c - 1], carried)
-            q = quaternion_multiply(quaternion_from_two_vectors(carried, aim), parent_q)
-        else:
-            now = unit_t[:, [c - 1 for c in kids]] * lengths[kids][None, :, None]
-            q = _kabsch(offsets[kids], now)
+            q[:, single] = quaternion_multiply(quaternion_from_two_vectors(carried, aim),
+                                               parent_q[:, single])
+        for k, j in enumerate(level):
+            kids = children[j]
+            if len(kids) > 1:
+                now = unit_t[:, [c - 1 for c in kids]] * lengths[kids][None, :, None]
+                q[:, k] = _kabsch(offsets[kids], now)
         q = q / np.linalg.norm(q, axis=-1, keepdims=True)
-        world[:, j] = q
-        local[:, j] = quaternion_multiply(quaternion_conjugate(parent_q), q)
+        world[:, level] = q
+        local[:, level] = quaternion_multiply(quaternion_conjugate(parent_q), q)
     # forward kinematics of the fit, for the residual
     fitted = np.empty_like(pos)
     fitted[:, 0] = pos[:, 0]
-    for j in range(1, joints):
-        p = par[j]
-        fitted[:, j] = fitted[:, p] + rotate_vectors(world[:, p], offsets[j])
+    for level in levels[1:]:
+        p = par[level]
+        fitted[:, level] = fitted[:, p] + rotate_vectors(world[:, p], offsets[level])
     residual = float(np.abs(fitted - pos).max())
     return PositionFit(offsets=offsets, root_positions=pos[:, 0].copy(), rotations=local,
                        lengths=lengths, length_variation=variation, residual=residual)
