@@ -208,14 +208,14 @@ def fit_positions(positions: Any, parents: Any, *, rest_frame: int = 0) -> Posit
     for level in levels:
         parent_q = identity if level[0] == 0 else world[:, par[level]]
         q = np.array(parent_q)  # a joint with no child keeps its parent's rotation
-        single = [k for k, j in enumerate(level) if len(children[j]) == 1]
+        single = [k for k, j in enumerate(level.tolist()) if len(children[j]) == 1]
         if single:
-            c = np.array([children[level[k]][0] for k in single])
-            carried = rotate_vectors(parent_q[:, single], direction[c])  # no turn of its own
-            aim = np.where(lengths_t[:, c - 1, None] > 0, unit_t[:, c - 1], carried)
+            child = np.array([children[level[k]][0] for k in single])
+            carried = rotate_vectors(parent_q[:, single], direction[child])  # no turn of its own
+            aim = np.where(lengths_t[:, child - 1, None] > 0, unit_t[:, child - 1], carried)
             q[:, single] = quaternion_multiply(quaternion_from_two_vectors(carried, aim),
                                                parent_q[:, single])
-        for k, j in enumerate(level):
+        for k, j in enumerate(level.tolist()):
             kids = children[j]
             if len(kids) > 1:
                 now = unit_t[:, [c - 1 for c in kids]] * lengths[kids][None, :, None]
