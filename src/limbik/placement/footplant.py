@@ -1290,7 +1290,8 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
     source_rotations, full_world = world_pose(motion)
     world = full_world[:, :motion.skeleton.num_joints]
     leg_length = float(np.mean([sum(leg_lengths(motion, leg)) for leg in legs]))
-    floor = (estimate_floor(motion, legs, leg_length, positions=full_world) if floor is None
+    estimated = floor is None
+    floor = (estimate_floor(motion, legs, leg_length, positions=full_world) if estimated
              else as_float(floor, "floor"))
     ground = terrain if terrain is not None else Terrain.flat(floor)
     ground.warn_if_left(world, "motion")  # a height field is clamped at its edges
@@ -1332,7 +1333,7 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
         planted = _blend(motion, planted, legs, weight)
     tick(5, "report")
     report = _stage_report(motion, planted, tracks, full_world, source_rotations, lift,
-                           ground, terrain, floor, offset)
+                           ground, terrain, floor, offset, estimated)
     tick(6, "done")
     return planted, report
 
@@ -1340,9 +1341,11 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
 def _stage_report(motion: Motion, planted: Motion, tracks: list[LegTrack],
                   full_world: np.ndarray, source_rotations: np.ndarray, lift: np.ndarray,
                   ground: Terrain, terrain: Terrain | None, floor: float,
-                  offset: np.ndarray) -> FootplantReport:
+                  offset: np.ndarray, estimated: bool) -> FootplantReport:
     """The report: contacts, and the metrics before (the source on its own floor) and after
-    (the result on the ground), :func:`evaluate`'s and :func:`limbik.metrics.score_motion`'s."""
+    (the result on the ground), :func:`evaluate`'s and :func:`limbik.metrics.score_motion`'s
+    (``estimated``: ``floor`` is the source's :func:`estimate_floor`, which the scores
+    measure the source on)."""
     legs = tuple(t.leg for t in tracks)
     masks = {t.leg.side: t.planted for t in tracks}
     labels = {t.leg.side: t.contacts for t in tracks}
@@ -1353,12 +1356,14 @@ def _stage_report(motion: Motion, planted: Motion, tracks: list[LegTrack],
     after_world = _legs_world_pose(planted, source_rotations, full_world, legs, lift)
     before = _evaluate(motion, full_world, before_ground, legs, masks, None)
     after = _evaluate(planted, after_world, ground, legs, masks, full_world[0])
+    source_floor = floor if estimated else None
     before.update(metrics._score_motion(motion, source=motion, terrain=before_ground,
                                         legs=legs, contacts=labels, positions=full_world,
-                                        source_positions=full_world))
+                                        source_positions=full_world,
+                                        source_floor=source_floor))
     after.update(metrics._score_motion(planted, source=motion, terrain=ground, legs=legs,
                                        contacts=labels, positions=after_world,
-                                       source_positions=full_world))
+                                       source_positions=full_world, source_floor=source_floor))
     return FootplantReport(
         floor=floor, legs=tuple(leg.side for leg in legs),
         contacts={side: contact_spans(m) for side, m in masks.items()},

@@ -131,6 +131,11 @@ def floating(positions: Any, ground: _Ground, contact: Any, clearance: float = 0
 def knee_angles(hip: Any, knee: Any, ankle: Any) -> FloatArray:
     """Interior knee angle in degrees (180 = straight): ``(frames,)``."""
     (h, k, a), _ = _leg(hip, knee, ankle)
+    return _knee_angles(h, k, a)
+
+
+def _knee_angles(h: FloatArray, k: FloatArray, a: FloatArray) -> FloatArray:
+    """:func:`knee_angles` of trajectories already through :func:`_leg`."""
     u = h - k
     v = a - k
     cos = np.einsum("...i,...i->...", u, v) / np.maximum(
@@ -228,7 +233,7 @@ def knee_bend_angles(hip: Any, knee: Any, ankle: Any, forward: Any) -> FloatArra
     u = line / np.maximum(np.linalg.norm(line, axis=-1, keepdims=True), 1e-300)
     offset = (k - h) - np.einsum("...i,...i->...", k - h, u)[..., None] * u
     side = np.einsum("...i,...i->...", offset, f)
-    flexion = 180.0 - knee_angles(h, k, a)
+    flexion = 180.0 - _knee_angles(h, k, a)
     return np.where(side < 0.0, -flexion, flexion)
 
 
@@ -523,10 +528,11 @@ def _score_motion(motion: Any, *, source: Any | None = None, terrain: _Ground | 
                   contacts: Any | None = None, labels: Any | None = None,
                   metres_per_unit: float | None = None, skate_height: float = 0.05,
                   skate_speed: float = 0.5, positions: np.ndarray | None = None,
-                  source_positions: np.ndarray | None = None) -> dict[str, float]:
+                  source_positions: np.ndarray | None = None,
+                  source_floor: float | None = None) -> dict[str, float]:
     """:func:`score_motion` on world positions with End Sites ``(F, J + E, 3)`` of the
     motion and of the source, where the caller has them (``positions``,
-    ``source_positions``)."""
+    ``source_positions``), and the source's :func:`estimate_floor` (``source_floor``)."""
     from limbik.placement.contacts import (
         MIN_CONTACT_TIME,
         contact_spans,
@@ -563,8 +569,10 @@ def _score_motion(motion: Any, *, source: Any | None = None, terrain: _Ground | 
         ground = _check_ground(terrain)
     src_full = (None if source is None else world_pose(source)[1]
                 if source_positions is None else source_positions)
-    src_ground = (Terrain.flat(estimate_floor(source, legs, leg_length, positions=src_full))
-                  if source is not None else ground)
+    src_ground = ground
+    if source is not None:
+        src_ground = Terrain.flat(estimate_floor(source, legs, leg_length, positions=src_full)
+                                  if source_floor is None else source_floor)
     basis, basis_ground = (src_full, src_ground) if src_full is not None else (full, ground)
     n = motion.num_frames
     slide, held, skate, floats, clear, turns, stance = [], [], [], [], [], [], []
@@ -572,10 +580,13 @@ def _score_motion(motion: Any, *, source: Any | None = None, terrain: _Ground | 
     pops, moves, backward = [], [], 0.0
     world = full[:, :motion.skeleton.num_joints]
     # one planted/moving speed threshold for all the clip's feet, as footplant finds it
-    gated = [j for leg in legs for j in [leg.ankle] + ([leg.toe] if leg.toe is not None
-                                                      else [])]
-    gate = joint_speed_threshold(np.stack([smoothed_speed(basis[:, j], dt)
-                                           for j in gated]) / leg_length)
+    # (where any leg's contacts are to be found)
+    gate = None
+    if contacts is None or any(contacts.get(leg.side) is None for leg in legs):
+        gated = [j for leg in legs for j in [leg.ankle] + ([leg.toe] if leg.toe is not None
+                                                          else [])]
+        gate = joint_speed_threshold(np.stack([smoothed_speed(basis[:, j], dt)
+                                               for j in gated]) / leg_length)
     left = world[:, legs[0].hip] - world[:, legs[-1].hip]
     facing = np.cross(left, [0.0, 1.0, 0.0])
     for leg in legs:
