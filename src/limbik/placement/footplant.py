@@ -88,7 +88,7 @@ REACH = 0.995
 #: (the rest is lowered locally and smoothly).
 DROP_PERCENTILE = 50.0
 #: Units of reach shortfall that one unit of distance from a contact's median position
-#: is worth, when an ankle's lock is chosen (:func:`_reachable_lock`).
+#: is worth, when an ankle's lock is chosen (:func:`_reachable_locks`).
 LOCK_SHIFT_COST = 0.02
 #: Leg lengths by which a held foot may stand above the ground where its leg would not
 #: reach it otherwise (before the root is lowered for it).
@@ -611,30 +611,74 @@ def _stage_hovers(track: LegTrack, floor: float) -> None:
                    for start, stop in contact_spans(track.planted)]
 
 
-def _reachable_lock(track: LegTrack, hip: np.ndarray, start: int, stop: int,
-                    drop: float) -> tuple[np.ndarray, float]:
-    """The ankle's held horizontal position ``(2,)`` over the contact ``[start, stop)``: of
-    the source's own positions over the contact (at most 32, evenly spaced) and their
-    median, the one the leg reaches
-    best from the source's hip path ``hip`` ``(F, 3)`` (its largest shortfall, with the
-    hip ``drop`` above the ankle's rest, lowest), preferring the median; and the largest
-    shortfall there (units)."""
-    src = track.source[start:stop, 0][:, [0, 2]]
-    median = np.median(src, axis=0)
-    # (at most 32 of them, evenly spaced over the contact)
-    every = max(1, -(-len(src) // 32))
-    candidates = np.concatenate([median[None], src[::every]])
+def _span_arrays(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The runs of ``mask`` ``(n,)`` as half-open frame ranges: starts and stops ``(S,)``."""
+    spans = np.array(contact_spans(mask), dtype=np.int64).reshape(-1, 2)
+    return spans[:, 0], spans[:, 1]
+
+
+def _span_frames(starts: np.ndarray, stops: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The frames of the half-open spans ``[starts, stops)`` ``(S,)`` (none empty), span by
+    span ``(m,)``, and the index of the span each lies in ``(m,)``."""
+    lengths = stops - starts
+    span = np.repeat(np.arange(len(starts)), lengths)
+    first = np.cumsum(lengths) - lengths
+    return np.arange(int(lengths.sum())) - first[span] + starts[span], span
+
+
+def _span_medians(values: np.ndarray, starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
+    """Per span ``[start, stop)`` (none empty), ``np.median(values[start:stop], axis=0)``
+    of ``values`` ``(n, d)``: ``(S, d)``, the same numbers (the middle value, or the mean
+    of the middle two)."""
+    frames, span = _span_frames(starts, stops)
+    lengths = stops - starts
+    first = np.cumsum(lengths) - lengths
+    out = np.empty((len(starts), values.shape[1]))
+    for c in range(values.shape[1]):
+        v = values[frames, c]
+        v = v[np.lexsort((v, span))]  # sorted within each span
+        out[:, c] = (v[first + (lengths - 1) // 2] + v[first + lengths // 2]) / 2.0
+    return out
+
+
+def _reachable_locks(track: LegTrack, hip: np.ndarray, starts: np.ndarray,
+                     stops: np.ndarray, medians: np.ndarray, drop: float
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """The ankle's held horizontal position ``(S, 2)`` over each contact
+    ``[starts, stops)`` ``(S,)``: of the source's own positions over the contact (at most
+    32, evenly spaced) and their median (``medians`` ``(S, 2)``), the one the leg reaches
+    best from the source's hip path ``hip`` ``(F, 3)`` (its largest shortfall, with the hip
+    ``drop`` above the ankle's rest, lowest), preferring the median; and the largest
+    shortfall there (units) ``(S,)``."""
+    src = track.source[:, 0][:, [0, 2]]
+    lengths = stops - starts
+    # (the median, then every ``every``-th frame of the contact: at most 32 of them)
+    every = np.maximum(1, -(-lengths // 32))
+    counts = 1 + -(-lengths // every)
+    cand_span = np.repeat(np.arange(len(starts)), counts)
+    cand_first = np.cumsum(counts) - counts
+    rank = np.arange(int(counts.sum())) - cand_first[cand_span]
+    frame = starts[cand_span] + np.maximum(rank - 1, 0) * every[cand_span]
+    candidates = np.where((rank == 0)[:, None], medians[cand_span], src[frame])
     full = track.thigh + track.shin
-    h = hip[start:stop]
-    source_reach = np.linalg.norm(track.source[start:stop, 0] - h, axis=1)
+    source_reach = np.linalg.norm(track.source[:, 0] - hip, axis=1)
     reach = np.clip(source_reach, REACH * full, 0.9999 * full)
-    vertical = h[:, 1] - drop
-    d = np.hypot(np.hypot(h[None, :, 0] - candidates[:, None, 0],
-                          h[None, :, 2] - candidates[:, None, 1]), vertical[None])
-    shortfall = np.maximum(d - reach[None], 0.0).max(axis=1)
-    cost = shortfall + LOCK_SHIFT_COST * np.linalg.norm(candidates - median, axis=1)
-    best = int(np.argmin(cost))
-    return candidates[best], float(shortfall[best])
+    vertical = hip[:, 1] - drop
+    # each candidate against each frame of its contact
+    pairs = lengths[cand_span]
+    pair_cand = np.repeat(np.arange(len(candidates)), pairs)
+    pair_first = np.cumsum(pairs) - pairs
+    pair_frame = (np.arange(int(pairs.sum())) - pair_first[pair_cand]
+                  + starts[cand_span][pair_cand])
+    d = np.hypot(np.hypot(hip[pair_frame, 0] - candidates[pair_cand, 0],
+                          hip[pair_frame, 2] - candidates[pair_cand, 1]), vertical[pair_frame])
+    shortfall = np.maximum.reduceat(np.maximum(d - reach[pair_frame], 0.0), pair_first)
+    cost = shortfall + LOCK_SHIFT_COST * np.linalg.norm(candidates - medians[cand_span], axis=1)
+    # the first candidate of least cost in each contact
+    least = np.minimum.reduceat(cost, cand_first)
+    hit = np.flatnonzero(cost == least[cand_span])
+    best = hit[np.searchsorted(cand_span[hit], np.arange(len(starts)))]
+    return candidates[best], shortfall[best]
 
 
 def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
@@ -643,7 +687,7 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
     above the ground there: the median of the source's horizontal positions over the
     contact (robust to a skating source); an ankle whose leg would not reach that from
     the source's hip path is held at the source position over the contact that it
-    reaches best (:func:`_reachable_lock`), up to ``FLOAT_ALLOWANCE`` higher where it still
+    reaches best (:func:`_reachable_locks`), up to ``FLOAT_ALLOWANCE`` higher where it still
     would not; where heel and toe are held at once the foot keeps its length about its
     ball (:func:`_hold_foot_length`). Heights: the source's standing heights above the
     joints' rests, less the float of the foot's sole beyond ``FLOAT_KEPT`` on every
@@ -687,31 +731,35 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
             foot_float[last:stop] = foot_float[last]
     standing = above_rest - foot_float[:, None]
     for j in range(k):
-        for start, stop in contact_spans(track.contacts[:, j]):
-            xz = np.median(track.source[start:stop, j][:, [0, 2]], axis=0)
-            up = 0.0
-            if j == 0:
-                chosen, short = _reachable_lock(track, hip, start, stop,
-                                                floor + hover + track.rest[0])
-                shifts[start:stop] = chosen - xz
-                xz = chosen
-                up = min(short, allowance)
-                raised[start:stop] = up
-            elif np.any(track.contacts[start:stop, 0]):
+        starts, stops = _span_arrays(track.contacts[:, j])
+        if starts.size == 0:
+            continue
+        frames, span = _span_frames(starts, stops)
+        xz = _span_medians(track.source[:, j][:, [0, 2]], starts, stops)
+        up = np.zeros(len(starts))
+        if j == 0:
+            chosen, short = _reachable_locks(track, hip, starts, stops, xz,
+                                             floor + hover + track.rest[0])
+            shifts[frames] = (chosen - xz)[span]
+            xz = chosen
+            up = np.minimum(short, allowance)
+            raised[frames] = up[span]
+        else:
+            for c, (start, stop) in enumerate(zip(starts.tolist(), stops.tolist(), strict=True)):
                 held = track.contacts[start:stop, 0]
-                xz = xz + shifts[start:stop][held].mean(axis=0)
-                up = float(raised[start:stop][held].max())
-            # held still over the ground; its height above the ground is the source's
-            # standing height above its rest (the source's, less the sole's float): a
-            # foot rolling onto its ball or its heel rolls as the source's does, and a
-            # landing one comes down as the source's does (never into the ground, and at
-            # least ``up`` above its rest where the leg would not reach lower)
-            height = np.maximum(standing[start:stop, j], -float(track.rest[j]))
-            if up > 0.0:
-                height = np.maximum(height, up)
-            y = float(ground.height(xz[0], xz[1])) + track.rest[j] + height
-            locks[start:stop, j] = np.stack([np.full(stop - start, xz[0]), y,
-                                             np.full(stop - start, xz[1])], axis=1)
+                if np.any(held):
+                    xz[c] = xz[c] + shifts[start:stop][held].mean(axis=0)
+                    up[c] = float(raised[start:stop][held].max())
+        # held still over the ground; its height above the ground is the source's
+        # standing height above its rest (the source's, less the sole's float): a
+        # foot rolling onto its ball or its heel rolls as the source's does, and a
+        # landing one comes down as the source's does (never into the ground, and at
+        # least ``up`` above its rest where the leg would not reach lower)
+        height = np.maximum(standing[frames, j], -float(track.rest[j]))
+        least = up[span]
+        height = np.where(least > 0.0, np.maximum(height, least), height)
+        y = ground.height(xz[:, 0], xz[:, 1])[span] + track.rest[j] + height
+        locks[frames, j] = np.stack([xz[span, 0], y, xz[span, 1]], axis=1)
     if k > 1:  # where both are held, the foot keeps its length about the ball of the foot
         _hold_foot_length(locks, track.contacts, length, ground)
     track.locks = locks if lock_feet else np.full_like(locks, np.nan)
