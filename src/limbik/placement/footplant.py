@@ -320,25 +320,27 @@ def _apply_legs(motion: Motion, source_rotations: np.ndarray, world: np.ndarray,
     sk = motion.skeleton
     q_local = np.array(motion.rotations)
     translations = motion.local_translations()
-    for leg in legs:
-        parent = int(sk.parents[leg.hip])
-        hip = world[:, leg.hip] + lift
-        hip_q = quaternion_multiply(
-            quaternion_from_two_vectors(world[:, leg.knee] - world[:, leg.hip],
-                                        positions[leg.knee] - hip),
-            source_rotations[:, leg.hip])
-        knee = hip + rotate_vectors(hip_q, translations[:, leg.knee])
-        knee_q = quaternion_multiply(
-            quaternion_from_two_vectors(world[:, leg.ankle] - world[:, leg.knee],
-                                        positions[leg.ankle] - knee),
-            source_rotations[:, leg.knee])
-        q_local[:, leg.hip] = quaternion_multiply(
-            quaternion_conjugate(source_rotations[:, parent]), hip_q)
-        q_local[:, leg.knee] = quaternion_multiply(quaternion_conjugate(hip_q), knee_q)
-        ankle_q = rotations[leg.ankle]
-        q_local[:, leg.ankle] = quaternion_multiply(quaternion_conjugate(knee_q), ankle_q)
+    # (all legs at once: joints ``(L,)``, per frame and leg ``(F, L, ...)``)
+    hips, knees, ankles = (np.array(j) for j in zip(*((leg.hip, leg.knee, leg.ankle)
+                                                         for leg in legs), strict=True))
+    hip = world[:, hips] + lift[:, None]
+    hip_q = quaternion_multiply(
+        quaternion_from_two_vectors(world[:, knees] - world[:, hips],
+                                    np.stack([positions[j] for j in knees], axis=1) - hip),
+        source_rotations[:, hips])
+    knee = hip + rotate_vectors(hip_q, translations[:, knees])
+    knee_q = quaternion_multiply(
+        quaternion_from_two_vectors(world[:, ankles] - world[:, knees],
+                                    np.stack([positions[j] for j in ankles], axis=1) - knee),
+        source_rotations[:, knees])
+    q_local[:, hips] = quaternion_multiply(
+        quaternion_conjugate(source_rotations[:, sk.parents[hips]]), hip_q)
+    q_local[:, knees] = quaternion_multiply(quaternion_conjugate(hip_q), knee_q)
+    ankle_q = np.stack([rotations[j] for j in ankles], axis=1)
+    q_local[:, ankles] = quaternion_multiply(quaternion_conjugate(knee_q), ankle_q)
+    for i, leg in enumerate(legs):
         if leg.toe is not None and leg.toe in rotations:
-            q_local[:, leg.toe] = quaternion_multiply(quaternion_conjugate(ankle_q),
+            q_local[:, leg.toe] = quaternion_multiply(quaternion_conjugate(ankle_q[:, i]),
                                                       rotations[leg.toe])
     return dataclasses.replace(motion, rotations=q_local,
                                root_positions=motion.root_positions + lift)
