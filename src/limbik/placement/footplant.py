@@ -31,7 +31,6 @@
 from __future__ import annotations
 
 import dataclasses
-import itertools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -766,13 +765,22 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
         _hold_foot_length(locks, track.contacts, length, ground)
     track.locks = locks if lock_feet else np.full_like(locks, np.nan)
     planted = track.planted
-    for start, stop in contact_spans(planted):  # the ground under the held joints
-        held = track.contacts[start:stop]
-        # (a held joint's lock stays put over the ground through its contact)
-        rows = [start + int(np.argmax(held[:, j])) for j in range(k) if np.any(held[:, j])]
-        cols = [j for j in range(k) if np.any(held[:, j])]
-        levels.append((start, stop, float(np.mean(ground.height(locks[rows, cols, 0],
-                                                                locks[rows, cols, 2])))))
+    # the ground under the held joints: per planted span, the mean over its joints of the
+    # ground under each one's lock at its first held frame there (a held joint's lock
+    # stays put over the ground through its contact)
+    starts, stops = _span_arrays(planted)
+    total = np.zeros(len(starts))
+    count = np.zeros(len(starts))
+    for j in range(k):
+        first, _ = _span_arrays(track.contacts[:, j])
+        # (a joint's contacts lie within the foot's; its first one in each)
+        span, at = np.unique(np.searchsorted(starts, first, side="right") - 1,
+                             return_index=True)
+        rows = first[at]
+        under = ground.height(locks[rows, j, 0], locks[rows, j, 2])
+        total[span] = np.where(count[span] > 0, total[span] + under, under)
+        count[span] += 1
+    levels.extend(zip(starts.tolist(), stops.tolist(), (total / count).tolist(), strict=True))
     if not levels:  # never planted: the ground under the foot, low-passed
         below = ground.height(track.source[:, 0, 0], track.source[:, 0, 2])
         track.ground = smooth_zero_lag(below, 1.0, 5.0) if n > 1 else below
@@ -855,16 +863,22 @@ def _hold_foot_length(locks: np.ndarray, contacts: np.ndarray, length: float,
 
 
 def _level_path(levels: list[tuple[int, int, float]], n: int) -> np.ndarray:
-    """A ground path ``(n,)`` at each ``(start, stop, level)`` on its frames, and a
-    smoothstep from one level to the next between them."""
-    path = np.empty(n)
-    for start, stop, level in levels:
-        path[start:stop] = level
-    path[:levels[0][0]] = levels[0][2]
-    path[levels[-1][1]:] = levels[-1][2]
-    for (_, stop, g0), (start, _, g1) in itertools.pairwise(levels):
-        s = (np.arange(stop, start) - stop + 1) / (start - stop + 1)
-        path[stop:start] = g0 + (g1 - g0) * _ramp(s)
+    """A ground path ``(n,)`` at each ``(start, stop, level)`` (in order, apart) on its
+    frames, and a smoothstep from one level to the next between them."""
+    starts, stops, values = (np.array(v) for v in zip(*levels, strict=True))
+    frame = np.arange(n)
+    k = np.searchsorted(starts, frame, side="right") - 1  # the last level begun by each frame
+    path = np.full(n, values[0])  # (before the first level, its own)
+    k0 = np.maximum(k, 0)
+    begun = k >= 0
+    inside = begun & (frame < stops[k0])
+    path[inside] = values[k0[inside]]
+    path[begun & ~inside & (k0 == len(starts) - 1)] = values[-1]
+    gap = np.flatnonzero(begun & ~inside & (k0 < len(starts) - 1))
+    if gap.size:
+        last = k0[gap]
+        s = (gap - stops[last] + 1) / (starts[last + 1] - stops[last] + 1)
+        path[gap] = values[last] + (values[last + 1] - values[last]) * _ramp(s)
     return path
 
 
