@@ -772,13 +772,13 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
     total = np.zeros(len(starts))
     count = np.zeros(len(starts))
     for j in range(k):
-        first, _ = _span_arrays(track.contacts[:, j])
+        begins, _ = _span_arrays(track.contacts[:, j])
         # (a joint's contacts lie within the foot's; its first one in each)
-        span, at = np.unique(np.searchsorted(starts, first, side="right") - 1,
+        span, at = np.unique(np.searchsorted(starts, begins, side="right") - 1,
                              return_index=True)
-        rows = first[at]
-        under = ground.height(locks[rows, j, 0], locks[rows, j, 2])
-        total[span] = np.where(count[span] > 0, total[span] + under, under)
+        rows = begins[at]
+        beneath = ground.height(locks[rows, j, 0], locks[rows, j, 2])
+        total[span] = np.where(count[span] > 0, total[span] + beneath, beneath)
         count[span] += 1
     levels.extend(zip(starts.tolist(), stops.tolist(), (total / count).tolist(), strict=True))
     if not levels:  # never planted: the ground under the foot, low-passed
