@@ -520,31 +520,44 @@ class LegTrack:
         return np.asarray(self.contacts.any(axis=1), dtype=bool)
 
 
-def _ease_weights(mask: np.ndarray, before: int, after: int) -> np.ndarray:
+def _ease_ramps(since: np.ndarray, until: np.ndarray, before: int, after: int
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Smoothsteps ``(n,)`` from 0 to 1 over the ``before`` frames before each run of a mask
+    and from 1 to 0 over the ``after`` frames after it, from each frame's distances since
+    the run's last frame and until its next (:func:`_contact_distances`): ``(into,
+    out_of)``."""
+    into = _ramp(1.0 - until / (before + 1)) if before > 0 else (until == 0).astype(float)
+    out_of = _ramp(1.0 - since / (after + 1)) if after > 0 else (since == 0).astype(float)
+    return into, out_of
+
+
+def _ease_weights(mask: np.ndarray, before: int, after: int,
+                  distances: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """1 on ``mask`` ``(n,)``, easing (smoothstep) to 0 over ``before`` frames before each
-    run of it and ``after`` frames after it: ``(n,)``."""
-    since, until = _contact_distances(mask)
-    ramp_in = _ramp(1.0 - until / (before + 1)) if before > 0 else (until == 0).astype(float)
-    ramp_out = _ramp(1.0 - since / (after + 1)) if after > 0 else (since == 0).astype(float)
-    return np.maximum(ramp_in, ramp_out)
+    run of it and ``after`` frames after it: ``(n,)`` (``distances``: the mask's
+    :func:`_contact_distances`, where at hand)."""
+    since, until = _contact_distances(mask) if distances is None else distances
+    into, out_of = _ease_ramps(since, until, before, after)
+    return np.maximum(into, out_of)
 
 
 def _eased_offsets(values: np.ndarray, mask: np.ndarray, before: int, after: int
-                   ) -> np.ndarray:
+                   ) -> tuple[np.ndarray, np.ndarray]:
     """``values`` ``(n, d)`` on ``mask`` (n,), carried from the nearest run's edge and eased
     to 0 over ``before`` frames before each run and ``after`` frames after it (in a gap
-    shorter than both, the two are blended, their weights summing to 1)."""
+    shorter than both, the two are blended, their weights summing to 1); and the mask's
+    :func:`_ease_weights` ``(n,)``."""
     n = len(mask)
     out = np.zeros_like(values)
     inside = np.flatnonzero(mask)
     if inside.size == 0:
-        return out
+        return out, np.zeros(n)
     idx = np.arange(n)
     since, until = _contact_distances(mask)
     last = inside[np.clip(np.searchsorted(inside, idx, side="right") - 1, 0, inside.size - 1)]
     nxt = inside[np.clip(np.searchsorted(inside, idx), 0, inside.size - 1)]
-    w_out = _ramp(1.0 - since / (after + 1)) if after > 0 else (since == 0).astype(float)
-    w_in = _ramp(1.0 - until / (before + 1)) if before > 0 else (until == 0).astype(float)
+    w_in, w_out = _ease_ramps(since, until, before, after)
+    weights = np.maximum(w_in, w_out)
     # (in a gap shorter than the longer ease, one smoothstep across the whole gap from the
     # last run's value to the next one's, so it meets both edges; in a longer gap shorter
     # than both eases, they share it)
@@ -556,7 +569,7 @@ def _eased_offsets(values: np.ndarray, mask: np.ndarray, before: int, after: int
     total = np.maximum(w_out + w_in, 1.0)
     out = (w_out / total)[:, None] * values[last] + (w_in / total)[:, None] * values[nxt]
     out[mask] = values[mask]
-    return out
+    return out, weights
 
 
 def _stage_tracks(motion: Motion, full_world: np.ndarray, legs: Sequence[Leg],
@@ -909,19 +922,20 @@ def _stage_swing(track: LegTrack, ground: Terrain, floor: float, hover: float,
         gap[held] = lock - base[held, j]
         gap[held, 1] = (lock[:, 1] - ground.height(lock[:, 0], lock[:, 2])
                         - (base[held, j, 1] - track.ground[held]))
-        targets[:, j] = base[:, j] + _eased_offsets(gap, held, ease_in, ease_out)
-        pins[:, j] = _ease_weights(held, ease_in, ease_out)
+        eased, pins[:, j] = _eased_offsets(gap, held, ease_in, ease_out)
+        targets[:, j] = base[:, j] + eased
     # a joint while its foot is planted stands on the ground under it, not on the foot's
     # ground path (which it follows in swing)
     # (easing in and out over the short ease-in both ways: a foot that has left the ground
     # follows its path, not the bumps under it); and so does one landing or lifting off
     # (within ``landing`` frames of a contact) as far as the source's is near its floor:
     # fully within SWING_FOLLOW[0] of its rest, not from SWING_FOLLOW[1] up
-    planted = _ease_weights(track.planted, ease_in, ease_in)
+    distances = _contact_distances(track.planted)
+    planted = _ease_weights(track.planted, ease_in, ease_in, distances)
     size = track.thigh + track.shin
     low, high = SWING_FOLLOW[0] * size, SWING_FOLLOW[1] * size
     near = _ramp((high - (track.source[..., 1] - floor - track.rest).min(axis=1))
-                 / (high - low)) * _ease_weights(track.planted, landing, landing)
+                 / (high - low)) * _ease_weights(track.planted, landing, landing, distances)
     # (and so does a foot still held in part, easing out of its locks: its heights are
     # above the ground it leaves)
     track.stand = np.maximum(np.maximum(planted, near), pins.max(axis=1))
@@ -954,13 +968,15 @@ def _stage_swing(track: LegTrack, ground: Terrain, floor: float, hover: float,
         w = track.stand[standing, None]
         toe_first = _toe_share(pins[:, 0:1], pins[:, 1:2])
         held = a[standing], t[standing]
+        # (the ground under each joint's place before the round: the last round's after)
+        under = [ground.height(p[:, 0], p[:, 2]) for p in held]
         for _ in range(3):
-            before = held
             held = _keep_length(held[0], held[1], length[standing], toe_first[standing],
                                 source_heading[standing])
-            for new, old in zip(held, before, strict=True):
-                new[:, 1] += w[:, 0] * (ground.height(new[:, 0], new[:, 2])
-                                        - ground.height(old[:, 0], old[:, 2]))
+            for i, new in enumerate(held):
+                below = ground.height(new[:, 0], new[:, 2])
+                new[:, 1] += w[:, 0] * (below - under[i])
+                under[i] = below
         a[standing] = w * held[0] + (1.0 - w) * a[standing]
         t[standing] = w * held[1] + (1.0 - w) * t[standing]
         direction = (t - a) / np.maximum(np.linalg.norm(t - a, axis=1, keepdims=True), 1e-300)
