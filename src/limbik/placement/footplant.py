@@ -969,14 +969,14 @@ def _stage_swing(track: LegTrack, ground: Terrain, floor: float, hover: float,
         toe_first = _toe_share(pins[:, 0:1], pins[:, 1:2])
         held = a[standing], t[standing]
         # (the ground under each joint's place before the round: the last round's after)
-        under = [ground.height(p[:, 0], p[:, 2]) for p in held]
+        beneath = [ground.height(p[:, 0], p[:, 2]) for p in held]
         for _ in range(3):
             held = _keep_length(held[0], held[1], length[standing], toe_first[standing],
                                 source_heading[standing])
             for i, new in enumerate(held):
                 below = ground.height(new[:, 0], new[:, 2])
-                new[:, 1] += w[:, 0] * (below - under[i])
-                under[i] = below
+                new[:, 1] += w[:, 0] * (below - beneath[i])
+                beneath[i] = below
         a[standing] = w * held[0] + (1.0 - w) * a[standing]
         t[standing] = w * held[1] + (1.0 - w) * t[standing]
         direction = (t - a) / np.maximum(np.linalg.norm(t - a, axis=1, keepdims=True), 1e-300)
