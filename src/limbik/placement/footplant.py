@@ -621,8 +621,8 @@ def _stage_hovers(track: LegTrack, floor: float) -> None:
     lower quartile over the contact of its lowest joint's height above that joint's rest
     (a network's stances hover; a foot rolling onto its toe does not)."""
     lowest = (track.source[..., 1] - floor - track.rest).min(axis=1)
-    track.hover = [float(np.percentile(lowest[start:stop], 25))
-                   for start, stop in contact_spans(track.planted)]
+    starts, stops = _span_arrays(track.planted)
+    track.hover = _span_percentiles(lowest, starts, stops, 25.0).tolist() if starts.size else []
 
 
 def _span_arrays(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -640,19 +640,40 @@ def _span_frames(starts: np.ndarray, stops: np.ndarray) -> tuple[np.ndarray, np.
     return np.arange(int(lengths.sum())) - first[span] + starts[span], span
 
 
+def _span_sorted(values: np.ndarray, starts: np.ndarray, stops: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The values ``(n,)`` of the spans ``[starts, stops)`` (none empty), sorted within
+    each span ``(m,)``, with each span's first place among them and its length ``(S,)``."""
+    frames, span = _span_frames(starts, stops)
+    lengths = stops - starts
+    v = values[frames]
+    return v[np.lexsort((v, span))], np.cumsum(lengths) - lengths, lengths
+
+
 def _span_medians(values: np.ndarray, starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
     """Per span ``[start, stop)`` (none empty), ``np.median(values[start:stop], axis=0)``
     of ``values`` ``(n, d)``: ``(S, d)``, the same numbers (the middle value, or the mean
     of the middle two)."""
-    frames, span = _span_frames(starts, stops)
-    lengths = stops - starts
-    first = np.cumsum(lengths) - lengths
     out = np.empty((len(starts), values.shape[1]))
     for c in range(values.shape[1]):
-        v = values[frames, c]
-        v = v[np.lexsort((v, span))]  # sorted within each span
+        v, first, lengths = _span_sorted(values[:, c], starts, stops)
         out[:, c] = (v[first + (lengths - 1) // 2] + v[first + lengths // 2]) / 2.0
     return out
+
+
+def _span_percentiles(values: np.ndarray, starts: np.ndarray, stops: np.ndarray,
+                      q: float) -> np.ndarray:
+    """Per span ``[start, stop)`` (none empty), ``np.percentile(values[start:stop], q)``
+    of ``values`` ``(n,)``: ``(S,)``, the same numbers (linear between the two sorted
+    values around ``(length − 1) · q / 100``, as NumPy interpolates)."""
+    v, first, lengths = _span_sorted(values, starts, stops)
+    place = (lengths - 1) * (q / 100.0)
+    below = np.floor(place)
+    t = place - below
+    lo = first + np.minimum(below.astype(np.int64), lengths - 1)
+    a, b = v[lo], v[np.minimum(lo + 1, first + lengths - 1)]
+    step = b - a
+    return np.where(t >= 0.5, b - step * (1 - t), a + step * t)
 
 
 def _reachable_locks(track: LegTrack, hip: np.ndarray, starts: np.ndarray,

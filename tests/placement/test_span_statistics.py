@@ -1,0 +1,47 @@
+"""Footplant's per-span statistics (all contacts of a joint at once) give NumPy's numbers
+bit for bit, span by span."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from limbik.placement.footplant import (
+    _span_arrays,
+    _span_frames,
+    _span_medians,
+    _span_percentiles,
+)
+
+
+def _spans(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+    mask = rng.random(n) < rng.uniform(0.2, 0.9)
+    mask[rng.integers(n)] = True  # at least one span
+    return _span_arrays(mask)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_span_medians_and_percentiles_are_numpys(seed: int) -> None:
+    """Spans of one frame up to the whole clip, values with ties (rounded) and without."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 80))
+    values = rng.normal(size=(n, 2)) * 10.0 ** rng.uniform(-3, 3)
+    if seed % 2:
+        values = np.round(values, 1)  # ties
+    starts, stops = _spans(rng, n)
+    medians = _span_medians(values, starts, stops)
+    for q in (0.0, 5.0, 25.0, 50.0, 99.0, 100.0):
+        got = _span_percentiles(values[:, 0], starts, stops, q)
+        want = [np.percentile(values[a:b, 0], q) for a, b in zip(starts, stops, strict=True)]
+        assert np.array_equal(got, want)
+    for k, (a, b) in enumerate(zip(starts, stops, strict=True)):
+        assert np.array_equal(medians[k], np.median(values[a:b], axis=0))
+
+
+def test_span_frames_list_every_frame_of_every_span_once() -> None:
+    starts, stops = _span_arrays(np.array([1, 1, 0, 0, 1, 0, 1, 1, 1], dtype=bool))
+    frames, span = _span_frames(starts, stops)
+    assert frames.tolist() == [0, 1, 4, 6, 7, 8]
+    assert span.tolist() == [0, 0, 1, 2, 2, 2]
+    empty = _span_arrays(np.zeros(5, dtype=bool))
+    assert empty[0].size == 0 and empty[1].size == 0
