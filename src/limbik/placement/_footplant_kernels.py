@@ -160,32 +160,109 @@ def settle_pitch(heights: np.ndarray, cell: float, x0: float, z0: float, pivot: 
     return pitch, heel_y, toe_y
 
 
+@njit(cache=True)  # called from the kernels
+def turn_point(heights: np.ndarray, cell: float, x0: float, z0: float, px: float,
+               py: float, pz: float, hx: float, hz: float, size: float, above: float,
+               weight: float, kept: float, rounds: int) -> tuple[float, float, float]:
+    """The point ``size`` from the pivot ``(px, py, pz)`` along the unit heading
+    ``(hx, hz)`` over the ground (the grid ``heights``, as :func:`height_at`), at the
+    height ``weight · (ground + above) + (1 − weight) · kept``: starting from the ground
+    under the pivot, ``rounds`` rounds of taking the ground under the point, its height
+    there, and the horizontal reach that height leaves (the rise clamped to ±0.99 of
+    ``size``); then the height over the last point."""
+    x, z = px, pz
+    for _ in range(rounds):
+        y = weight * (height_at(heights, cell, x0, z0, x, z) + above) + (1.0 - weight) * kept
+        rise = min(max(y - py, -0.99 * size), 0.99 * size)
+        reach = np.sqrt(size * size - rise * rise)
+        x = px + hx * reach
+        z = pz + hz * reach
+    y = weight * (height_at(heights, cell, x0, z0, x, z) + above) + (1.0 - weight) * kept
+    return x, y, z
+
+
 @njit(cache=True)
 def turn_over_ground(heights: np.ndarray, cell: float, x0: float, z0: float,
                      pivot: np.ndarray, heading: np.ndarray, length: np.ndarray,
                      above: np.ndarray, weight: np.ndarray, kept: np.ndarray,
                      rounds: int) -> np.ndarray:
-    """Points ``(n, 3)`` ``length`` ``(n,)`` from ``pivot`` ``(n, 3)`` along the unit
-    ``heading`` ``(n, 2)`` over the ground (the grid ``heights``, as :func:`height_at`),
-    at the height ``weight · (ground + above) + (1 − weight) · kept`` (``(n,)`` each):
-    starting from the ground under the pivot, ``rounds`` rounds of taking the ground
-    under the point, its height there, and the horizontal reach that height leaves
-    (the rise clamped to ±0.99 of the length); then the height over the last point."""
+    """:func:`turn_point` for each of ``n`` points: pivots ``(n, 3)``, unit headings
+    ``(n, 2)``, and ``length``, ``above``, ``weight``, ``kept`` ``(n,)``: ``(n, 3)``."""
     n = pivot.shape[0]
     out = np.empty((n, 3))
     for i in range(n):
-        px, py, pz = pivot[i, 0], pivot[i, 1], pivot[i, 2]
-        size = length[i]
-        w = weight[i]
-        x, z = px, pz
-        for _ in range(rounds):
-            y = (w * (height_at(heights, cell, x0, z0, x, z) + above[i])
-                 + (1.0 - w) * kept[i])
-            rise = min(max(y - py, -0.99 * size), 0.99 * size)
-            reach = np.sqrt(size * size - rise * rise)
-            x = px + heading[i, 0] * reach
-            z = pz + heading[i, 1] * reach
-        out[i, 0] = x
-        out[i, 1] = w * (height_at(heights, cell, x0, z0, x, z) + above[i]) + (1.0 - w) * kept[i]
-        out[i, 2] = z
+        out[i, 0], out[i, 1], out[i, 2] = turn_point(
+            heights, cell, x0, z0, pivot[i, 0], pivot[i, 1], pivot[i, 2], heading[i, 0],
+            heading[i, 1], length[i], above[i], weight[i], kept[i], rounds)
     return out
+
+
+@njit(cache=True)  # called from the kernels
+def _run_around(mask: np.ndarray, frame: int) -> tuple[int, int]:
+    """The run of true ``mask`` ``(n,)`` entries that holds ``frame``: ``(start, stop)``."""
+    start, stop = frame, frame + 1
+    while start > 0 and mask[start - 1]:
+        start -= 1
+    while stop < mask.shape[0] and mask[stop]:
+        stop += 1
+    return start, stop
+
+
+@njit(cache=True)
+def hold_foot_length(heights: np.ndarray, cell: float, x0: float, z0: float,
+                     locks: np.ndarray, heel: np.ndarray, toe: np.ndarray, length: float,
+                     rounds: int) -> None:
+    """In place, over each run of frames where both the heel (ankle) and the toe are held
+    (``heel``, ``toe`` ``(n,)``), in time order: the toe's lock ``locks[:, 1]``
+    (``locks`` ``(n, 2, 3)``) is moved, for the whole of its contact, to ``length`` from
+    the heel's at the run's first frame along their heading over the ground (its height
+    above the ground kept); within the run the heel's lock turns about the toe's,
+    ``length`` from it at its own height above the ground; and for the rest of the heel's
+    contact after the run it stays where it got to. A run whose locks are less than
+    ``1e-9 · length`` apart over the ground keeps them. The turns are :func:`turn_point`'s
+    with ``rounds`` rounds; the ground is the grid ``heights``."""
+    n = locks.shape[0]
+    start = 0
+    while start < n:
+        if not (heel[start] and toe[start]):
+            start += 1
+            continue
+        stop = start
+        while stop < n and heel[stop] and toe[stop]:
+            stop += 1
+        hx = locks[start, 1, 0] - locks[start, 0, 0]
+        hz = locks[start, 1, 2] - locks[start, 0, 2]
+        size = np.sqrt(hx * hx + hz * hz)
+        if size > 1e-9 * max(length, 1e-300):
+            hx /= size
+            hz /= size
+            toe_start, toe_stop = _run_around(toe, start)
+            # the toe's place: ``length`` from the heel's, at the toe's own height above
+            # the ground under it; then the heel turns about it at its own height
+            base = height_at(heights, cell, x0, z0, locks[start, 1, 0], locks[start, 1, 2])
+            above = np.empty(toe_stop - toe_start)
+            for f in range(toe_start, toe_stop):
+                above[f - toe_start] = locks[f, 1, 1] - base
+            tx, _, tz = turn_point(heights, cell, x0, z0, locks[start, 0, 0],
+                                   locks[start, 0, 1], locks[start, 0, 2], hx, hz, length,
+                                   above[start - toe_start], 1.0, 1.0, rounds)
+            under = height_at(heights, cell, x0, z0, tx, tz)
+            for f in range(toe_start, toe_stop):
+                locks[f, 1, 0] = tx
+                locks[f, 1, 1] = under + above[f - toe_start]
+                locks[f, 1, 2] = tz
+            for f in range(start, stop):
+                ax, ay, az = locks[f, 0, 0], locks[f, 0, 1], locks[f, 0, 2]
+                locks[f, 0, 0], locks[f, 0, 1], locks[f, 0, 2] = turn_point(
+                    heights, cell, x0, z0, locks[f, 1, 0], locks[f, 1, 1], locks[f, 1, 2],
+                    -hx, -hz, length, ay - height_at(heights, cell, x0, z0, ax, az), 1.0,
+                    0.0, rounds)
+            _, after = _run_around(heel, start)
+            lx, lz = locks[stop - 1, 0, 0], locks[stop - 1, 0, 2]
+            last = height_at(heights, cell, x0, z0, lx, lz)
+            for f in range(stop, after):
+                locks[f, 0, 1] += last - height_at(heights, cell, x0, z0, locks[f, 0, 0],
+                                                   locks[f, 0, 2])
+                locks[f, 0, 0] = lx
+                locks[f, 0, 2] = lz
+        start = stop

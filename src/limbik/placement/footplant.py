@@ -49,7 +49,11 @@ from limbik.geometry.quaternion import (
 from limbik.geometry.vectors import cross
 from limbik.io.units import import_height_field
 from limbik.placement import metrics
-from limbik.placement._footplant_kernels import limit_rate, turn_over_ground
+from limbik.placement._footplant_kernels import (
+    hold_foot_length,
+    limit_rate,
+    turn_over_ground,
+)
 from limbik.placement.contacts import (
     CONTACT_HEIGHT,
     LANDING_TIME,
@@ -861,39 +865,12 @@ def _hold_foot_length(locks: np.ndarray, contacts: np.ndarray, length: float,
     ankle's lock turns about the toe's, ``length`` from it at its own height (a heel
     rolling up over the ball of the foot comes closer to it), keeping its height above
     the ground; and for the rest of the ankle's contact after the span it stays where it
-    got to."""
-    both = np.asarray(contacts, dtype=bool).all(axis=1)
-    toe_spans = contact_spans(contacts[:, 1])
-    heel_spans = contact_spans(contacts[:, 0])
-    for start, stop in contact_spans(both):
-        a0, t0 = locks[start, 0], locks[start, 1]
-        heading = (t0 - a0)[[0, 2]]
-        size = float(np.linalg.norm(heading))
-        if not size > 1e-9 * max(length, 1e-300):
-            continue
-        heading /= size
-        toe_start, toe_stop = next(span for span in toe_spans if span[0] <= start < span[1])
-        # (the toe's place: ``length`` from the ankle's, at the toe's own height above the
-        # ground under it; then the heel turns about it at its own height above the ground)
-        above = locks[toe_start:toe_stop, 1, 1] - ground.height(t0[0], t0[2])
-        one = np.ones(1)
-        toe = _turn_over_ground(a0[None], heading[None], length * one,
-                                above[start - toe_start] * one, one, one, ground)[0]
-        locks[toe_start:toe_stop, 1, 0], locks[toe_start:toe_stop, 1, 2] = toe[0], toe[2]
-        locks[toe_start:toe_stop, 1, 1] = ground.height(toe[0], toe[2]) + above
-        a, t = locks[start:stop, 0], locks[start:stop, 1]
-        m = stop - start
-        heel = _turn_over_ground(t, np.broadcast_to(-heading, (m, 2)), np.full(m, length),
-                                 a[:, 1] - ground.height(a[:, 0], a[:, 2]), np.ones(m),
-                                 np.zeros(m), ground)
-        a[:] = heel
-        heel = heel[:, [0, 2]]
-        after = next(span[1] for span in heel_spans if span[0] <= start < span[1])
-        if after > stop:
-            rest = locks[stop:after, 0]
-            rest[:, 1] += (ground.height(heel[-1, 0], heel[-1, 1])
-                           - ground.height(rest[:, 0], rest[:, 2]))
-            rest[:, 0], rest[:, 2] = heel[-1, 0], heel[-1, 1]
+    got to (:func:`~limbik.placement._footplant_kernels.hold_foot_length`, the turns in
+    nine rounds as :func:`_turn_over_ground`'s)."""
+    held = np.asarray(contacts, dtype=bool)
+    hold_foot_length(ground.heights, ground.cell_size, ground.origin[0], ground.origin[1],
+                     locks, np.ascontiguousarray(held[:, 0]), np.ascontiguousarray(held[:, 1]),
+                     float(length), 9)
 
 
 def _level_path(levels: list[tuple[int, int, float]], n: int) -> np.ndarray:
