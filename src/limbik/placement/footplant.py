@@ -1254,14 +1254,16 @@ def evaluate(motion: Motion, terrain: Terrain, legs: Sequence[Leg],
 
 
 def _evaluate(motion: Motion, full: np.ndarray, terrain: Terrain, legs: Sequence[Leg],
-              contacts: Mapping[str, np.ndarray], reference: np.ndarray | None
-              ) -> dict[str, float]:
+              contacts: Mapping[str, np.ndarray], reference: np.ndarray | None,
+              knees: metrics._Knees | None = None) -> dict[str, float]:
     """:func:`evaluate` on world positions with End Sites ``full`` ``(F, J + E, 3)``;
-    ``reference`` is the reference pose ``(J + E, 3)`` (default: ``full[0]``)."""
+    ``reference`` is the reference pose ``(J + E, 3)`` (default: ``full[0]``); ``knees``
+    the clip's :func:`limbik.placement.metrics._knees`, where at hand."""
     world = full[:, :motion.skeleton.num_joints]
     out: dict[str, float] = {}
     dt = motion.frame_time
     forward = _facing(world, legs)
+    knees = metrics._knees(world, legs) if knees is None else knees
     for leg in legs:
         point = world[:, foot_point(leg)]
         thigh, shin = leg_lengths(motion, leg)
@@ -1279,11 +1281,12 @@ def _evaluate(motion: Motion, full: np.ndarray, terrain: Terrain, legs: Sequence
         out[f"{leg.side}_toe_slide"] = metrics.contact_speed(point, c, dt)
         out[f"{leg.side}_toe_speed_near_ground"] = metrics.speed_near_floor(
             point, terrain, dt, near=0.05 * (thigh + shin))
-        hip, knee, ankle = world[:, leg.hip], world[:, leg.knee], world[:, leg.ankle]
-        bend = metrics.knee_bend_angles(hip, knee, ankle, forward)
+        offset, flexion, move = knees[leg.side]
+        bend = metrics._signed_flexion(offset, flexion, forward)
         out[f"{leg.side}_knee_pop"] = float(np.max(np.abs(np.diff(np.abs(bend))), initial=0.0))
         out[f"{leg.side}_backward_knee_frames"] = float(np.count_nonzero(bend < -2.0))
-        out[f"{leg.side}_knee_jump"] = metrics.knee_displacement(hip, knee)
+        out[f"{leg.side}_knee_jump"] = move
+        ankle = world[:, leg.ankle]
         out[f"{leg.side}_foot_turn"] = (0.0 if leg.toe is None
                                         else metrics.foot_turn(ankle, world[:, leg.toe]))
     ref = (full if reference is None else reference[None])[0, :motion.skeleton.num_joints]
@@ -1432,16 +1435,20 @@ def _stage_report(motion: Motion, planted: Motion, tracks: list[LegTrack],
     lift_by = (float(np.median(ground.height(root[:, 0], root[:, 2]))) - floor
                if terrain is not None else 0.0)
     after_world = _legs_world_pose(planted, source_rotations, full_world, legs, lift)
-    before = _evaluate(motion, full_world, before_ground, legs, masks, None)
-    after = _evaluate(planted, after_world, ground, legs, masks, full_world[0])
+    joints = motion.skeleton.num_joints
+    knees_before = metrics._knees(full_world[:, :joints], legs)
+    knees_after = metrics._knees(after_world[:, :joints], legs)
+    before = _evaluate(motion, full_world, before_ground, legs, masks, None, knees_before)
+    after = _evaluate(planted, after_world, ground, legs, masks, full_world[0], knees_after)
     source_floor = floor if estimated else None
     before.update(metrics._score_motion(motion, source=motion, terrain=before_ground,
                                         legs=legs, contacts=labels, positions=full_world,
                                         source_positions=full_world,
-                                        source_floor=source_floor))
+                                        source_floor=source_floor, knees=knees_before))
     after.update(metrics._score_motion(planted, source=motion, terrain=ground, legs=legs,
                                        contacts=labels, positions=after_world,
-                                       source_positions=full_world, source_floor=source_floor))
+                                       source_positions=full_world, source_floor=source_floor,
+                                       knees=knees_after))
     return FootplantReport(
         floor=floor, legs=tuple(leg.side for leg in legs),
         contacts={side: contact_spans(m) for side, m in masks.items()},

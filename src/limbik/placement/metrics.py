@@ -229,12 +229,41 @@ def knee_bend_angles(hip: Any, knee: Any, ankle: Any, forward: Any) -> FloatArra
     """
     (h, k, a), _ = _leg(hip, knee, ankle)
     f = as_float_array(forward, "forward", (3,))
+    return _signed_flexion(*_knee_offset_flexion(h, k, a), f)
+
+
+def _knee_offset_flexion(h: FloatArray, k: FloatArray, a: FloatArray
+                         ) -> tuple[FloatArray, FloatArray]:
+    """Of trajectories already through :func:`_leg`: the knee's offset from the hip–ankle
+    line ``(..., 3)`` and its flexion (degrees) ``(...)``."""
     line = a - h
     u = line / np.maximum(np.linalg.norm(line, axis=-1, keepdims=True), 1e-300)
     offset = (k - h) - np.einsum("...i,...i->...", k - h, u)[..., None] * u
-    side = np.einsum("...i,...i->...", offset, f)
-    flexion = 180.0 - _knee_angles(h, k, a)
+    return offset, 180.0 - _knee_angles(h, k, a)
+
+
+def _signed_flexion(offset: FloatArray, flexion: FloatArray, forward: FloatArray
+                    ) -> FloatArray:
+    """:func:`knee_bend_angles` from :func:`_knee_offset_flexion`'s offset and flexion."""
+    side = np.einsum("...i,...i->...", offset, forward)
     return np.where(side < 0.0, -flexion, flexion)
+
+
+#: Per leg side, a knee's offset from its hip–ankle line ``(F, 3)``, its flexion ``(F,)``
+#: and :func:`knee_displacement`.
+_Knees = dict[str, tuple[FloatArray, FloatArray, float]]
+
+
+def _knees(world: FloatArray, legs: Sequence[Any]) -> _Knees:
+    """What the clip measures of each leg's knee, from its world positions ``(F, J, 3)``:
+    :func:`knee_bend_angles` less the sign (which depends on the facing taken), and
+    :func:`knee_displacement` (all legs through one :func:`_leg`)."""
+    hip, knee, ankle = (world[:, [getattr(leg, name) for leg in legs]]
+                        for name in ("hip", "knee", "ankle"))
+    (h, k, a), _ = _leg(hip, knee, ankle)
+    offset, flexion = _knee_offset_flexion(h, k, a)
+    return {leg.side: (offset[:, i], flexion[:, i], knee_displacement(hip[:, i], knee[:, i]))
+            for i, leg in enumerate(legs)}
 
 
 def backward_knee_frames(hip: Any, knee: Any, ankle: Any, forward: Any, *,
@@ -529,10 +558,12 @@ def _score_motion(motion: Any, *, source: Any | None = None, terrain: _Ground | 
                   metres_per_unit: float | None = None, skate_height: float = 0.05,
                   skate_speed: float = 0.5, positions: np.ndarray | None = None,
                   source_positions: np.ndarray | None = None,
-                  source_floor: float | None = None) -> dict[str, float]:
+                  source_floor: float | None = None,
+                  knees: _Knees | None = None) -> dict[str, float]:
     """:func:`score_motion` on world positions with End Sites ``(F, J + E, 3)`` of the
     motion and of the source, where the caller has them (``positions``,
-    ``source_positions``), and the source's :func:`estimate_floor` (``source_floor``)."""
+    ``source_positions``), and the source's :func:`estimate_floor` (``source_floor``) and
+    the motion's :func:`_knees` (``knees``)."""
     from limbik.placement.contacts import (
         MIN_CONTACT_TIME,
         contact_spans,
@@ -589,6 +620,7 @@ def _score_motion(motion: Any, *, source: Any | None = None, terrain: _Ground | 
                                                for j in gated]) / leg_length)
     left = world[:, legs[0].hip] - world[:, legs[-1].hip]
     facing = np.cross(left, [0.0, 1.0, 0.0])
+    knees = _knees(world, legs) if knees is None else knees
     for leg in legs:
         joints = [leg.ankle] + ([leg.toe] if leg.toe is not None else [])
         points = full[:, joints]
@@ -632,10 +664,10 @@ def _score_motion(motion: Any, *, source: Any | None = None, terrain: _Ground | 
             yaw = _yaw(world[:, leg.ankle], world[:, leg.toe])
             for first, stop in contact_spans(mask.all(axis=1)):
                 turns.append(float(np.ptp(yaw[first:stop])))
-        hip, knee, ankle = world[:, leg.hip], world[:, leg.knee], world[:, leg.ankle]
-        bend = knee_bend_angles(hip, knee, ankle, facing)
+        offset, flexion, move = knees[leg.side]
+        bend = _signed_flexion(offset, flexion, facing)
         pops.append(float(np.max(np.abs(np.diff(np.abs(bend))), initial=0.0)))
-        moves.append(knee_displacement(hip, knee))
+        moves.append(move)
         backward += float(np.count_nonzero(bend < -2.0))
         if labels is not None and labels.get(leg.side) is not None:
             truth = np.asarray(labels[leg.side], dtype=bool)
