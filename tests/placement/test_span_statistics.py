@@ -10,6 +10,7 @@ from limbik.placement.footplant import (
     _span_arrays,
     _span_frames,
     _span_medians,
+    _span_minima,
     _span_percentiles,
 )
 
@@ -45,3 +46,21 @@ def test_span_frames_list_every_frame_of_every_span_once() -> None:
     assert span.tolist() == [0, 0, 1, 2, 2, 2]
     empty = _span_arrays(np.zeros(5, dtype=bool))
     assert empty[0].size == 0 and empty[1].size == 0
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_span_minima_are_each_windows_minimum(seed: int) -> None:
+    """Windows apart or touching, the last one at the end of the values or not."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 60))
+    values = rng.normal(size=(n, 2))
+    cuts = np.unique(rng.integers(0, n + 1, size=int(rng.integers(2, 12))))
+    if cuts.size < 2:
+        cuts = np.array([0, n])
+    lo, hi = cuts[:-1], cuts[1:]
+    keep = rng.random(lo.size) < 0.7
+    keep[0] = True
+    lo, hi = lo[keep], hi[keep]
+    got = _span_minima(values, lo, hi)
+    want = np.array([values[a:b].min(axis=0) for a, b in zip(lo, hi, strict=True)])
+    assert np.array_equal(got, want)

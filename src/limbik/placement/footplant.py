@@ -680,6 +680,15 @@ def _span_percentiles(values: np.ndarray, starts: np.ndarray, stops: np.ndarray,
     return np.where(t >= 0.5, b - step * (1 - t), a + step * t)
 
 
+def _span_minima(values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Per window ``[lo, hi)`` ``(S,)`` of ``values`` ``(m, ...)`` (in order, apart, none
+    empty), its minimum over the rows ``(S, ...)``."""
+    edges = np.stack([lo, hi], axis=1).ravel()
+    if edges[-1] == len(values):  # (the last window runs to the end)
+        edges = edges[:-1]
+    return np.minimum.reduceat(values, edges, axis=0)[::2]
+
+
 def _reachable_locks(track: LegTrack, hip: np.ndarray, starts: np.ndarray,
                      stops: np.ndarray, medians: np.ndarray, drop: float
                      ) -> tuple[np.ndarray, np.ndarray]:
@@ -1066,26 +1075,33 @@ def _stage_clearance(track: LegTrack, ground: Terrain, floor: float, drop: float
     # (the drop, and any raise, as one arch over each swing, sin²(pi s): the foot leaves
     # and meets the ground path with its speed)
     arches = np.zeros(n)
-    for start, stop in contact_spans(~track.planted):
-        s = (np.arange(stop - start) + 1.0) / (stop - start + 1.0)
-        arches[start:stop] = np.sin(np.pi * s) ** 2
-    targets[..., 1] -= (drop * arches * _ramp(free))[:, None]
     raise_by = np.zeros(n)
-    planted = track.planted
-    for start, stop in contact_spans(~planted):
-        if stop - start < 2:
-            continue
-        above_src = np.maximum(track.source[start:stop, :, 1] - floor, 0.0)
+    starts, stops = _span_arrays(~track.planted)
+    if starts.size:
+        frames, span = _span_frames(starts, stops)
+        lengths = stops - starts
+        s = (frames - starts[span] + 1.0) / (lengths[span] + 1.0)
+        arches[frames] = np.sin(np.pi * s) ** 2
+    targets[..., 1] -= (drop * arches * _ramp(free))[:, None]
+    swings = stops - starts >= 2
+    starts, stops = starts[swings], stops[swings]
+    if starts.size:
+        frames, span = _span_frames(starts, stops)
+        above_src = np.maximum(track.source[frames, :, 1] - floor, 0.0)
         # the source's clearance: its lowest height in the middle half of the swing, and
         # toward the ends no more than its height there
-        quarter = (stop - start) // 4
-        middle = above_src[quarter:stop - start - quarter]
-        clearance = np.minimum(above_src, middle.min(axis=0) if len(middle) else 0.0)
-        seg = targets[start:stop]
+        lengths = stops - starts
+        first = np.cumsum(lengths) - lengths
+        quarter = lengths // 4
+        middle = _span_minima(above_src, first + quarter, first + lengths - quarter)
+        clearance = np.minimum(above_src, middle[span])
+        seg = targets[frames]
         need = (ground.height(seg[..., 0], seg[..., 2]) + clearance - seg[..., 1]).max(axis=1)
-        need = np.maximum(need, 0.0) * (free[start:stop] > 0.0)
-        if np.any(need > 0.0):
-            raise_by[start:stop] = _smooth_cover(need, max(2, (stop - start) // 3))
+        need = np.maximum(need, 0.0) * (free[frames] > 0.0)
+        for c in np.flatnonzero(np.maximum.reduceat(need, first) > 0.0).tolist():
+            start, stop = int(starts[c]), int(stops[c])
+            raise_by[start:stop] = _smooth_cover(need[first[c]:first[c] + stop - start],
+                                                 max(2, (stop - start) // 3))
     # (faded in on the way out of a lock, none while it is held)
     raise_by = np.maximum(raise_by * _ramp(free), 0.0)
     targets[..., 1] += raise_by[:, None]
