@@ -204,7 +204,6 @@ def fit_positions(positions: Any, parents: Any, *, rest_frame: int = 0) -> Posit
     identity = np.zeros((frames, 1, 4))
     identity[..., 3] = 1.0
     world = np.empty((frames, joints, 4))
-    local = np.empty((frames, joints, 4))
     for level in levels:
         parent_q = identity if level[0] == 0 else world[:, par[level]]
         q = np.array(parent_q)  # a joint with no child keeps its parent's rotation
@@ -220,15 +219,17 @@ def fit_positions(positions: Any, parents: Any, *, rest_frame: int = 0) -> Posit
             if len(kids) > 1:
                 now = unit_t[:, [c - 1 for c in kids]] * lengths[kids][None, :, None]
                 q[:, k] = _kabsch(offsets[kids], now)
-        q = q / np.linalg.norm(q, axis=-1, keepdims=True)
-        world[:, level] = q
-        local[:, level] = quaternion_multiply(quaternion_conjugate(parent_q), q)
-    # forward kinematics of the fit, for the residual
+        world[:, level] = q / np.linalg.norm(q, axis=-1, keepdims=True)
+    # each joint's rotation in its parent's (the root's parent: the identity)
+    parent_world = np.concatenate([identity, world[:, par[1:]]], axis=1)
+    local = quaternion_multiply(quaternion_conjugate(parent_world), world)
+    # forward kinematics of the fit, for the residual: every bone turned at once, then
+    # added up from the root a depth at a time
+    bones_now = rotate_vectors(parent_world[:, 1:], offsets[1:])
     fitted = np.empty_like(pos)
     fitted[:, 0] = pos[:, 0]
     for level in levels[1:]:
-        p = par[level]
-        fitted[:, level] = fitted[:, p] + rotate_vectors(world[:, p], offsets[level])
+        fitted[:, level] = fitted[:, par[level]] + bones_now[:, level - 1]
     residual = float(np.abs(fitted - pos).max())
     return PositionFit(offsets=offsets, root_positions=pos[:, 0].copy(), rotations=local,
                        lengths=lengths, length_variation=variation, residual=residual)
