@@ -33,6 +33,21 @@ def test_flat_and_slope_normals():
     np.testing.assert_allclose(s.normal(0.5, 0.5), [-np.sin(0.2), np.cos(0.2), 0], atol=1e-12)
 
 
+def test_one_sample_normals_are_those_of_the_same_plane_sampled(rng):
+    """A flat terrain of one sample gives the normals (signed zeros and broadcast shape
+    included) of the same plane as a grid of equal samples."""
+    for height in (0.0, -1.3, 2.5e3):
+        one = Terrain.flat(height)
+        grid = Terrain.from_array(np.full((2, 3), height), cell_size=0.7, origin=(-1.0, 2.0))
+        x = rng.normal(0.0, 5.0, size=(7, 1))
+        z = rng.normal(0.0, 5.0, size=(1, 4))
+        got, want = one.normal(x, z), grid.normal(x, z)
+        assert got.shape == want.shape == (7, 4, 3)
+        assert np.array_equal(got, want)
+        assert np.array_equal(np.signbit(got), np.signbit(want))
+    assert one.normal(0.3, -0.2).shape == (3,)
+
+
 def test_normal_matches_finite_differences(rng):
     t = Terrain.hills(seed=3, extent=(-5, 5, -5, 5), cell_size=0.05)
     # stay off cell edges, where the bilinear surface has a kink

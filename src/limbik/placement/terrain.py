@@ -264,6 +264,10 @@ class Terrain:
         xa = as_float_array(x, "x")
         za = as_float_array(z, "z")
         xa, za = np.broadcast_arrays(xa, za)
+        if self._h.size == 1:  # a plane: the patch's gradient is 0 (negated, as below)
+            out = np.empty(xa.shape + (3,))
+            out[...] = (-0.0, 1.0, -0.0)
+            return out
         rows, cols = self._h.shape
         fu, fv, i, j = self._cell_coords(xa, za)
         h00, h01, h10, h11 = self._corners(i, j)
