@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from limbik.placement.contacts import contact_spans, runs, runs_mask, window_reduce
 from limbik.placement.footplant import (
     _span_arrays,
     _span_frames,
     _span_medians,
-    _span_minima,
     _span_percentiles,
 )
 
@@ -49,7 +49,7 @@ def test_span_frames_list_every_frame_of_every_span_once() -> None:
 
 
 @pytest.mark.parametrize("seed", range(20))
-def test_span_minima_are_each_windows_minimum(seed: int) -> None:
+def test_window_reduce_is_each_windows_reduction(seed: int) -> None:
     """Windows apart or touching, the last one at the end of the values or not."""
     rng = np.random.default_rng(seed)
     n = int(rng.integers(1, 60))
@@ -61,6 +61,18 @@ def test_span_minima_are_each_windows_minimum(seed: int) -> None:
     keep = rng.random(lo.size) < 0.7
     keep[0] = True
     lo, hi = lo[keep], hi[keep]
-    got = _span_minima(values, lo, hi)
-    want = np.array([values[a:b].min(axis=0) for a, b in zip(lo, hi, strict=True)])
-    assert np.array_equal(got, want)
+    for ufunc, reduce in ((np.minimum, np.min), (np.maximum, np.max)):
+        got = window_reduce(ufunc, values, lo, hi)
+        want = np.array([reduce(values[a:b], axis=0) for a, b in zip(lo, hi, strict=True)])
+        assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_runs_and_their_mask_round_trip(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 40))
+    mask = rng.random(n) < rng.uniform(0.0, 1.0)
+    starts, stops = runs(mask)
+    assert list(zip(starts.tolist(), stops.tolist(), strict=True)) == contact_spans(mask)
+    assert np.all(stops > starts) and np.all(starts[1:] > stops[:-1])
+    assert np.array_equal(runs_mask(starts, stops, n), mask)

@@ -130,35 +130,59 @@ def detect_contacts(height: Any, speed: Any, *, enter_height: float, exit_height
                        float(exit_height), float(enter_speed), float(exit_speed),
                        float(exit_speed if grounded_speed is None else grounded_speed))
     m = as_int(min_frames, "min_frames", minimum=1)
-    # fill short gaps between contacts, then drop short contacts
-    spans = contact_spans(~mask)
-    for start, stop in spans:
-        if stop - start < m and start > 0 and stop < len(mask):
-            mask[start:stop] = True
-    for start, stop in contact_spans(mask):
-        if lift is not None and stop < len(mask):
-            standing = np.flatnonzero((h[start:stop] <= enter_height) | ~lift[start:stop])
-            lift_off = start + (int(standing[-1]) + 1 if standing.size else 0)
-            mask[lift_off:stop] = False
-            stop = lift_off
-        if land is not None and start > 0:
-            down = np.flatnonzero(~land[start:stop])
-            touch_down = start + (int(down[0]) if down.size else stop - start)
-            mask[start:touch_down] = False
-            start = touch_down
-        # (a contact cut by the clip's first or last frame lasted longer than is seen)
-        edge = start == 0 or stop == len(mask)
-        if stop - start < (min(m, 2) if edge else m):
-            mask[start:stop] = False
-    return mask
+    n = len(mask)
+    # fill short gaps between contacts, then drop short contacts (all contacts at once)
+    lo, hi = runs(~mask)
+    inner = (hi - lo < m) & (lo > 0) & (hi < n)
+    mask |= runs_mask(lo[inner], hi[inner], n)
+    starts, stops = runs(mask)
+    if starts.size == 0:
+        return mask
+    frame = np.arange(n)
+    if lift is not None:  # a contact ends after its last standing frame
+        standing = (h <= enter_height) | ~lift
+        last = window_reduce(np.maximum, np.where(standing, frame, -1), starts, stops)
+        stops = np.where(stops < n, np.where(last >= 0, last + 1, starts), stops)
+    if land is not None:  # and starts at its first frame not landing
+        first = window_reduce(np.minimum, np.where(land, n, frame), starts, stops)
+        starts = np.where(starts > 0, np.minimum(first, stops), starts)
+    # (a contact cut by the clip's first or last frame lasted longer than is seen)
+    edge = (starts == 0) | (stops == n)
+    kept = stops - starts >= np.where(edge, min(m, 2), m)
+    return runs_mask(starts[kept], stops[kept], n)
+
+
+def runs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The runs of true entries of the bool ``mask`` ``(n,)``: starts and stops ``(S,)``
+    of half-open frame ranges, in order."""
+    padded = np.concatenate([[False], mask, [False]])
+    edges = np.flatnonzero(np.diff(padded.astype(np.int8)))
+    return edges[::2], edges[1::2]
+
+
+def runs_mask(starts: np.ndarray, stops: np.ndarray, n: int) -> np.ndarray:
+    """The bool mask ``(n,)`` that is true on the ranges ``[starts, stops)`` ``(S,)`` (in
+    order, apart)."""
+    change = np.zeros(n + 1, dtype=np.int64)
+    change[starts] += 1
+    change[stops] -= 1
+    return np.cumsum(change[:-1]) > 0
+
+
+def window_reduce(ufunc: np.ufunc, values: np.ndarray, starts: np.ndarray,
+                  stops: np.ndarray) -> np.ndarray:
+    """``ufunc`` reduced over each window ``[starts, stops)`` ``(S,)`` of the rows of
+    ``values`` ``(n, ...)`` (windows in order, apart, none empty): ``(S, ...)``."""
+    edges = np.stack([starts, stops], axis=1).ravel()
+    if edges[-1] == len(values):  # (the last window runs to the end)
+        edges = edges[:-1]
+    return ufunc.reduceat(values, edges, axis=0)[::2]
 
 
 def contact_spans(mask: Any) -> list[tuple[int, int]]:
     """``[(start, stop), ...]`` half-open frame ranges where ``mask`` ``(frames,)`` is true."""
-    m = np.asarray(mask, dtype=bool)
-    padded = np.concatenate([[False], m, [False]])
-    edges = np.flatnonzero(np.diff(padded.astype(np.int8)))
-    return [(int(a), int(b)) for a, b in zip(edges[::2], edges[1::2], strict=True)]
+    starts, stops = runs(np.asarray(mask, dtype=bool))
+    return list(zip(starts.tolist(), stops.tolist(), strict=True))
 
 
 def contacts_from_ranges(ranges: Iterable[Sequence[int]], n_frames: int) -> np.ndarray:

@@ -61,7 +61,9 @@ from limbik.placement.contacts import (
     contacts_from_ranges,
     joint_contacts,
     joint_speed_threshold,
+    runs,
     smoothed_speed,
+    window_reduce,
 )
 from limbik.placement.feet import (
     estimate_floor,
@@ -631,8 +633,7 @@ def _stage_hovers(track: LegTrack, floor: float) -> None:
 
 def _span_arrays(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The runs of ``mask`` ``(n,)`` as half-open frame ranges: starts and stops ``(S,)``."""
-    spans = np.array(contact_spans(mask), dtype=np.int64).reshape(-1, 2)
-    return spans[:, 0], spans[:, 1]
+    return runs(np.asarray(mask, dtype=bool))
 
 
 def _span_frames(starts: np.ndarray, stops: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -678,15 +679,6 @@ def _span_percentiles(values: np.ndarray, starts: np.ndarray, stops: np.ndarray,
     a, b = v[lo], v[np.minimum(lo + 1, first + lengths - 1)]
     step = b - a
     return np.where(t >= 0.5, b - step * (1 - t), a + step * t)
-
-
-def _span_minima(values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """Per window ``[lo, hi)`` ``(S,)`` of ``values`` ``(m, ...)`` (in order, apart, none
-    empty), its minimum over the rows ``(S, ...)``."""
-    edges = np.stack([lo, hi], axis=1).ravel()
-    if edges[-1] == len(values):  # (the last window runs to the end)
-        edges = edges[:-1]
-    return np.minimum.reduceat(values, edges, axis=0)[::2]
 
 
 def _reachable_locks(track: LegTrack, hip: np.ndarray, starts: np.ndarray,
@@ -1093,7 +1085,8 @@ def _stage_clearance(track: LegTrack, ground: Terrain, floor: float, drop: float
         lengths = stops - starts
         first = np.cumsum(lengths) - lengths
         quarter = lengths // 4
-        middle = _span_minima(above_src, first + quarter, first + lengths - quarter)
+        middle = window_reduce(np.minimum, above_src, first + quarter,
+                               first + lengths - quarter)
         clearance = np.minimum(above_src, middle[span])
         seg = targets[frames]
         need = (ground.height(seg[..., 0], seg[..., 2]) + clearance - seg[..., 1]).max(axis=1)
