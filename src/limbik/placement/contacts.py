@@ -152,10 +152,10 @@ def detect_contacts(height: Any, speed: Any, *, enter_height: float, exit_height
     return runs_mask(starts[kept], stops[kept], n)
 
 
-def runs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The runs of true entries of the bool ``mask`` ``(n,)``: starts and stops ``(S,)``
-    of half-open frame ranges, in order."""
-    padded = np.concatenate([[False], mask, [False]])
+def runs(mask: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The runs of true entries of ``mask`` ``(n,)``: starts and stops ``(S,)`` of
+    half-open frame ranges, in order."""
+    padded = np.concatenate([[False], np.asarray(mask, dtype=bool), [False]])
     edges = np.flatnonzero(np.diff(padded.astype(np.int8)))
     return edges[::2], edges[1::2]
 
@@ -181,7 +181,7 @@ def window_reduce(ufunc: np.ufunc, values: np.ndarray, starts: np.ndarray,
 
 def contact_spans(mask: Any) -> list[tuple[int, int]]:
     """``[(start, stop), ...]`` half-open frame ranges where ``mask`` ``(frames,)`` is true."""
-    starts, stops = runs(np.asarray(mask, dtype=bool))
+    starts, stops = runs(mask)
     return list(zip(starts.tolist(), stops.tolist(), strict=True))
 
 

@@ -633,7 +633,7 @@ def _stage_hovers(track: LegTrack, floor: float) -> None:
 
 def _span_arrays(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The runs of ``mask`` ``(n,)`` as half-open frame ranges: starts and stops ``(S,)``."""
-    return runs(np.asarray(mask, dtype=bool))
+    return runs(mask)
 
 
 def _span_frames(starts: np.ndarray, stops: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -566,10 +566,11 @@ def _score_motion(motion: Any, *, source: Any | None = None, terrain: _Ground | 
     the motion's :func:`_knees` (``knees``)."""
     from limbik.placement.contacts import (
         MIN_CONTACT_TIME,
-        contact_spans,
         joint_contacts,
         joint_speed_threshold,
+        runs,
         smoothed_speed,
+        window_reduce,
     )
     from limbik.placement.feet import estimate_floor, foot_joints, leg_lengths, world_pose
     from limbik.placement.terrain import Terrain
@@ -661,9 +662,11 @@ def _score_motion(motion: Any, *, source: Any | None = None, terrain: _Ground | 
         if np.any(swing):
             clear.append(lowest[swing].min())
         if leg.toe is not None:
-            yaw = _yaw(world[:, leg.ankle], world[:, leg.toe])
-            for first, stop in contact_spans(mask.all(axis=1)):
-                turns.append(float(np.ptp(yaw[first:stop])))
+            first, stop = runs(mask.all(axis=1))
+            if first.size:  # (each span's peak-to-peak heading)
+                yaw = _yaw(world[:, leg.ankle], world[:, leg.toe])
+                turns.extend((window_reduce(np.maximum, yaw, first, stop)
+                              - window_reduce(np.minimum, yaw, first, stop)).tolist())
         offset, flexion, move = knees[leg.side]
         bend = _signed_flexion(offset, flexion, facing)
         pops.append(float(np.max(np.abs(np.diff(np.abs(bend))), initial=0.0)))
