@@ -1164,31 +1164,39 @@ def _stage_legs(motion: Motion, tracks: list[LegTrack], source_rotations: np.nda
     axes = knee_hinge_axes(motion, legs, pose=(source_rotations, world))
     positions: dict[int, np.ndarray] = {}
     rotations: dict[int, np.ndarray] = {}
-    for track in tracks:
+    # every leg solved in one batch (per frame and leg, ``(F, L, ...)``)
+    hips, knees, ankles = (np.array(j) for j in zip(*((leg.hip, leg.knee, leg.ankle)
+                                                         for leg in legs), strict=True))
+    hip_all = world[:, hips] + lift[:, None]
+    a_all = np.stack([np.asarray(t.targets)[:, 0] for t in tracks], axis=1)
+    swing = quaternion_from_two_vectors(world[:, ankles] - world[:, hips], a_all - hip_all)
+    reference = hip_all + rotate_vectors(swing, world[:, knees] - world[:, hips])
+    axis = rotate_vectors(quaternion_multiply(swing, source_rotations[:, hips]),
+                          np.stack([axes[leg.side] for leg in legs]))
+    source_reach = np.linalg.norm(world[:, ankles] - world[:, hips], axis=-1)
+    thighs, shins = (np.array(v) for v in zip(*((t.thigh, t.shin) for t in tracks),
+                                               strict=True))
+    soft = np.clip(1.0 - source_reach / np.array([t.thigh + t.shin for t in tracks]), 0.0,
+                   softness)
+    solved_all = two_bone(hip_all, a_all, thighs, shins, bend_axis=axis, reference=reference,
+                          softness=soft).positions
+    for i, track in enumerate(tracks):
         leg = track.leg
         assert track.targets is not None
-        hip = world[:, leg.hip] + lift
         a = track.targets[:, 0]
-        swing = quaternion_from_two_vectors(world[:, leg.ankle] - world[:, leg.hip], a - hip)
-        reference = hip + rotate_vectors(swing, world[:, leg.knee] - world[:, leg.hip])
-        axis = rotate_vectors(quaternion_multiply(swing, source_rotations[:, leg.hip]),
-                              axes[leg.side])
-        source_reach = np.linalg.norm(world[:, leg.ankle] - world[:, leg.hip], axis=1)
-        soft = np.clip(1.0 - source_reach / (track.thigh + track.shin), 0.0, softness)
-        solved = two_bone(hip, a, track.thigh, track.shin, bend_axis=axis,
-                          reference=reference, softness=soft)
-        positions[leg.knee] = solved.positions[:, 1]
-        positions[leg.ankle] = solved.positions[:, 2]
+        solved = solved_all[:, i]
+        positions[leg.knee] = solved[:, 1]
+        positions[leg.ankle] = solved[:, 2]
         if leg.toe is not None:
             src_foot = world[:, leg.toe] - world[:, leg.ankle]
             # (a foot held on the ground takes the pitch its locks give it, from where the
             # ankle got to: an ankle a soft reach left short turns the foot about the toe)
-            wanted = track.targets[:, 1] - solved.positions[:, 2]
+            wanted = track.targets[:, 1] - solved[:, 2]
             free = 1.0 - track.pins.max(axis=1) if track.pins is not None else 1.0
             foot = wanted + np.reshape(free, (-1, 1)) * (
                 _limit_pitch(src_foot, wanted, max_tilt) - wanted)
             # (but not into the ground: there it takes the pitch it was given)
-            toe = solved.positions[:, 2] + foot
+            toe = solved[:, 2] + foot
             sunk = ground.height(toe[:, 0], toe[:, 2]) > toe[:, 1]
             foot[sunk] = wanted[sunk]
             turn = quaternion_from_two_vectors(src_foot, foot)
@@ -1205,7 +1213,7 @@ def _stage_legs(motion: Motion, tracks: list[LegTrack], source_rotations: np.nda
             # toe tips that this puts in the ground bend up onto it
             tips = foot_joints(motion, leg)[2:]
             lift_tips = _toe_tip_lift(full_world[:, tips] - world[:, leg.toe, None], turn,
-                                      solved.positions[:, 2] + foot, ground)
+                                      solved[:, 2] + foot, ground)
             if lift_tips is not None:
                 rotations[leg.toe] = quaternion_multiply(lift_tips, rotations[leg.toe])
         else:
