@@ -14,6 +14,7 @@ import numpy as np
 
 from limbik._runtime.validation import FloatArray, as_float, as_float_array, broadcast_shapes
 from limbik.errors import InvalidInputError
+from limbik.geometry.vectors import cross
 from limbik.solvers._scale import length_scale
 
 __all__ = [
@@ -620,7 +621,7 @@ def _score_motion(motion: Any, *, source: Any | None = None, terrain: _Ground | 
         gate = joint_speed_threshold(np.stack([smoothed_speed(basis[:, j], dt)
                                                for j in gated]) / leg_length)
     left = world[:, legs[0].hip] - world[:, legs[-1].hip]
-    facing = np.cross(left, [0.0, 1.0, 0.0])
+    facing = cross(left, np.array([0.0, 1.0, 0.0]))  # (np.cross's bits)
     knees = _knees(world, legs) if knees is None else knees
     for leg in legs:
         joints = [leg.ankle] + ([leg.toe] if leg.toe is not None else [])
