@@ -58,6 +58,7 @@ from limbik.placement.contacts import (
     contacts_from_ranges,
     joint_contacts,
     joint_speed_threshold,
+    noise_smoothing,
     smoothed_speed,
 )
 from limbik.placement.feet import (
@@ -576,9 +577,12 @@ def _stage_contacts(tracks: list[LegTrack], given: Mapping[str, Any] | None, flo
                     leg_length: float, dt: float, contact_height: float,
                     contact_speed: float | None) -> None:
     """Contacts per foot joint: given per leg, else :func:`joint_contacts` on the source's
-    heights above its floor and speeds, one speed threshold for all the clip's feet."""
-    speeds = [np.stack([smoothed_speed(t.source[:, k], dt) for k in range(len(t.joints))],
-                       axis=1) for t in tracks]
+    heights above its floor and speeds, with one speed threshold and one noise low-pass
+    (:func:`~limbik.placement.contacts.noise_smoothing`) for all the clip's feet."""
+    smoothing = (noise_smoothing(np.concatenate([t.source for t in tracks], axis=1), dt,
+                                 leg_length) if tracks else 0.0)
+    speeds = [np.stack([smoothed_speed(t.source[:, k], dt, smoothing)
+                        for k in range(len(t.joints))], axis=1) for t in tracks]
     gate = (joint_speed_threshold(np.concatenate([s.ravel() for s in speeds]) / leg_length)
             if contact_speed is None
             else as_float(contact_speed, "contact_speed", minimum=0.0, exclusive=True))
@@ -590,7 +594,7 @@ def _stage_contacts(tracks: list[LegTrack], given: Mapping[str, Any] | None, flo
             heights = track.source[..., 1] - floor
             track.contacts = joint_contacts(heights, speed, leg_length, dt,
                                             contact_height=contact_height,
-                                            speed_threshold=gate)
+                                            speed_threshold=gate, smoothing=smoothing)
             continue
         if np.asarray(mask).dtype == bool:
             m = np.asarray(mask)

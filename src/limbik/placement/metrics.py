@@ -532,6 +532,7 @@ def _score_motion(motion: Any, *, source: Any | None = None, terrain: _Ground | 
         contact_spans,
         joint_contacts,
         joint_speed_threshold,
+        noise_smoothing,
         smoothed_speed,
     )
     from limbik.placement.feet import estimate_floor, foot_joints, leg_lengths, world_pose
@@ -574,7 +575,8 @@ def _score_motion(motion: Any, *, source: Any | None = None, terrain: _Ground | 
     # one planted/moving speed threshold for all the clip's feet, as footplant finds it
     gated = [j for leg in legs for j in [leg.ankle] + ([leg.toe] if leg.toe is not None
                                                       else [])]
-    gate = joint_speed_threshold(np.stack([smoothed_speed(basis[:, j], dt)
+    smoothing = noise_smoothing(basis[:, gated], dt, leg_length)
+    gate = joint_speed_threshold(np.stack([smoothed_speed(basis[:, j], dt, smoothing)
                                            for j in gated]) / leg_length)
     left = world[:, legs[0].hip] - world[:, legs[-1].hip]
     facing = np.cross(left, [0.0, 1.0, 0.0])
@@ -588,8 +590,10 @@ def _score_motion(motion: Any, *, source: Any | None = None, terrain: _Ground | 
         if given is None:
             b = basis[:, joints]
             bh = b[..., 1] - basis_ground.height(b[..., 0], b[..., 2])
-            bv = np.stack([smoothed_speed(b[:, k], dt) for k in range(len(joints))], axis=1)
-            mask = joint_contacts(bh, bv, leg_length, dt, speed_threshold=gate)
+            bv = np.stack([smoothed_speed(b[:, k], dt, smoothing) for k in range(len(joints))],
+                          axis=1)
+            mask = joint_contacts(bh, bv, leg_length, dt, speed_threshold=gate,
+                                  smoothing=smoothing)
         else:
             mask = np.asarray(given, dtype=bool)
             if mask.ndim == 1:
