@@ -770,7 +770,9 @@ def _hold_foot_length(locks: np.ndarray, contacts: np.ndarray, length: float,
     """In place, over each span where both foot joints are held (``contacts`` ``(n, 2)``),
     in time order: the toe's lock ``locks[:, 1]`` ``(n, 3)`` is moved, for the whole of
     its contact, to ``length`` from the ankle's at the span's first frame along their
-    heading over the ground (its height above the ground kept); within the span the
+    heading over the ground (its height above the ground kept), at the first such span
+    of that contact only (a held toe has one place; a heel that lifts and comes down
+    again within the toe's contact turns about it where it is); within the span the
     ankle's lock turns about the toe's, ``length`` from it at its own height (a heel
     rolling up over the ball of the foot comes closer to it), keeping its height above
     the ground; and for the rest of the ankle's contact after the span it stays where it
@@ -778,6 +780,7 @@ def _hold_foot_length(locks: np.ndarray, contacts: np.ndarray, length: float,
     both = np.asarray(contacts, dtype=bool).all(axis=1)
     toe_spans = contact_spans(contacts[:, 1])
     heel_spans = contact_spans(contacts[:, 0])
+    placed: set[int] = set()  # (toe contacts already placed: a held toe has one place)
     for start, stop in contact_spans(both):
         a0, t0 = locks[start, 0], locks[start, 1]
         heading = (t0 - a0)[[0, 2]]
@@ -786,14 +789,17 @@ def _hold_foot_length(locks: np.ndarray, contacts: np.ndarray, length: float,
             continue
         heading /= size
         toe_start, toe_stop = next(span for span in toe_spans if span[0] <= start < span[1])
-        # (the toe's place: ``length`` from the ankle's, at the toe's own height above the
-        # ground under it; then the heel turns about it at its own height above the ground)
-        above = locks[toe_start:toe_stop, 1, 1] - ground.height(t0[0], t0[2])
-        one = np.ones(1)
-        toe = _turn_over_ground(a0[None], heading[None], length * one,
-                                above[start - toe_start] * one, one, one, ground)[0]
-        locks[toe_start:toe_stop, 1, 0], locks[toe_start:toe_stop, 1, 2] = toe[0], toe[2]
-        locks[toe_start:toe_stop, 1, 1] = ground.height(toe[0], toe[2]) + above
+        if toe_start not in placed:
+            # (the toe's place: ``length`` from the ankle's, at the toe's own height above
+            # the ground under it)
+            placed.add(toe_start)
+            above = locks[toe_start:toe_stop, 1, 1] - ground.height(t0[0], t0[2])
+            one = np.ones(1)
+            toe = _turn_over_ground(a0[None], heading[None], length * one,
+                                    above[start - toe_start] * one, one, one, ground)[0]
+            locks[toe_start:toe_stop, 1, 0], locks[toe_start:toe_stop, 1, 2] = toe[0], toe[2]
+            locks[toe_start:toe_stop, 1, 1] = ground.height(toe[0], toe[2]) + above
+        # (then the heel turns about it at its own height above the ground)
         a, t = locks[start:stop, 0], locks[start:stop, 1]
         m = stop - start
         heel = _turn_over_ground(t, np.broadcast_to(-heading, (m, 2)), np.full(m, length),
