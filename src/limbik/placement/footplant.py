@@ -136,12 +136,16 @@ class FootplantReport:
     joint_contacts: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dictionary."""
+        """JSON-ready dictionary; ``joint_contacts`` holds, per leg side and foot joint
+        (``"ankle"``, ``"toe"``), the contact spans as ``[start, stop)`` frame ranges."""
         return {
             "floor": self.floor,
             "lift": self.lift,
             "legs": list(self.legs),
             "contacts": {k: [list(s) for s in v] for k, v in self.contacts.items()},
+            "joint_contacts": {side: {name: [list(s) for s in contact_spans(mask[:, k])]
+                                      for k, name in enumerate(("ankle", "toe")[:mask.shape[1]])}
+                               for side, mask in self.joint_contacts.items()},
             "before": self.before,
             "after": self.after,
             "pelvis_offset": {"min": float(self.pelvis_offset.min(initial=0.0)),
