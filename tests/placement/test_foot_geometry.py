@@ -112,6 +112,38 @@ def test_both_held_locks_keep_the_foot_length(seed: int) -> None:
 
 
 @pytest.mark.parametrize("seed", range(5))
+def test_a_heel_that_comes_down_twice_on_one_held_toe_turns_about_it(seed: int) -> None:
+    """Two heel contacts within one toe contact, their locks far apart (a skating source):
+    the toe keeps the one place the first both-held span gave it, and each span's heel
+    lock is the foot's length from it."""
+    rng = np.random.default_rng(seed)
+    ground = _slope(rng)
+    n, length = 160, 0.2
+    contacts = np.zeros((n, 2), dtype=bool)
+    contacts[30:150, 1] = True  # the toe from 30 to 150
+    contacts[40:70, 0] = True  # the heel twice within it
+    contacts[100:130, 0] = True
+    locks = np.full((n, 2, 3), np.nan)
+    toe = np.array([0.5, 0.0, 0.2])
+    locks[30:150, 1] = toe + [0.0, ground.height(toe[0], toe[2]), 0.0]
+    for (s, e) in ((40, 70), (100, 130)):
+        heel = toe + np.append(rng.normal(0.0, 0.15, 1), [0.0, rng.normal(0.0, 0.15)])[[0, 1, 2]]
+        heel[1] = ground.height(heel[0], heel[2]) + 0.05
+        locks[s:e, 0] = heel
+    first = locks[40].copy()
+    _hold_foot_length(locks, contacts, length, ground)
+    toe_lock = locks[30:150, 1]
+    assert np.ptp(toe_lock[:, 0]) == 0 and np.ptp(toe_lock[:, 2]) == 0
+    heading = (first[1] - first[0])[[0, 2]]
+    placed = first[0][[0, 2]] + heading / np.linalg.norm(heading) * np.linalg.norm(
+        (locks[40, 1] - locks[40, 0])[[0, 2]])
+    np.testing.assert_allclose(toe_lock[0, [0, 2]], placed, atol=1e-9)
+    both = contacts.all(axis=1)
+    np.testing.assert_allclose(np.linalg.norm(locks[both, 1] - locks[both, 0], axis=1),
+                               length, rtol=1e-3)
+
+
+@pytest.mark.parametrize("seed", range(5))
 def test_the_smooth_cover_meets_every_need_and_falls_away(seed: int) -> None:
     rng = np.random.default_rng(seed)
     m = int(rng.integers(10, 120))

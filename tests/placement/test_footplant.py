@@ -167,6 +167,14 @@ def test_report_is_json_ready(walk):
     _, report = footplant(walk, terrain_for_clip("hills", walk))
     data = json.loads(json.dumps(report.to_dict()))
     assert set(data["before"]) == set(data["after"])
+    # the per-joint contact labels, as spans, give back the report's masks
+    for side, mask in report.joint_contacts.items():
+        for k, name in enumerate(("ankle", "toe")[:mask.shape[1]]):
+            back = np.zeros(len(mask), dtype=bool)
+            for start, stop in data["joint_contacts"][side][name]:
+                back[start:stop] = True
+            assert np.array_equal(back, mask[:, k])
+        assert mask.any()
     assert "left_skate" in report.summary()
 
 

@@ -216,12 +216,14 @@ def hold_foot_length(heights: np.ndarray, cell: float, x0: float, z0: float,
     (``heel``, ``toe`` ``(n,)``), in time order: the toe's lock ``locks[:, 1]``
     (``locks`` ``(n, 2, 3)``) is moved, for the whole of its contact, to ``length`` from
     the heel's at the run's first frame along their heading over the ground (its height
-    above the ground kept); within the run the heel's lock turns about the toe's,
-    ``length`` from it at its own height above the ground; and for the rest of the heel's
-    contact after the run it stays where it got to. A run whose locks are less than
-    ``1e-9 · length`` apart over the ground keeps them. The turns are :func:`turn_point`'s
-    with ``rounds`` rounds; the ground is the grid ``heights``."""
+    above the ground kept), at the first such run of that contact only (a held toe has
+    one place); within the run the heel's lock turns about the toe's, ``length`` from it
+    at its own height above the ground; and for the rest of the heel's contact after the
+    run it stays where it got to. A run whose locks are less than ``1e-9 · length`` apart
+    over the ground keeps them. The turns are :func:`turn_point`'s with ``rounds``
+    rounds; the ground is the grid ``heights``."""
     n = locks.shape[0]
+    placed = -1  # (the start of the toe contact last placed: runs come in time order)
     start = 0
     while start < n:
         if not (heel[start] and toe[start]):
@@ -237,20 +239,24 @@ def hold_foot_length(heights: np.ndarray, cell: float, x0: float, z0: float,
             hx /= size
             hz /= size
             toe_start, toe_stop = _run_around(toe, start)
-            # the toe's place: ``length`` from the heel's, at the toe's own height above
-            # the ground under it; then the heel turns about it at its own height
-            base = height_at(heights, cell, x0, z0, locks[start, 1, 0], locks[start, 1, 2])
-            above = np.empty(toe_stop - toe_start)
-            for f in range(toe_start, toe_stop):
-                above[f - toe_start] = locks[f, 1, 1] - base
-            tx, _, tz = turn_point(heights, cell, x0, z0, locks[start, 0, 0],
-                                   locks[start, 0, 1], locks[start, 0, 2], hx, hz, length,
-                                   above[start - toe_start], 1.0, 1.0, rounds)
-            under = height_at(heights, cell, x0, z0, tx, tz)
-            for f in range(toe_start, toe_stop):
-                locks[f, 1, 0] = tx
-                locks[f, 1, 1] = under + above[f - toe_start]
-                locks[f, 1, 2] = tz
+            if toe_start != placed:
+                # the toe's place: ``length`` from the heel's, at the toe's own height
+                # above the ground under it
+                placed = toe_start
+                base = height_at(heights, cell, x0, z0, locks[start, 1, 0],
+                                 locks[start, 1, 2])
+                above = np.empty(toe_stop - toe_start)
+                for f in range(toe_start, toe_stop):
+                    above[f - toe_start] = locks[f, 1, 1] - base
+                tx, _, tz = turn_point(heights, cell, x0, z0, locks[start, 0, 0],
+                                       locks[start, 0, 1], locks[start, 0, 2], hx, hz,
+                                       length, above[start - toe_start], 1.0, 1.0, rounds)
+                under = height_at(heights, cell, x0, z0, tx, tz)
+                for f in range(toe_start, toe_stop):
+                    locks[f, 1, 0] = tx
+                    locks[f, 1, 1] = under + above[f - toe_start]
+                    locks[f, 1, 2] = tz
+            # then the heel turns about it at its own height above the ground
             for f in range(start, stop):
                 ax, ay, az = locks[f, 0, 0], locks[f, 0, 1], locks[f, 0, 2]
                 locks[f, 0, 0], locks[f, 0, 1], locks[f, 0, 2] = turn_point(

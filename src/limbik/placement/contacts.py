@@ -12,7 +12,7 @@ from limbik._runtime.validation import FloatArray, as_float_array, as_int
 from limbik.errors import InvalidInputError
 
 __all__ = ["contact_spans", "contacts_from_ranges", "detect_contacts", "horizontal_speed",
-           "joint_contacts", "local_minimum"]
+           "joint_contacts", "local_minimum", "low_pass", "noise_smoothing", "standing_noise"]
 
 #: Seconds either side over which a joint's local floor (its running minimum height) is
 #: taken: long enough to span a step, short enough that stances hovering at different
@@ -27,6 +27,15 @@ EXIT_RATIO = 2.0
 MIN_CONTACT_TIME = 0.06
 #: Seconds over which a joint's horizontal speed is averaged before it is compared.
 SPEED_WINDOW = 0.05
+#: Seconds: the standard deviation of the Gaussian low-pass that measures how much a
+#: standing joint jitters, and the widest low-pass of a noisy clip's foot heights before
+#: its contacts are found.
+NOISE_TIME = 0.05
+#: Standing jitter (leg lengths, :func:`standing_noise`) up to which a clip is taken as
+#: clean (motion capture stands within about 0.2% of a leg) and from which it is taken as
+#: fully noisy (half the contact height, where single frames cross its band); linear in
+#: between (:func:`noise_smoothing`).
+CLEAN_NOISE, NOISY_NOISE = 0.005, 0.015
 #: Seconds ahead within which a joint that still comes lower is landing, not standing.
 LANDING_TIME = 0.2
 #: Share of the contact height by which a joint may still come down after its contact
@@ -41,6 +50,51 @@ def horizontal_speed(positions: Any, dt: float) -> FloatArray:
         return np.zeros(p.shape[0])
     v = np.gradient(p[:, [0, 2]], dt, axis=0)
     return np.hypot(v[:, 0], v[:, 1])
+
+
+def low_pass(values: Any, sigma: float) -> FloatArray:
+    """``values`` ``(frames, ...)`` smoothed along frames by a Gaussian of standard
+    deviation ``sigma`` frames, edges padded with the end values (``sigma`` 0 copies)."""
+    v = as_float_array(values, "values")
+    if sigma <= 0 or v.ndim == 0 or v.shape[0] < 2:
+        return v.copy()
+    half = int(np.ceil(3.0 * sigma))
+    kernel = np.exp(-0.5 * (np.arange(-half, half + 1) / sigma) ** 2)
+    kernel /= kernel.sum()
+    flat = v.reshape(v.shape[0], -1)
+    padded = np.pad(flat, ((half, half), (0, 0)), mode="edge")
+    out = np.empty_like(flat)
+    for c in range(flat.shape[1]):
+        out[:, c] = np.convolve(padded[:, c], kernel, mode="valid")
+    return out.reshape(v.shape)
+
+
+def standing_noise(paths: Any, dt: float) -> float:
+    """How far foot joints standing still jitter (the clip's units): per joint path of
+    ``paths`` ``(frames, k, 3)``, the median distance from its ``NOISE_TIME`` low-pass
+    over its slowest 30% of frames (where a foot stands its path should be still); the
+    median over the joints."""
+    p = as_float_array(paths, "paths", (3,))
+    if p.ndim != 3:
+        raise InvalidInputError(f"paths must have shape (frames, k, 3), got {p.shape}",
+                                argument="paths")
+    if p.shape[0] < 4 or p.shape[1] == 0:
+        return 0.0
+    smooth = low_pass(p, NOISE_TIME / dt)
+    speed = np.linalg.norm(np.gradient(smooth[..., [0, 2]], dt, axis=0), axis=-1)
+    off = np.linalg.norm(p - smooth, axis=-1)
+    slow = speed <= np.percentile(speed, 30, axis=0)
+    return float(np.median([np.median(off[slow[:, k], k]) for k in range(p.shape[1])]))
+
+
+def noise_smoothing(paths: Any, dt: float, leg_length: float) -> float:
+    """Seconds of low-pass for :func:`joint_contacts` on foot joint paths ``paths``
+    ``(frames, k, 3)`` (leg length ``leg_length``, the paths' units): none where their
+    :func:`standing_noise` is at most ``CLEAN_NOISE`` leg lengths (the paths are used as
+    they are), ``NOISE_TIME`` from ``NOISY_NOISE``, linear in between."""
+    noise = standing_noise(paths, dt) / max(float(leg_length), 1e-300)
+    share = (noise - CLEAN_NOISE) / (NOISY_NOISE - CLEAN_NOISE)
+    return NOISE_TIME * float(np.clip(share, 0.0, 1.0))
 
 
 def local_minimum(values: Any, half_width: int) -> FloatArray:
@@ -216,9 +270,13 @@ def joint_speed_threshold(speeds: Any) -> float:
     return float(np.clip(np.sqrt(max(low, 1e-3) * max(high, 1e-3)), 0.1, 2.0))
 
 
-def smoothed_speed(positions: Any, dt: float) -> FloatArray:
-    """Horizontal speed ``(frames,)`` of ``positions`` ``(frames, 3)``, box-averaged over
-    ``SPEED_WINDOW`` seconds (a skating foot's jitter does not read as a swing)."""
+def smoothed_speed(positions: Any, dt: float, smoothing: float = 0.0) -> FloatArray:
+    """Horizontal speed ``(frames,)`` of ``positions`` ``(frames, 3)``, low-passed over
+    ``smoothing`` seconds first (:func:`low_pass`, for a noisy clip its
+    :func:`noise_smoothing`) and box-averaged over ``SPEED_WINDOW`` seconds (a skating
+    foot's jitter does not read as a swing)."""
+    if smoothing > 0:
+        positions = low_pass(as_float_array(positions, "positions", (3,)), smoothing / dt)
     speed = horizontal_speed(positions, dt)
     width = max(1, round(SPEED_WINDOW / dt)) | 1
     if width == 1 or speed.size < 2:
@@ -229,13 +287,20 @@ def smoothed_speed(positions: Any, dt: float) -> FloatArray:
 
 def joint_contacts(heights: Any, speeds: Any, leg_length: float, dt: float, *,
                    contact_height: float = CONTACT_HEIGHT,
-                   speed_threshold: float | None = None) -> np.ndarray:
+                   speed_threshold: float | None = None,
+                   smoothing: float = 0.0) -> np.ndarray:
     """Contact masks ``(frames, k)`` of ``k`` foot joints (heel/ankle, toe), as an animator
     marks them.
 
     ``heights`` ``(frames, k)`` are the joints' heights above the ground under them and
     ``speeds`` ``(frames, k)`` their smoothed horizontal speeds (:func:`smoothed_speed`),
-    in the clip's units and units/s. Per joint, its height is measured from its local
+    in the clip's units and units/s. On a noisy clip (``smoothing`` seconds of
+    :func:`low_pass`: pass the paths' :func:`noise_smoothing`, and the same to
+    :func:`smoothed_speed`) each height is first lowered to its low-pass where that is
+    lower, so jitter that lifts a standing joint out of the band neither keeps it from
+    entering a contact nor ends it, while a landing, which comes down, is found no later;
+    and the local floor is taken from the low-pass, which the jitter's deepest dips do not
+    pull down. Per joint, its height is measured from its local
     floor (the running minimum over ±``LOCAL_FLOOR_TIME`` s, so a joint that hovers
     through a stance is still found) and in leg lengths, its speed in leg lengths/s. A
     contact starts at most ``contact_height`` above the local floor and below 0.7× the
@@ -254,6 +319,8 @@ def joint_contacts(heights: Any, speeds: Any, leg_length: float, dt: float, *,
         raise InvalidInputError(f"heights and speeds must have one shape, got {h.shape} and "
                                 f"{v.shape}", argument="heights")
     size = max(float(leg_length), 1e-300)
+    smooth = low_pass(h, smoothing / dt) if smoothing > 0 else h
+    h = np.minimum(h, smooth)
     scaled_speed = v / size
     gate = (joint_speed_threshold(scaled_speed) if speed_threshold is None
             else float(speed_threshold))
@@ -263,7 +330,8 @@ def joint_contacts(heights: Any, speeds: Any, leg_length: float, dt: float, *,
     out = np.zeros(h.shape, dtype=bool)
     for k in range(h.shape[1]):
         height = h[:, k] / size
-        local = height - local_minimum(height, half)
+        settled = smooth[:, k] / size
+        local = height - local_minimum(settled, half)
         signal = np.where(height <= 0.0, height, local)
         # (still landing: lower within the next LANDING_TIME s by more than LANDED_SHARE
         # of the contact height)

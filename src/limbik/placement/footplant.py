@@ -61,6 +61,7 @@ from limbik.placement.contacts import (
     contacts_from_ranges,
     joint_contacts,
     joint_speed_threshold,
+    noise_smoothing,
     runs,
     smoothed_speed,
     window_reduce,
@@ -140,12 +141,16 @@ class FootplantReport:
     joint_contacts: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dictionary."""
+        """JSON-ready dictionary; ``joint_contacts`` holds, per leg side and foot joint
+        (``"ankle"``, ``"toe"``), the contact spans as ``[start, stop)`` frame ranges."""
         return {
             "floor": self.floor,
             "lift": self.lift,
             "legs": list(self.legs),
             "contacts": {k: [list(s) for s in v] for k, v in self.contacts.items()},
+            "joint_contacts": {side: {name: [list(s) for s in contact_spans(mask[:, k])]
+                                      for k, name in enumerate(("ankle", "toe")[:mask.shape[1]])}
+                               for side, mask in self.joint_contacts.items()},
             "before": self.before,
             "after": self.after,
             "pelvis_offset": {"min": float(self.pelvis_offset.min(initial=0.0)),
@@ -596,9 +601,12 @@ def _stage_contacts(tracks: list[LegTrack], given: Mapping[str, Any] | None, flo
                     leg_length: float, dt: float, contact_height: float,
                     contact_speed: float | None) -> None:
     """Contacts per foot joint: given per leg, else :func:`joint_contacts` on the source's
-    heights above its floor and speeds, one speed threshold for all the clip's feet."""
-    speeds = [np.stack([smoothed_speed(t.source[:, k], dt) for k in range(len(t.joints))],
-                       axis=1) for t in tracks]
+    heights above its floor and speeds, with one speed threshold and one noise low-pass
+    (:func:`~limbik.placement.contacts.noise_smoothing`) for all the clip's feet."""
+    smoothing = (noise_smoothing(np.concatenate([t.source for t in tracks], axis=1), dt,
+                                 leg_length) if tracks else 0.0)
+    speeds = [np.stack([smoothed_speed(t.source[:, k], dt, smoothing)
+                        for k in range(len(t.joints))], axis=1) for t in tracks]
     gate = (joint_speed_threshold(np.concatenate([s.ravel() for s in speeds]) / leg_length)
             if contact_speed is None
             else as_float(contact_speed, "contact_speed", minimum=0.0, exclusive=True))
@@ -610,7 +618,7 @@ def _stage_contacts(tracks: list[LegTrack], given: Mapping[str, Any] | None, flo
             heights = track.source[..., 1] - floor
             track.contacts = joint_contacts(heights, speed, leg_length, dt,
                                             contact_height=contact_height,
-                                            speed_threshold=gate)
+                                            speed_threshold=gate, smoothing=smoothing)
             continue
         if np.asarray(mask).dtype == bool:
             m = np.asarray(mask)
@@ -862,7 +870,9 @@ def _hold_foot_length(locks: np.ndarray, contacts: np.ndarray, length: float,
     """In place, over each span where both foot joints are held (``contacts`` ``(n, 2)``),
     in time order: the toe's lock ``locks[:, 1]`` ``(n, 3)`` is moved, for the whole of
     its contact, to ``length`` from the ankle's at the span's first frame along their
-    heading over the ground (its height above the ground kept); within the span the
+    heading over the ground (its height above the ground kept), at the first such span
+    of that contact only (a held toe has one place; a heel that lifts and comes down
+    again within the toe's contact turns about it where it is); within the span the
     ankle's lock turns about the toe's, ``length`` from it at its own height (a heel
     rolling up over the ball of the foot comes closer to it), keeping its height above
     the ground; and for the rest of the ankle's contact after the span it stays where it

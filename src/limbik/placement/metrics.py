@@ -569,6 +569,7 @@ def _score_motion(motion: Any, *, source: Any | None = None, terrain: _Ground | 
         MIN_CONTACT_TIME,
         joint_contacts,
         joint_speed_threshold,
+        noise_smoothing,
         runs,
         smoothed_speed,
         window_reduce,
@@ -613,12 +614,13 @@ def _score_motion(motion: Any, *, source: Any | None = None, terrain: _Ground | 
     pops, moves, backward = [], [], 0.0
     world = full[:, :motion.skeleton.num_joints]
     # one planted/moving speed threshold for all the clip's feet, as footplant finds it
-    # (where any leg's contacts are to be found)
-    gate = None
+    # and noise low-pass (where any leg's contacts are to be found)
+    smoothing, gate = 0.0, None
     if contacts is None or any(contacts.get(leg.side) is None for leg in legs):
         gated = [j for leg in legs for j in [leg.ankle] + ([leg.toe] if leg.toe is not None
                                                           else [])]
-        gate = joint_speed_threshold(np.stack([smoothed_speed(basis[:, j], dt)
+        smoothing = noise_smoothing(basis[:, gated], dt, leg_length)
+        gate = joint_speed_threshold(np.stack([smoothed_speed(basis[:, j], dt, smoothing)
                                                for j in gated]) / leg_length)
     left = world[:, legs[0].hip] - world[:, legs[-1].hip]
     facing = cross(left, np.array([0.0, 1.0, 0.0]))  # (np.cross's bits)
@@ -633,8 +635,10 @@ def _score_motion(motion: Any, *, source: Any | None = None, terrain: _Ground | 
         if given is None:
             b = basis[:, joints]
             bh = b[..., 1] - basis_ground.height(b[..., 0], b[..., 2])
-            bv = np.stack([smoothed_speed(b[:, k], dt) for k in range(len(joints))], axis=1)
-            mask = joint_contacts(bh, bv, leg_length, dt, speed_threshold=gate)
+            bv = np.stack([smoothed_speed(b[:, k], dt, smoothing) for k in range(len(joints))],
+                          axis=1)
+            mask = joint_contacts(bh, bv, leg_length, dt, speed_threshold=gate,
+                                  smoothing=smoothing)
         else:
             mask = np.asarray(given, dtype=bool)
             if mask.ndim == 1:
