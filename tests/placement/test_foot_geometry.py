@@ -153,3 +153,36 @@ def test_a_contact_starts_where_its_joint_has_landed(seed: int) -> None:
     # ...and no later: the first slow frame within that band
     landed = int(np.flatnonzero((height <= band) & (t >= land - 20))[0])
     assert start == landed, (start, landed)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_raising_rate_limit_never_lowers_a_free_frame(seed: int) -> None:
+    from limbik.placement._footplant_kernels import limit_rate
+
+    rng = np.random.default_rng(seed)
+    n = 120
+    values = np.cumsum(rng.normal(0, 4, n))  # rough, with steps faster than the rates
+    values[rng.integers(0, n, 6)] += rng.normal(0, 30, 6)
+    rate = rng.uniform(0.5, 3.0, n)
+    rate[0] = np.inf
+    free = np.ones(n, bool)
+    for start in rng.integers(0, n - 10, 3):  # a few kept runs
+        free[start:start + rng.integers(1, 10)] = False
+    out = limit_rate(values, rate, free, True)
+    np.testing.assert_array_equal(out[~free], values[~free])
+    # (the kept frames' cones: what the rates let a free frame reach from them)
+    cap = np.where(free, np.inf, values)
+    for i in range(1, n):
+        cap[i] = min(cap[i], cap[i - 1] + rate[i])
+    for i in range(n - 2, -1, -1):
+        cap[i] = min(cap[i], cap[i + 1] + rate[i + 1])
+    reachable = free & (values <= cap)
+    assert np.all(out[reachable] >= values[reachable] - 1e-9)
+    # and where nothing is kept, the least curve above the values within the rates
+    everywhere = limit_rate(values, rate, np.ones(n, bool), True)
+    assert np.all(everywhere >= values - 1e-9)
+    assert np.all(np.abs(np.diff(everywhere)) <= rate[1:] * (1 + 1e-9))
+    lowest = np.max(values[None, :] - np.abs(np.cumsum(np.r_[0.0, rate[1:]])[:, None]
+                                             - np.cumsum(np.r_[0.0, rate[1:]])[None, :]),
+                    axis=1)
+    np.testing.assert_allclose(everywhere, lowest, atol=1e-9)

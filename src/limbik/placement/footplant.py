@@ -19,11 +19,12 @@
    lift that puts the source's typical stance on the ground; it is lowered by one
    constant as far as most held frames need, and by the least smooth amount more where a
    held leg still could not reach.
-5. **legs**: knees bend no faster than the source's off contacts; each leg is solved
-   with :func:`limbik.two_bone` about the knee's own hinge axis, with the source knee as
-   the bend reference; the foot turns from the source's by the least rotation onto its
-   new ankle→toe line; toe tips in the ground bend up; everything above the hips is the
-   source's, moved with the root.
+5. **legs**: knees bend no faster than the source's off contacts (a bend that would
+   come too fast starts earlier and ends later, so a foot is never lowered by it); each
+   leg is solved with :func:`limbik.two_bone` about the knee's own hinge axis, with the
+   source knee as the bend reference; the foot turns from the source's by the least
+   rotation onto its new ankle→toe line; toe tips in the ground bend up; everything
+   above the hips is the source's, moved with the root.
 6. **report**: contacts per joint and the metrics before (the source on its own floor)
    and after (on the ground), :func:`evaluate`'s and :func:`limbik.metrics.score_motion`'s.
 """
@@ -232,8 +233,10 @@ def _knee_continuity(world: np.ndarray, leg: Leg, lengths: tuple[float, float],
 
     A foot leaving a flank or swinging over a crest otherwise bends the knee faster than
     the source does (the planted leg's knee catches up with the source's within a few
-    frames); here the change is spread over the frames around it. Contact frames are
-    kept exactly.
+    frames); here the change is spread over the frames around it. The limit only bends
+    a knee more (the foot goes up toward the hip, never below its target): a bend it
+    cannot reach in time is begun earlier and released later rather than cut, as far as
+    the contact frames around it allow. Contact frames are kept exactly.
     """
     thigh, shin = lengths
     hip = world[:, leg.hip] + lift
@@ -247,10 +250,13 @@ def _knee_continuity(world: np.ndarray, leg: Leg, lengths: tuple[float, float],
     rate[0] = np.inf
     rate[1:] = np.abs(np.diff(source)) + KNEE_RATE_SLACK
     free = ~np.asarray(contact, dtype=bool)
-    limited = limit_rate(angle, rate, free)
+    # (on the knee's bend, 180° less its interior angle: the limit only bends the knee
+    # more, which raises the foot toward the hip, never less)
+    bend = 180.0 - angle
+    limited = limit_rate(bend, rate, free, True)
     # the limit's corners smoothed (zero-lag spring over smooth_time), then limited again
-    corner = np.where(free, smooth_zero_lag(limited - angle, dt, smooth_time), 0.0)
-    limited = limit_rate(angle + corner, rate, free)
+    corner = np.where(free, smooth_zero_lag(limited - bend, dt, smooth_time), 0.0)
+    limited = 180.0 - limit_rate(bend + np.maximum(corner, 0.0), rate, free, True)
     changed = np.flatnonzero(np.abs(limited - angle) > 1e-9)
     if changed.size == 0:
         return ankle, toe
