@@ -186,3 +186,47 @@ def test_the_raising_rate_limit_never_lowers_a_free_frame(seed: int) -> None:
                                              - np.cumsum(np.r_[0.0, rate[1:]])[None, :]),
                     axis=1)
     np.testing.assert_allclose(everywhere, lowest, atol=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_knee_limit_keeps_held_ankles_and_turns_ankles_about_held_toes(seed: int) -> None:
+    from limbik.placement.footplant import KNEE_RATE_SLACK, _knee_angles, _knee_continuity
+    from limbik.skeleton.limbs import Leg
+
+    rng = np.random.default_rng(seed)
+    n, thigh, shin = 90, 0.45, 0.42
+    leg = Leg("left", 0, 1, 2, 3)
+    # a source leg bending gently, and targets whose reach swings through nearly full
+    # length within a few frames (a heel easing in over a dip), toes held on some frames
+    t = np.arange(n)
+    world = np.zeros((n, 4, 3))
+    world[:, 0] = [0.0, 1.0, 0.0]
+    world[:, 2, 1] = 1.0 - (0.9 + 0.02 * np.sin(t / 20.0)) * (thigh + shin)
+    reach = (0.9 + 0.095 * np.exp(-0.5 * ((t - 45) / rng.uniform(1.5, 3.0)) ** 2)) * (thigh
+                                                                                      + shin)
+    ankle = np.zeros((n, 3))
+    ankle[:, 2] = rng.uniform(0.05, 0.2)
+    ankle[:, 1] = 1.0 - np.sqrt(reach ** 2 - ankle[:, 2] ** 2)
+    toe = ankle + [0.0, -0.05, 0.15]
+    held = np.zeros((n, 2), bool)
+    held[:20] = True
+    held[40:60, 1] = True  # the toe held, the heel easing in
+    flat = Terrain.flat(-5.0)
+    a, t_ = _knee_continuity(world, leg, (thigh, shin), np.zeros((n, 3)), ankle, toe, held,
+                             flat, 1.0 / 60.0, 0.1)
+    np.testing.assert_array_equal(a[:20], ankle[:20])  # held ankles kept
+    np.testing.assert_array_equal(t_[held[:, 1]], toe[held[:, 1]])  # held toes kept
+    length = np.linalg.norm(toe - ankle, axis=1)
+    np.testing.assert_allclose(np.linalg.norm(t_ - a, axis=1), length, rtol=1e-9)
+    # the ankles over the held toes were moved, and up only (the knee bends more)
+    moved = np.linalg.norm(a - ankle, axis=1) > 1e-9
+    assert np.any(moved[40:60])
+    assert np.all(a[moved, 1] >= ankle[moved, 1] - 1e-12)
+    # a knee at nearly full reach no longer changes by more than the source's + slack
+    # (plus what turning about the toe adds) from one frame to the next
+    source = _knee_angles(np.linalg.norm(world[:, 2] - world[:, 0], axis=1), thigh, shin)
+    before = _knee_angles(np.linalg.norm(ankle - world[:, 0], axis=1), thigh, shin)
+    after = _knee_angles(np.linalg.norm(a - world[:, 0], axis=1), thigh, shin)
+    allowed = np.abs(np.diff(source)) + KNEE_RATE_SLACK
+    assert np.abs(np.diff(before)).max() > 2 * allowed.max()
+    assert np.abs(np.diff(after))[30:].max() <= 1.5 * allowed.max()

@@ -19,12 +19,12 @@
    lift that puts the source's typical stance on the ground; it is lowered by one
    constant as far as most held frames need, and by the least smooth amount more where a
    held leg still could not reach.
-5. **legs**: knees bend no faster than the source's off contacts (a bend that would
-   come too fast starts earlier and ends later, so a foot is never lowered by it); each
-   leg is solved with :func:`limbik.two_bone` about the knee's own hinge axis, with the
-   source knee as the bend reference; the foot turns from the source's by the least
-   rotation onto its new ankle→toe line; toe tips in the ground bend up; everything
-   above the hips is the source's, moved with the root.
+5. **legs**: knees bend no faster than the source's where the ankle is not held (a bend
+   that would come too fast starts earlier and ends later, so a foot is never lowered
+   by it); each leg is solved with :func:`limbik.two_bone` about the knee's own hinge
+   axis, with the source knee as the bend reference; the foot turns from the source's
+   by the least rotation onto its new ankle→toe line; toe tips in the ground bend up;
+   everything above the hips is the source's, moved with the root.
 6. **report**: contacts per joint and the metrics before (the source on its own floor)
    and after (on the ground), :func:`evaluate`'s and :func:`limbik.metrics.score_motion`'s.
 """
@@ -95,7 +95,8 @@ LOCK_SHIFT_COST = 0.02
 #: Leg lengths by which a held foot may stand above the ground where its leg would not
 #: reach it otherwise (before the root is lowered for it).
 FLOAT_ALLOWANCE = 0.005
-#: Degrees per frame by which a leg's knee may bend faster than the source's off contacts.
+#: Degrees per frame by which a leg's knee may bend faster than the source's where its
+#: ankle is not held.
 KNEE_RATE_SLACK = 1.5
 #: Heights (leg lengths) of a source foot's lowest joint above its resting height: up to
 #: the first, a joint that is not held stands on the ground right under it; from the
@@ -225,18 +226,21 @@ def _knee_angles(distance: np.ndarray, thigh: float, shin: float) -> np.ndarray:
 
 def _knee_continuity(world: np.ndarray, leg: Leg, lengths: tuple[float, float],
                      lift: np.ndarray, ankle: np.ndarray, toe: np.ndarray | None,
-                     contact: np.ndarray, ground: Terrain, dt: float, smooth_time: float
+                     held: np.ndarray, ground: Terrain, dt: float, smooth_time: float
                      ) -> tuple[np.ndarray, np.ndarray | None]:
-    """Ankle and toe targets ``(n, 3)`` moved along the hip→ankle line off contacts so
-    that the knee angle changes per frame by at most the source's change plus
+    """Ankle and toe targets ``(n, 3)`` moved along the hip→ankle line where the ankle is
+    not held so that the knee angle changes per frame by at most the source's change plus
     ``KNEE_RATE_SLACK`` degrees; a foot moved into the ground is lifted onto it.
 
-    A foot leaving a flank or swinging over a crest otherwise bends the knee faster than
-    the source does (the planted leg's knee catches up with the source's within a few
-    frames); here the change is spread over the frames around it. The limit only bends
-    a knee more (the foot goes up toward the hip, never below its target): a bend it
-    cannot reach in time is begun earlier and released later rather than cut, as far as
-    the contact frames around it allow. Contact frames are kept exactly.
+    ``held`` ``(n, k)`` says where each foot joint (ankle, then toe) is fully held. A foot
+    leaving a flank or swinging over a crest otherwise bends the knee faster than the
+    source does (the planted leg's knee catches up with the source's within a few
+    frames), and so does a leg that a heel easing in or out of its lock takes through
+    full reach; here the change is spread over the frames around it. The limit only
+    bends a knee more (the ankle goes up toward the hip, never below its target): a bend
+    it cannot reach in time is begun earlier and released later rather than cut, as far
+    as the held frames around it allow. Frames with the ankle held are kept exactly; a
+    held toe stays, its ankle turning about it at the foot's length.
     """
     thigh, shin = lengths
     hip = world[:, leg.hip] + lift
@@ -249,7 +253,8 @@ def _knee_continuity(world: np.ndarray, leg: Leg, lengths: tuple[float, float],
     rate = np.empty_like(source)
     rate[0] = np.inf
     rate[1:] = np.abs(np.diff(source)) + KNEE_RATE_SLACK
-    free = ~np.asarray(contact, dtype=bool)
+    held = np.asarray(held, dtype=bool)
+    free = ~held[:, 0]
     # (on the knee's bend, 180° less its interior angle: the limit only bends the knee
     # more, which raises the foot toward the hip, never less)
     bend = 180.0 - angle
@@ -266,21 +271,49 @@ def _knee_continuity(world: np.ndarray, leg: Leg, lengths: tuple[float, float],
     a = ankle.copy()
     a[changed] += move
     t = None
+    loose = changed
     if toe is not None:
         t = toe.copy()
-        t[changed] += move
-        # a toe moved into the ground pitches up onto it about the ankle
         length = np.linalg.norm(toe - ankle, axis=1)[:, None]
-        _pitch_toes_onto_ground(a, t, length, changed, ground, rounds=4)
-    # what is left in the ground lifts the foot
+        kept = held[changed, -1]
+        pinned, loose = changed[kept], changed[~kept]
+        # an ankle over a held toe turns about it, to the wanted distance from the hip
+        a[pinned] = _on_two_spheres(hip[pinned], wanted[kept], t[pinned], length[pinned, 0],
+                                    ankle[pinned])
+        t[loose] += move[~kept]
+        # a toe moved into the ground pitches up onto it about the ankle
+        _pitch_toes_onto_ground(a, t, length, loose, ground, rounds=4)
+    # what is left in the ground lifts the foot (an ankle over a held toe, alone)
     depth = ground.height(a[changed, 0], a[changed, 2]) - a[changed, 1]
     if t is not None:
-        depth = np.maximum(depth, ground.height(t[changed, 0], t[changed, 2]) - t[changed, 1])
+        depth = np.maximum(depth, np.where(np.isin(changed, loose), ground.height(
+            t[changed, 0], t[changed, 2]) - t[changed, 1], -np.inf))
     up = np.maximum(depth, 0.0)
     a[changed, 1] += up
     if t is not None:
-        t[changed, 1] += up
+        t[loose, 1] += up[np.isin(changed, loose)]
     return a, t
+
+
+def _on_two_spheres(first: np.ndarray, first_radius: np.ndarray, second: np.ndarray,
+                    second_radius: np.ndarray, near: np.ndarray) -> np.ndarray:
+    """Points ``(n, 3)`` at ``first_radius`` ``(n,)`` from ``first`` ``(n, 3)`` and
+    ``second_radius`` from ``second``, the nearest to ``near`` ``(n, 3)`` on the circle
+    where the two spheres meet; where they do not meet, ``near`` moved along
+    ``second → near`` to ``second_radius`` from ``second``."""
+    axis = second - first
+    d = np.maximum(np.linalg.norm(axis, axis=1), 1e-300)
+    u = axis / d[:, None]
+    x = (first_radius ** 2 - second_radius ** 2 + d * d) / (2.0 * d)
+    r2 = first_radius ** 2 - x * x
+    centre = first + x[:, None] * u
+    off = near - centre
+    off -= np.sum(off * u, axis=1, keepdims=True) * u
+    size = np.linalg.norm(off, axis=1)
+    meet = (r2 > 0.0) & (size > 0.0)
+    out = _at_length(second, near, second_radius[:, None])
+    out[meet] = centre[meet] + off[meet] * (np.sqrt(r2[meet]) / size[meet])[:, None]
+    return out
 
 
 def _at_length(ankle: np.ndarray, toe: np.ndarray, length: np.ndarray) -> np.ndarray:
@@ -1328,12 +1361,12 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
     for track in tracks:
         _stage_clearance(track, ground, floor, drop)
     tick(4, "legs")
-    for track in tracks:  # knees bend no faster than the source's off contacts
-        assert track.targets is not None
+    for track in tracks:  # knees bend no faster than the source's where ankles are free
+        assert track.targets is not None and track.pins is not None
         a, t = _knee_continuity(world, track.leg, (track.thigh, track.shin), lift,
                                 track.targets[:, 0], track.targets[:, 1] if
-                                len(track.joints) > 1 else None, track.planted, ground, dt,
-                                smooth_time)
+                                len(track.joints) > 1 else None, track.pins >= 1.0, ground,
+                                dt, smooth_time)
         track.targets[:, 0] = a
         if t is not None:
             track.targets[:, 1] = t
