@@ -264,3 +264,37 @@ def test_a_slow_low_joint_far_from_contacts_follows_the_ground_under_it(seed: in
     np.testing.assert_allclose(above, source[:80, 1, 1], atol=5e-3 * (thigh + shin))
     # and a fast one far from contacts keeps to the ground path
     assert np.all(track.stand[80:140] == 0.0)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_root_stands_over_the_ground_under_a_held_ankle(seed: int) -> None:
+    from limbik.placement.footplant import LegTrack, _stage_locks
+    from limbik.skeleton.limbs import Leg
+
+    rng = np.random.default_rng(seed)
+    n, thigh, shin = 120, 0.45, 0.42
+    ground = _slope(rng)
+    # a foot standing flat from frame 20 to 80 (ankle and toe held), heel and toe over
+    # different heights of the slope, swinging before and after
+    source = np.zeros((n, 2, 3))
+    heading = rng.normal(0, 1, 2)
+    heading /= np.linalg.norm(heading)
+    source[:, 0, [0, 2]] = rng.uniform(-1, 1, 2) + np.linspace(-0.4, 0.4, n)[:, None] * heading
+    source[20:80, 0, [0, 2]] = source[50, 0, [0, 2]]
+    source[:, 1, [0, 2]] = source[:, 0, [0, 2]] + 0.16 * heading
+    source[:, 0, 1], source[:, 1, 1] = 0.08, 0.02
+    source[:20, :, 1] += 0.1
+    source[80:, :, 1] += 0.1
+    contacts = np.zeros((n, 2), bool)
+    contacts[20:80] = True
+    track = LegTrack(Leg("left", 0, 1, 2, 3), thigh, shin, [2, 3], source,
+                     np.array([0.08, 0.02]), contacts=contacts)
+    hip = source[:, 0] + [0.0, 0.8 * (thigh + shin), 0.0]
+    _stage_locks(track, ground, 0.0, 0.0, hip, True, 1.0 / 60.0)
+    assert track.locks is not None and track.root_ground is not None
+    ankle = track.locks[50, 0]
+    np.testing.assert_allclose(track.root_ground[20:80], ground.height(ankle[0], ankle[2]))
+    # (the foot's own path keeps the ground under both its joints)
+    toe = track.locks[50, 1]
+    np.testing.assert_allclose(track.ground[20:80], 0.5 * (
+        ground.height(ankle[0], ankle[2]) + ground.height(toe[0], toe[2])))

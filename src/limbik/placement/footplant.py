@@ -544,7 +544,8 @@ class LegTrack:
     contacts: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 0), bool))
     locks: np.ndarray | None = None  # (F, k, 3) held positions (nan outside contacts)
     ground: np.ndarray | None = None  # (F,) the ground path the foot travels over
-    root_ground: np.ndarray | None = None  # (F,) the same, as the root follows it
+    root_ground: np.ndarray | None = None  # (F,) the same, as the root follows it (over
+    # the ankle's lock where the ankle is held)
     pins: np.ndarray | None = None  # (F, k) 0..1 how much each joint is held
     targets: np.ndarray | None = None  # (F, k, 3) where the foot joints go
     hover: list[float] = dataclasses.field(default_factory=list)  # per contact, the
@@ -699,8 +700,11 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
     Also the ground path the foot travels over: the ground under its locks while planted,
     a smoothstep from the lift-off ground to the landing ground between contacts, and
     from or to the ground under the foot at the clip's first or last frame where it is
-    not in contact there; and the root's copy of it (``root_ground``), which takes those
-    edge levels only where the foot is within ``EDGE_NEAR`` of its floor there."""
+    not in contact there; and the root's copy of it (``root_ground``), which stands on
+    the ground under the ankle's lock in a contact that holds the ankle (the hip stands
+    over the ankle: on a slope the toe's ground would bend or straighten the leg) and
+    takes those edge levels only where the foot is within ``EDGE_NEAR`` of its floor
+    there."""
     n, k = track.contacts.shape
     locks = np.full((n, k, 3), np.nan)
     levels: list[tuple[int, int, float]] = []
@@ -763,13 +767,18 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
         _hold_foot_length(locks, track.contacts, length, ground)
     track.locks = locks if lock_feet else np.full_like(locks, np.nan)
     planted = track.planted
+    ankle_levels: list[tuple[int, int, float]] = []
     for start, stop in contact_spans(planted):  # the ground under the held joints
         held = track.contacts[start:stop]
         # (a held joint's lock stays put over the ground through its contact)
         rows = [start + int(np.argmax(held[:, j])) for j in range(k) if np.any(held[:, j])]
         cols = [j for j in range(k) if np.any(held[:, j])]
-        levels.append((start, stop, float(np.mean(ground.height(locks[rows, cols, 0],
-                                                                locks[rows, cols, 2])))))
+        beneath = ground.height(locks[rows, cols, 0], locks[rows, cols, 2])
+        levels.append((start, stop, float(np.mean(beneath))))
+        # (the hip stands over the ankle: the root's level is the ground under the
+        # ankle's lock where the ankle is held in the contact)
+        ankle_levels.append((start, stop, float(beneath[0]) if cols[0] == 0
+                             else levels[-1][2]))
     if not levels:  # never planted: the ground under the foot, low-passed
         below = ground.height(track.source[:, 0, 0], track.source[:, 0, 2])
         track.ground = smooth_zero_lag(below, 1.0, 5.0) if n > 1 else below
@@ -780,7 +789,7 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
     # there; the root's share of it only where the foot is near the floor there
     lowest = (track.source[..., 1] - floor).min(axis=1)
     size = track.thigh + track.shin
-    foot_levels, root_levels = list(levels), list(levels)
+    foot_levels, root_levels = list(levels), list(ankle_levels)
     for edge, first in ((0, True), (n - 1, False)):
         if not planted[edge]:
             j = int(np.argmin(track.source[edge, :, 1]))
