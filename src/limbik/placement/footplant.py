@@ -553,8 +553,6 @@ class LegTrack:
     stand: np.ndarray | None = None  # (F,) 0..1 how much the foot stands on the ground
     sole: np.ndarray | None = None  # (F,) the source foot's lowest point (ankle, toe, toe
     # tips) above its resting height
-    slow: np.ndarray | None = None  # (F, k) 0..1 how far below the contacts' exit speed
-    # each source joint moves (1 at their entry speed and below)
 
     @property
     def planted(self) -> np.ndarray:
@@ -631,8 +629,6 @@ def _stage_contacts(tracks: list[LegTrack], given: Mapping[str, Any] | None, flo
     frames = len(tracks[0].source) if tracks else 0
     for track, speed in zip(tracks, speeds, strict=True):
         side = track.leg.side
-        # (a contact starts below 0.7x the threshold and ends above 1.4x it)
-        track.slow = _ramp((1.4 * gate * leg_length - speed) / (0.7 * gate * leg_length))
         mask = None if given is None else given.get(side)
         if mask is None:
             heights = track.source[..., 1] - floor
@@ -908,17 +904,13 @@ def _stage_swing(track: LegTrack, ground: Terrain, floor: float, hover: float,
     # ground path (which it follows in swing)
     # (easing in and out over the short ease-in both ways: a foot that has left the ground
     # follows its path, not the bumps under it); and so does one landing or lifting off
-    # (within ``landing`` frames of a contact), or one whose joint moves as slowly as a
-    # joint in contact, as far as that source joint is near its floor: fully within
-    # SWING_FOLLOW[0] of its rest, not from SWING_FOLLOW[1] up
+    # (within ``landing`` frames of a contact) as far as the source's is near its floor:
+    # fully within SWING_FOLLOW[0] of its rest, not from SWING_FOLLOW[1] up
     planted = _ease_weights(track.planted, ease_in, ease_in)
     size = track.thigh + track.shin
     low, high = SWING_FOLLOW[0] * size, SWING_FOLLOW[1] * size
-    landing_weight = _ease_weights(track.planted, landing, landing)[:, None]
-    if track.slow is not None:
-        landing_weight = np.maximum(landing_weight, track.slow)
-    near = (_ramp((high - (track.source[..., 1] - floor - track.rest)) / (high - low))
-            * landing_weight).max(axis=1)
+    near = _ramp((high - (track.source[..., 1] - floor - track.rest).min(axis=1))
+                 / (high - low)) * _ease_weights(track.planted, landing, landing)
     # (and so does a foot still held in part, easing out of its locks: its heights are
     # above the ground it leaves)
     track.stand = np.maximum(np.maximum(planted, near), pins.max(axis=1))
