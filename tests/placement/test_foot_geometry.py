@@ -264,3 +264,29 @@ def test_the_root_stands_over_the_ground_under_a_held_ankle(seed: int) -> None:
     toe = track.locks[50, 1]
     np.testing.assert_allclose(track.ground[20:80], 0.5 * (
         ground.height(ankle[0], ankle[2]) + ground.height(toe[0], toe[2])))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_point_on_two_spheres_or_as_near_as_they_allow(seed: int) -> None:
+    from limbik.placement.footplant import _on_two_spheres
+
+    rng = np.random.default_rng(seed)
+    n = 400
+    hip = rng.normal(0, 1, (n, 3))
+    toe = hip + rng.normal(0, 1, (n, 3))
+    length = rng.uniform(0.1, 0.4, n)
+    d = np.linalg.norm(toe - hip, axis=1)
+    wanted = np.abs(d + rng.uniform(-1.5, 1.5, n) * length)  # within and beyond reach
+    near = toe + rng.normal(0, 1, (n, 3))
+    out = _on_two_spheres(hip, wanted, toe, length, near)
+    np.testing.assert_allclose(np.linalg.norm(out - toe, axis=1), length, rtol=1e-9)
+    got = np.linalg.norm(out - hip, axis=1)
+    # as near the wanted distance from the hip as a point at the length from the toe is
+    best = np.clip(wanted, np.abs(d - length), d + length)
+    np.testing.assert_allclose(got, best, rtol=1e-7, atol=1e-9)
+    # and continuous as the wanted distance crosses the spheres' parting
+    for sign in (-1.0, 1.0):
+        edge = d + sign * length
+        a = _on_two_spheres(hip, edge * (1 - 1e-9), toe, length, near)
+        b = _on_two_spheres(hip, edge * (1 + 1e-9), toe, length, near)
+        assert np.abs(a - b).max() < 1e-3 * length.min()

@@ -297,10 +297,12 @@ def _knee_continuity(world: np.ndarray, leg: Leg, lengths: tuple[float, float],
 
 def _on_two_spheres(first: np.ndarray, first_radius: np.ndarray, second: np.ndarray,
                     second_radius: np.ndarray, near: np.ndarray) -> np.ndarray:
-    """Points ``(n, 3)`` at ``first_radius`` ``(n,)`` from ``first`` ``(n, 3)`` and
-    ``second_radius`` from ``second``, the nearest to ``near`` ``(n, 3)`` on the circle
-    where the two spheres meet; where they do not meet, ``near`` moved along
-    ``second → near`` to ``second_radius`` from ``second``."""
+    """Points ``(n, 3)`` at ``second_radius`` ``(n,)`` from ``second`` ``(n, 3)`` and as
+    near ``first_radius`` from ``first`` as there are: on the circle where the two
+    spheres meet, the one nearest to ``near`` ``(n, 3)``; where they do not meet, the
+    point of the second sphere on the line through both centres whose distance from
+    ``first`` is nearest to ``first_radius`` (the circle shrinks to it as the spheres
+    part)."""
     axis = second - first
     d = np.maximum(np.linalg.norm(axis, axis=1), 1e-300)
     u = axis / d[:, None]
@@ -311,7 +313,10 @@ def _on_two_spheres(first: np.ndarray, first_radius: np.ndarray, second: np.ndar
     off -= np.sum(off * u, axis=1, keepdims=True) * u
     size = np.linalg.norm(off, axis=1)
     meet = (r2 > 0.0) & (size > 0.0)
-    out = _at_length(second, near, second_radius[:, None])
+    # (apart: the second sphere's nearest or farthest point from the first centre)
+    farther = np.abs(d + second_radius - first_radius) < np.abs(
+        np.abs(d - second_radius) - first_radius)
+    out = second + np.where(farther, 1.0, -1.0)[:, None] * u * second_radius[:, None]
     out[meet] = centre[meet] + off[meet] * (np.sqrt(r2[meet]) / size[meet])[:, None]
     return out
 
