@@ -185,3 +185,140 @@ def test_a_contact_starts_where_its_joint_has_landed(seed: int) -> None:
     # ...and no later: the first slow frame within that band
     landed = int(np.flatnonzero((height <= band) & (t >= land - 20))[0])
     assert start == landed, (start, landed)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_raising_rate_limit_never_lowers_a_free_frame(seed: int) -> None:
+    from limbik.placement._footplant_kernels import limit_rate
+
+    rng = np.random.default_rng(seed)
+    n = 120
+    values = np.cumsum(rng.normal(0, 4, n))  # rough, with steps faster than the rates
+    values[rng.integers(0, n, 6)] += rng.normal(0, 30, 6)
+    rate = rng.uniform(0.5, 3.0, n)
+    rate[0] = np.inf
+    free = np.ones(n, bool)
+    for start in rng.integers(0, n - 10, 3):  # a few kept runs
+        free[start:start + rng.integers(1, 10)] = False
+    out = limit_rate(values, rate, free, True)
+    np.testing.assert_array_equal(out[~free], values[~free])
+    # (the kept frames' cones: what the rates let a free frame reach from them)
+    cap = np.where(free, np.inf, values)
+    for i in range(1, n):
+        cap[i] = min(cap[i], cap[i - 1] + rate[i])
+    for i in range(n - 2, -1, -1):
+        cap[i] = min(cap[i], cap[i + 1] + rate[i + 1])
+    reachable = free & (values <= cap)
+    assert np.all(out[reachable] >= values[reachable] - 1e-9)
+    # and where nothing is kept, the least curve above the values within the rates
+    everywhere = limit_rate(values, rate, np.ones(n, bool), True)
+    assert np.all(everywhere >= values - 1e-9)
+    assert np.all(np.abs(np.diff(everywhere)) <= rate[1:] * (1 + 1e-9))
+    lowest = np.max(values[None, :] - np.abs(np.cumsum(np.r_[0.0, rate[1:]])[:, None]
+                                             - np.cumsum(np.r_[0.0, rate[1:]])[None, :]),
+                    axis=1)
+    np.testing.assert_allclose(everywhere, lowest, atol=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_knee_limit_keeps_held_ankles_and_turns_ankles_about_held_toes(seed: int) -> None:
+    from limbik.placement.footplant import KNEE_RATE_SLACK, _knee_angles, _knee_continuity
+    from limbik.skeleton.limbs import Leg
+
+    rng = np.random.default_rng(seed)
+    n, thigh, shin = 90, 0.45, 0.42
+    leg = Leg("left", 0, 1, 2, 3)
+    # a source leg bending gently, and targets whose reach swings through nearly full
+    # length within a few frames (a heel easing in over a dip), toes held on some frames
+    t = np.arange(n)
+    world = np.zeros((n, 4, 3))
+    world[:, 0] = [0.0, 1.0, 0.0]
+    world[:, 2, 1] = 1.0 - (0.9 + 0.02 * np.sin(t / 20.0)) * (thigh + shin)
+    reach = (0.9 + 0.095 * np.exp(-0.5 * ((t - 45) / rng.uniform(1.5, 3.0)) ** 2)) * (thigh
+                                                                                      + shin)
+    ankle = np.zeros((n, 3))
+    ankle[:, 2] = rng.uniform(0.05, 0.2)
+    ankle[:, 1] = 1.0 - np.sqrt(reach ** 2 - ankle[:, 2] ** 2)
+    toe = ankle + [0.0, -0.05, 0.15]
+    held = np.zeros((n, 2), bool)
+    held[:20] = True
+    held[40:60, 1] = True  # the toe held, the heel easing in
+    flat = Terrain.flat(-5.0)
+    a, t_ = _knee_continuity(world, leg, (thigh, shin), np.zeros((n, 3)), ankle, toe, held,
+                             flat, 1.0 / 60.0, 0.1)
+    np.testing.assert_array_equal(a[:20], ankle[:20])  # held ankles kept
+    np.testing.assert_array_equal(t_[held[:, 1]], toe[held[:, 1]])  # held toes kept
+    length = np.linalg.norm(toe - ankle, axis=1)
+    np.testing.assert_allclose(np.linalg.norm(t_ - a, axis=1), length, rtol=1e-9)
+    # the ankles over the held toes were moved, and up only (the knee bends more)
+    moved = np.linalg.norm(a - ankle, axis=1) > 1e-9
+    assert np.any(moved[40:60])
+    assert np.all(a[moved, 1] >= ankle[moved, 1] - 1e-12)
+    # a knee at nearly full reach no longer changes by more than the source's + slack
+    # (plus what turning about the toe adds) from one frame to the next
+    source = _knee_angles(np.linalg.norm(world[:, 2] - world[:, 0], axis=1), thigh, shin)
+    before = _knee_angles(np.linalg.norm(ankle - world[:, 0], axis=1), thigh, shin)
+    after = _knee_angles(np.linalg.norm(a - world[:, 0], axis=1), thigh, shin)
+    allowed = np.abs(np.diff(source)) + KNEE_RATE_SLACK
+    assert np.abs(np.diff(before)).max() > 2 * allowed.max()
+    assert np.abs(np.diff(after))[30:].max() <= 1.5 * allowed.max()
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_root_stands_over_the_ground_under_a_held_ankle(seed: int) -> None:
+    from limbik.placement.footplant import LegTrack, _stage_locks
+    from limbik.skeleton.limbs import Leg
+
+    rng = np.random.default_rng(seed)
+    n, thigh, shin = 120, 0.45, 0.42
+    ground = _slope(rng)
+    # a foot standing flat from frame 20 to 80 (ankle and toe held), heel and toe over
+    # different heights of the slope, swinging before and after
+    source = np.zeros((n, 2, 3))
+    heading = rng.normal(0, 1, 2)
+    heading /= np.linalg.norm(heading)
+    source[:, 0, [0, 2]] = rng.uniform(-1, 1, 2) + np.linspace(-0.4, 0.4, n)[:, None] * heading
+    source[20:80, 0, [0, 2]] = source[50, 0, [0, 2]]
+    source[:, 1, [0, 2]] = source[:, 0, [0, 2]] + 0.16 * heading
+    source[:, 0, 1], source[:, 1, 1] = 0.08, 0.02
+    source[:20, :, 1] += 0.1
+    source[80:, :, 1] += 0.1
+    contacts = np.zeros((n, 2), bool)
+    contacts[20:80] = True
+    track = LegTrack(Leg("left", 0, 1, 2, 3), thigh, shin, [2, 3], source,
+                     np.array([0.08, 0.02]), contacts=contacts)
+    hip = source[:, 0] + [0.0, 0.8 * (thigh + shin), 0.0]
+    _stage_locks(track, ground, 0.0, 0.0, hip, True, 1.0 / 60.0)
+    assert track.locks is not None and track.root_ground is not None
+    ankle = track.locks[50, 0]
+    np.testing.assert_allclose(track.root_ground[20:80], ground.height(ankle[0], ankle[2]))
+    # (the foot's own path keeps the ground under both its joints)
+    toe = track.locks[50, 1]
+    np.testing.assert_allclose(track.ground[20:80], 0.5 * (
+        ground.height(ankle[0], ankle[2]) + ground.height(toe[0], toe[2])))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_point_on_two_spheres_or_as_near_as_they_allow(seed: int) -> None:
+    from limbik.placement.footplant import _on_two_spheres
+
+    rng = np.random.default_rng(seed)
+    n = 400
+    hip = rng.normal(0, 1, (n, 3))
+    toe = hip + rng.normal(0, 1, (n, 3))
+    length = rng.uniform(0.1, 0.4, n)
+    d = np.linalg.norm(toe - hip, axis=1)
+    wanted = np.abs(d + rng.uniform(-1.5, 1.5, n) * length)  # within and beyond reach
+    near = toe + rng.normal(0, 1, (n, 3))
+    out = _on_two_spheres(hip, wanted, toe, length, near)
+    np.testing.assert_allclose(np.linalg.norm(out - toe, axis=1), length, rtol=1e-9)
+    got = np.linalg.norm(out - hip, axis=1)
+    # as near the wanted distance from the hip as a point at the length from the toe is
+    best = np.clip(wanted, np.abs(d - length), d + length)
+    np.testing.assert_allclose(got, best, rtol=1e-7, atol=1e-9)
+    # and continuous as the wanted distance crosses the spheres' parting
+    for sign in (-1.0, 1.0):
+        edge = d + sign * length
+        a = _on_two_spheres(hip, edge * (1 - 1e-9), toe, length, near)
+        b = _on_two_spheres(hip, edge * (1 + 1e-9), toe, length, near)
+        assert np.abs(a - b).max() < 1e-3 * length.min()

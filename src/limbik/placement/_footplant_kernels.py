@@ -9,7 +9,8 @@ from limbik.placement._terrain_kernels import height_at
 
 
 @njit(cache=True)
-def limit_rate(values: np.ndarray, rate: np.ndarray, free: np.ndarray) -> np.ndarray:
+def limit_rate(values: np.ndarray, rate: np.ndarray, free: np.ndarray,
+               raise_only: bool = False) -> np.ndarray:
     """``values`` ``(n,)`` with ``|out[i] - out[i-1]| <= rate[i]`` where it can be had by
     changing only frames with ``free[i]`` true (the others are kept exactly).
 
@@ -18,6 +19,11 @@ def limit_rate(values: np.ndarray, rate: np.ndarray, free: np.ndarray) -> np.nda
     is spread over the free frames before and after it. Where two kept frames are
     further apart than the rates between them allow, those rates are scaled up just
     enough to join them (evenly, rather than in one frame at the end).
+
+    With ``raise_only``, free frames are only raised where the kept frames allow it: each
+    becomes the least value at or above every free frame's value less the rates between
+    them (a peak is reached earlier and left later instead of being cut), and no higher
+    than any kept frame's value plus the rates between them.
     """
     n = values.shape[0]
     out = values.copy()
@@ -39,6 +45,19 @@ def limit_rate(values: np.ndarray, rate: np.ndarray, free: np.ndarray) -> np.nda
                 scale = needed / max(available, 1e-300) * (1.0 + 1e-9)
                 for k in range(start, i + 1):
                     rate[k] *= scale
+    if raise_only and n > 0:
+        # the free frames' upper envelope, under the kept frames' cones
+        rise = np.where(free, values, -np.inf)
+        cap = np.where(free, np.inf, values)
+        for i in range(1, n):
+            rise[i] = max(rise[i], rise[i - 1] - rate[i])
+            cap[i] = min(cap[i], cap[i - 1] + rate[i])
+        for i in range(n - 2, -1, -1):
+            rise[i] = max(rise[i], rise[i + 1] - rate[i + 1])
+            cap[i] = min(cap[i], cap[i + 1] + rate[i + 1])
+        for i in range(n):
+            if free[i]:
+                out[i] = max(out[i], min(rise[i], cap[i]))
     for i in range(1, n):
         if free[i]:
             low = out[i - 1] - rate[i]

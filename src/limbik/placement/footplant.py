@@ -19,11 +19,12 @@
    lift that puts the source's typical stance on the ground; it is lowered by one
    constant as far as most held frames need, and by the least smooth amount more where a
    held leg still could not reach.
-5. **legs**: knees bend no faster than the source's off contacts; each leg is solved
-   with :func:`limbik.two_bone` about the knee's own hinge axis, with the source knee as
-   the bend reference; the foot turns from the source's by the least rotation onto its
-   new ankle→toe line; toe tips in the ground bend up; everything above the hips is the
-   source's, moved with the root.
+5. **legs**: knees bend no faster than the source's where the ankle is not held (a bend
+   that would come too fast starts earlier and ends later, so a foot is never lowered
+   by it); each leg is solved with :func:`limbik.two_bone` about the knee's own hinge
+   axis, with the source knee as the bend reference; the foot turns from the source's
+   by the least rotation onto its new ankle→toe line; toe tips in the ground bend up;
+   everything above the hips is the source's, moved with the root.
 6. **report**: contacts per joint and the metrics before (the source on its own floor)
    and after (on the ground), :func:`evaluate`'s and :func:`limbik.metrics.score_motion`'s.
 """
@@ -99,7 +100,8 @@ LOCK_SHIFT_COST = 0.02
 #: Leg lengths by which a held foot may stand above the ground where its leg would not
 #: reach it otherwise (before the root is lowered for it).
 FLOAT_ALLOWANCE = 0.005
-#: Degrees per frame by which a leg's knee may bend faster than the source's off contacts.
+#: Degrees per frame by which a leg's knee may bend faster than the source's where its
+#: ankle is not held.
 KNEE_RATE_SLACK = 1.5
 #: Heights (leg lengths) of a source foot's lowest joint above its resting height: up to
 #: the first, a joint that is not held stands on the ground right under it; from the
@@ -233,16 +235,21 @@ def _knee_angles(distance: np.ndarray, thigh: float, shin: float) -> np.ndarray:
 
 def _knee_continuity(world: np.ndarray, leg: Leg, lengths: tuple[float, float],
                      lift: np.ndarray, ankle: np.ndarray, toe: np.ndarray | None,
-                     contact: np.ndarray, ground: Terrain, dt: float, smooth_time: float
+                     held: np.ndarray, ground: Terrain, dt: float, smooth_time: float
                      ) -> tuple[np.ndarray, np.ndarray | None]:
-    """Ankle and toe targets ``(n, 3)`` moved along the hip→ankle line off contacts so
-    that the knee angle changes per frame by at most the source's change plus
+    """Ankle and toe targets ``(n, 3)`` moved along the hip→ankle line where the ankle is
+    not held so that the knee angle changes per frame by at most the source's change plus
     ``KNEE_RATE_SLACK`` degrees; a foot moved into the ground is lifted onto it.
 
-    A foot leaving a flank or swinging over a crest otherwise bends the knee faster than
-    the source does (the planted leg's knee catches up with the source's within a few
-    frames); here the change is spread over the frames around it. Contact frames are
-    kept exactly.
+    ``held`` ``(n, k)`` says where each foot joint (ankle, then toe) is fully held. A foot
+    leaving a flank or swinging over a crest otherwise bends the knee faster than the
+    source does (the planted leg's knee catches up with the source's within a few
+    frames), and so does a leg that a heel easing in or out of its lock takes through
+    full reach; here the change is spread over the frames around it. The limit only
+    bends a knee more (the ankle goes up toward the hip, never below its target): a bend
+    it cannot reach in time is begun earlier and released later rather than cut, as far
+    as the held frames around it allow. Frames with the ankle held are kept exactly; a
+    held toe stays, its ankle turning about it at the foot's length.
     """
     thigh, shin = lengths
     hip = world[:, leg.hip] + lift
@@ -255,11 +262,15 @@ def _knee_continuity(world: np.ndarray, leg: Leg, lengths: tuple[float, float],
     rate = np.empty_like(source)
     rate[0] = np.inf
     rate[1:] = np.abs(np.diff(source)) + KNEE_RATE_SLACK
-    free = ~np.asarray(contact, dtype=bool)
-    limited = limit_rate(angle, rate, free)
+    held = np.asarray(held, dtype=bool)
+    free = ~held[:, 0]
+    # (on the knee's bend, 180° less its interior angle: the limit only bends the knee
+    # more, which raises the foot toward the hip, never less)
+    bend = 180.0 - angle
+    limited = limit_rate(bend, rate, free, True)
     # the limit's corners smoothed (zero-lag spring over smooth_time), then limited again
-    corner = np.where(free, smooth_zero_lag(limited - angle, dt, smooth_time), 0.0)
-    limited = limit_rate(angle + corner, rate, free)
+    corner = np.where(free, smooth_zero_lag(limited - bend, dt, smooth_time), 0.0)
+    limited = 180.0 - limit_rate(bend + np.maximum(corner, 0.0), rate, free, True)
     changed = np.flatnonzero(np.abs(limited - angle) > 1e-9)
     if changed.size == 0:
         return ankle, toe
@@ -269,21 +280,54 @@ def _knee_continuity(world: np.ndarray, leg: Leg, lengths: tuple[float, float],
     a = ankle.copy()
     a[changed] += move
     t = None
+    loose = changed
     if toe is not None:
         t = toe.copy()
-        t[changed] += move
-        # a toe moved into the ground pitches up onto it about the ankle
         length = np.linalg.norm(toe - ankle, axis=1)[:, None]
-        _pitch_toes_onto_ground(a, t, length, changed, ground, rounds=4)
-    # what is left in the ground lifts the foot
+        kept = held[changed, -1]
+        pinned, loose = changed[kept], changed[~kept]
+        # an ankle over a held toe turns about it, to the wanted distance from the hip
+        a[pinned] = _on_two_spheres(hip[pinned], wanted[kept], t[pinned], length[pinned, 0],
+                                    ankle[pinned])
+        t[loose] += move[~kept]
+        # a toe moved into the ground pitches up onto it about the ankle
+        _pitch_toes_onto_ground(a, t, length, loose, ground, rounds=4)
+    # what is left in the ground lifts the foot (an ankle over a held toe, alone)
     depth = ground.height(a[changed, 0], a[changed, 2]) - a[changed, 1]
     if t is not None:
-        depth = np.maximum(depth, ground.height(t[changed, 0], t[changed, 2]) - t[changed, 1])
+        depth = np.maximum(depth, np.where(np.isin(changed, loose), ground.height(
+            t[changed, 0], t[changed, 2]) - t[changed, 1], -np.inf))
     up = np.maximum(depth, 0.0)
     a[changed, 1] += up
     if t is not None:
-        t[changed, 1] += up
+        t[loose, 1] += up[np.isin(changed, loose)]
     return a, t
+
+
+def _on_two_spheres(first: np.ndarray, first_radius: np.ndarray, second: np.ndarray,
+                    second_radius: np.ndarray, near: np.ndarray) -> np.ndarray:
+    """Points ``(n, 3)`` at ``second_radius`` ``(n,)`` from ``second`` ``(n, 3)`` and as
+    near ``first_radius`` from ``first`` as there are: on the circle where the two
+    spheres meet, the one nearest to ``near`` ``(n, 3)``; where they do not meet, the
+    point of the second sphere on the line through both centres whose distance from
+    ``first`` is nearest to ``first_radius`` (the circle shrinks to it as the spheres
+    part)."""
+    axis = second - first
+    d = np.maximum(np.linalg.norm(axis, axis=1), 1e-300)
+    u = axis / d[:, None]
+    x = (first_radius ** 2 - second_radius ** 2 + d * d) / (2.0 * d)
+    r2 = first_radius ** 2 - x * x
+    centre = first + x[:, None] * u
+    off = near - centre
+    off -= np.sum(off * u, axis=1, keepdims=True) * u
+    size = np.linalg.norm(off, axis=1)
+    meet = (r2 > 0.0) & (size > 0.0)
+    # (apart: the second sphere's nearest or farthest point from the first centre)
+    farther = np.abs(d + second_radius - first_radius) < np.abs(
+        np.abs(d - second_radius) - first_radius)
+    out = second + np.where(farther, 1.0, -1.0)[:, None] * u * second_radius[:, None]
+    out[meet] = centre[meet] + off[meet] * (np.sqrt(r2[meet]) / size[meet])[:, None]
+    return out
 
 
 def _at_length(ankle: np.ndarray, toe: np.ndarray, length: np.ndarray) -> np.ndarray:
@@ -516,7 +560,8 @@ class LegTrack:
     contacts: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 0), bool))
     locks: np.ndarray | None = None  # (F, k, 3) held positions (nan outside contacts)
     ground: np.ndarray | None = None  # (F,) the ground path the foot travels over
-    root_ground: np.ndarray | None = None  # (F,) the same, as the root follows it
+    root_ground: np.ndarray | None = None  # (F,) the same, as the root follows it (over
+    # the ankle's lock where the ankle is held)
     pins: np.ndarray | None = None  # (F, k) 0..1 how much each joint is held
     targets: np.ndarray | None = None  # (F, k, 3) where the foot joints go
     hover: list[float] = dataclasses.field(default_factory=list)  # per contact, the
@@ -744,8 +789,11 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
     Also the ground path the foot travels over: the ground under its locks while planted,
     a smoothstep from the lift-off ground to the landing ground between contacts, and
     from or to the ground under the foot at the clip's first or last frame where it is
-    not in contact there; and the root's copy of it (``root_ground``), which takes those
-    edge levels only where the foot is within ``EDGE_NEAR`` of its floor there."""
+    not in contact there; and the root's copy of it (``root_ground``), which stands on
+    the ground under the ankle's lock in a contact that holds the ankle (the hip stands
+    over the ankle: on a slope the toe's ground would bend or straighten the leg) and
+    takes those edge levels only where the foot is within ``EDGE_NEAR`` of its floor
+    there."""
     n, k = track.contacts.shape
     locks = np.full((n, k, 3), np.nan)
     levels: list[tuple[int, int, float]] = []
@@ -814,10 +862,13 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
     planted = track.planted
     # the ground under the held joints: per planted span, the mean over its joints of the
     # ground under each one's lock at its first held frame there (a held joint's lock
-    # stays put over the ground through its contact)
+    # stays put over the ground through its contact); and the root's level, the ground
+    # under the ankle's lock where the ankle is held in the span (the hip stands over the
+    # ankle), else the same mean
     starts, stops = _span_arrays(planted)
     total = np.zeros(len(starts))
     count = np.zeros(len(starts))
+    under_ankle = np.full(len(starts), np.nan)
     for j in range(k):
         begins, _ = _span_arrays(track.contacts[:, j])
         # (a joint's contacts lie within the foot's; its first one in each)
@@ -827,7 +878,13 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
         beneath = ground.height(locks[rows, j, 0], locks[rows, j, 2])
         total[span] = np.where(count[span] > 0, total[span] + beneath, beneath)
         count[span] += 1
-    levels.extend(zip(starts.tolist(), stops.tolist(), (total / count).tolist(), strict=True))
+        if j == 0:
+            under_ankle[span] = beneath
+    mean = total / count
+    levels.extend(zip(starts.tolist(), stops.tolist(), mean.tolist(), strict=True))
+    ankle_levels = list(zip(starts.tolist(), stops.tolist(),
+                            np.where(np.isnan(under_ankle), mean, under_ankle).tolist(),
+                            strict=True))
     if not levels:  # never planted: the ground under the foot, low-passed
         below = ground.height(track.source[:, 0, 0], track.source[:, 0, 2])
         track.ground = smooth_zero_lag(below, 1.0, 5.0) if n > 1 else below
@@ -838,7 +895,7 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
     # there; the root's share of it only where the foot is near the floor there
     lowest = (track.source[..., 1] - floor).min(axis=1)
     size = track.thigh + track.shin
-    foot_levels, root_levels = list(levels), list(levels)
+    foot_levels, root_levels = list(levels), list(ankle_levels)
     for edge, first in ((0, True), (n - 1, False)):
         if not planted[edge]:
             j = int(np.argmin(track.source[edge, :, 1]))
@@ -1426,12 +1483,12 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
     for track in tracks:
         _stage_clearance(track, ground, floor, drop)
     tick(4, "legs")
-    for track in tracks:  # knees bend no faster than the source's off contacts
-        assert track.targets is not None
+    for track in tracks:  # knees bend no faster than the source's where ankles are free
+        assert track.targets is not None and track.pins is not None
         a, t = _knee_continuity(world, track.leg, (track.thigh, track.shin), lift,
                                 track.targets[:, 0], track.targets[:, 1] if
-                                len(track.joints) > 1 else None, track.planted, ground, dt,
-                                smooth_time)
+                                len(track.joints) > 1 else None, track.pins >= 1.0, ground,
+                                dt, smooth_time)
         track.targets[:, 0] = a
         if t is not None:
             track.targets[:, 1] = t
