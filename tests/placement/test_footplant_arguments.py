@@ -53,6 +53,7 @@ def test_absurd_frame_times(clip, frame_time):
     ({"adjust_pelvis": 1}, "adjust_pelvis"),
     ({"legs": [1, 2]}, "legs"),
     ({"legs": "LR"}, "legs"),
+    ({"legs": []}, "legs"),
     ({"progress": 5}, "progress"),
 ])
 def test_bad_arguments_name_themselves(clip, kwargs, argument):

@@ -628,6 +628,17 @@ def _eased_offsets(values: np.ndarray, mask: np.ndarray, before: int, after: int
     return out, weights
 
 
+def _given_legs(legs: Sequence[Leg] | None, motion: Motion) -> tuple[Leg, ...]:
+    """The legs given (at least one), or those found on the skeleton."""
+    if legs is None:
+        return tuple(find_legs(motion.skeleton))
+    given = tuple(legs)
+    if not given:
+        raise InvalidInputError("legs must hold at least one leg, got an empty sequence",
+                                argument="legs")
+    return given
+
+
 def _stage_tracks(motion: Motion, full_world: np.ndarray, legs: Sequence[Leg],
                   floor: float, leg_length: float) -> list[LegTrack]:
     """A :class:`LegTrack` per leg: lengths, foot joints, their source paths and rests."""
@@ -1441,7 +1452,7 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
         if progress is not None:
             progress(done, steps, stage)
 
-    legs = tuple(legs) if legs is not None else find_legs(motion.skeleton)
+    legs = _given_legs(legs, motion)
     dt = motion.frame_time
     smooth_time = as_float(smooth_time, "smooth_time", minimum=0.0)
     pelvis_smooth_time = as_float(pelvis_smooth_time, "pelvis_smooth_time", minimum=0.0)
@@ -1664,7 +1675,7 @@ def terrain_for_clip(spec: str, motion: Motion, *, seed: int = 0, cell_size: flo
             f"got {spec!r}", argument="terrain")
     if spec == "flat":  # needs no legs: a clip of an arm has a floor too
         return Terrain.flat(0.0)
-    legs = tuple(legs) if legs is not None else find_legs(motion.skeleton)
+    legs = _given_legs(legs, motion)
     leg_length = float(np.mean([sum(leg_lengths(motion, leg)) for leg in legs]))
     root = motion.root_positions[:, [0, 2]]
     lo = root.min(axis=0) - 2 * leg_length
