@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from numba import njit
 
 from limbik import apply_ik, find_legs, read_bvh, two_bone
 from limbik.geometry.quaternion import quaternion_from_axis_angle, rotate_vectors
-from limbik.placement import Terrain, _footplant_kernels
+from limbik.placement import Terrain
 from limbik.placement.footplant import footplant
 from limbik.placement.walk import ANKLE_HEIGHT, FOOT, SHIN, THIGH, walk_skeleton
 from limbik.skeleton.motion import Motion
@@ -148,37 +147,3 @@ def test_real_touch_downs_are_not_lowered_before_the_source_lands(shared_data):
                            - (low_out[frames] - low_out[land]))
                 assert deficit.max(initial=0.0) <= 0.006 * length, (
                     name, leg.side, start, land, float(deficit.max() / length))
-
-
-@njit
-def eased_limit(change, limit, full):
-    return _footplant_kernels.eased_limit(change, limit, full)  # no Python entry point
-
-
-def test_eased_limit_is_the_clamp_with_its_corner_eased():
-    """``eased_limit(change, limit, full)``: exactly ``change`` where the limit exceeds it
-    by half its size (or by what is left to ``full``), exactly ``±limit`` below half of
-    it, never more than either, continuous and monotone in the limit (so a limit that
-    grows smoothly gives a pitch without a corner), and exactly the plain clamp from
-    ``|change| >= full`` on."""
-    full = 0.6
-    rng = np.random.default_rng(5)
-    for change in np.r_[rng.uniform(-0.9, 0.9, 300), 0.0, full, -full]:
-        size = abs(change)
-        limits = np.linspace(0.0, full, 601)
-        out = np.array([eased_limit(change, limit, full) for limit in limits])
-        assert np.all(np.abs(out) <= np.minimum(size, limits) + 1e-15)
-        assert np.all(np.sign(out) * np.sign(change) >= 0)
-        assert np.all(np.diff(np.abs(out)) >= -1e-15)  # monotone in the limit
-        width = 0.5 * min(size, full - size) if size < full else 0.0
-        if width > 0.0:  # no corner: the slope turns at most 1 / (2 width) per radian
-            slope = np.diff(np.abs(out)) / np.diff(limits)
-            assert np.abs(np.diff(slope)).max() <= (limits[1] - limits[0]) / (2 * width) + 1e-9
-        exact = limits >= size + width
-        np.testing.assert_array_equal(out[exact], change)
-        clamped = limits <= size - width
-        np.testing.assert_allclose(np.abs(out[clamped]), limits[clamped], rtol=0, atol=1e-15)
-        if size <= full:
-            assert eased_limit(change, full, full) == change  # a planted foot: exact
-        else:
-            assert eased_limit(change, 0.3, full) == np.sign(change) * 0.3
