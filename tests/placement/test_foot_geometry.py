@@ -35,13 +35,57 @@ def test_keep_length_holds_the_length_and_both_heights(seed: int) -> None:
     heading = rng.normal(0, 1, (n, 2))
     a, t = _keep_length(ankle, toe, length, share, heading)
     np.testing.assert_allclose(np.linalg.norm(t - a, axis=1), length[:, 0], rtol=1e-9)
-    np.testing.assert_allclose(a[:, 1], ankle[:, 1], atol=1e-12)  # heights kept
-    np.testing.assert_allclose(t[:, 1], toe[:, 1], atol=1e-12)
+    # a foot up to 45° from level keeps both heights (all but exactly)
+    rise = toe[:, 1] - ankle[:, 1]
+    level = np.abs(rise) <= np.sqrt(0.5) * np.linalg.norm(toe - ankle, axis=1)
+    assert level.sum() > n // 4
+    np.testing.assert_allclose(a[level, 1], ankle[level, 1], atol=1e-2 * length.max())
+    np.testing.assert_allclose(t[level, 1], toe[level, 1], atol=1e-2 * length.max())
+    # any other's rise lies between the kept one and the one along its own line
+    along = length[:, 0] * rise / np.linalg.norm(toe - ankle, axis=1)
+    got = t[:, 1] - a[:, 1]
+    low = np.minimum(along, np.clip(rise, -length[:, 0], length[:, 0]))
+    high = np.maximum(along, np.clip(rise, -length[:, 0], length[:, 0]))
+    assert np.all((got >= low - 1e-12) & (got <= high + 1e-12))
     # a fully held toe stays, and a foot whose toe takes the change keeps its ankle
     _, t1 = _keep_length(ankle, toe, length, np.ones((n, 1)), heading)
     np.testing.assert_allclose(t1, toe, atol=1e-12)
     a0, _ = _keep_length(ankle, toe, length, np.zeros((n, 1)), heading)
     np.testing.assert_allclose(a0, ankle, atol=1e-12)
+    # joints at one place go along the given heading, level
+    a2, t2 = _keep_length(ankle, ankle, length, share, heading)
+    flat = heading / np.linalg.norm(heading, axis=1, keepdims=True)
+    np.testing.assert_allclose((t2 - a2)[:, [0, 2]], length * flat, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_keep_length_is_continuous_as_the_foot_passes_through_the_vertical(seed: int) -> None:
+    # a foot turning steadily, in small steps, through pointing straight down (or up),
+    # its toe a little nearer or farther than its length and passing a little to one side
+    # of the ankle: the kept foot turns in small steps too (a heading over the ground
+    # taken alone turns over there, and would throw the toe across in one frame)
+    rng = np.random.default_rng(seed)
+    n = 401
+    length = rng.uniform(0.1, 0.3)
+    scale = rng.choice([0.9, 0.97, 1.03, 1.1])
+    down = rng.choice([-1.0, 1.0])
+    angle = np.linspace(-0.5, 0.5, n)  # from the vertical, in its plane
+    yaw = rng.uniform(0, 2 * np.pi)
+    side = rng.uniform(-0.02, 0.02) * length
+    u = np.array([np.cos(yaw), 0.0, np.sin(yaw)])
+    v = np.array([-np.sin(yaw), 0.0, np.cos(yaw)])
+    offset = scale * length * (np.sin(angle)[:, None] * u + down * np.cos(angle)[:, None]
+                               * np.array([0.0, 1.0, 0.0])) + side * v
+    ankle = np.zeros((n, 3)) + rng.normal(0, 1, 3)
+    toe = ankle + offset
+    share = np.full((n, 1), rng.uniform(0, 1))
+    a, t = _keep_length(ankle, toe, np.full((n, 1), length), share,
+                        np.broadcast_to(rng.normal(0, 1, 2), (n, 2)))
+    step_in = np.linalg.norm(np.diff(offset, axis=0), axis=1).max()
+    for joint in (a, t):
+        step_out = np.linalg.norm(np.diff(joint, axis=0), axis=1)
+        assert step_out.max() < 4.0 * step_in
+    assert np.all(np.isfinite(a)) and np.all(np.isfinite(t))
 
 
 def test_toe_share_follows_the_holds() -> None:
@@ -81,6 +125,31 @@ def test_a_hanging_heel_keeps_its_height_above_sloping_ground(seed: int) -> None
     kept = toe[:, 1] + offset[:, 1] - ground.height(hang[:, 0], hang[:, 2])
     expected = weight * (above_toe + offset[:, 1]) + (1.0 - weight) * kept
     np.testing.assert_allclose(above_heel, expected, atol=1e-3 * length.max())
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_hanging_heel_passes_smoothly_over_its_toe(seed: int) -> None:
+    # the source's heel turning steadily, in small steps, through straight over its toe
+    # (a toe-off that ends pointing down): the hanging heel over sloping ground moves in
+    # small steps too, rather than jumping from one side of the toe to the other
+    rng = np.random.default_rng(seed)
+    ground = _slope(rng)
+    n = 401
+    length = np.full(n, rng.uniform(0.15, 0.25))
+    toe = np.column_stack([np.linspace(-0.1, 0.1, n), np.zeros(n), np.zeros(n)])
+    toe[:, 1] = ground.height(toe[:, 0], toe[:, 2]) + rng.uniform(0.0, 0.02)
+    angle = np.linspace(-0.4, 0.4, n)  # the heel's lean from straight over the toe
+    yaw = rng.uniform(0, 2 * np.pi)
+    side = rng.uniform(-0.02, 0.02)
+    lean = np.column_stack([np.cos(yaw) * np.sin(angle), np.cos(angle),
+                            np.sin(yaw) * np.sin(angle)])
+    lean += side * np.array([-np.sin(yaw), 0.0, np.cos(yaw)])
+    offset = lean / np.linalg.norm(lean, axis=1, keepdims=True) * length[:, None]
+    hang = toe + offset
+    _hang_over_ground(hang, toe, offset, length, np.arange(n), ground, np.ones(n))
+    assert np.all(np.isfinite(hang))
+    step_in = np.linalg.norm(np.diff(toe + offset, axis=0), axis=1).max()
+    assert np.linalg.norm(np.diff(hang, axis=0), axis=1).max() < 4.0 * step_in
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -812,11 +812,13 @@ def _turn_over_ground(pivot: np.ndarray, heading: np.ndarray, length: np.ndarray
     """Points ``(n, 3)`` ``length`` ``(n,)`` from ``pivot`` ``(n, 3)`` along the unit
     ``heading`` ``(n, 2)`` over the ground, at the height ``weight · (ground + above) +
     (1 − weight) · kept`` (``(n,)`` each): the ground under the point as it turns about the
-    pivot, found as a fixed point from the ground under the pivot in nine rounds."""
+    pivot, found as a fixed point from the ground under the pivot in nine rounds. A height
+    ``length`` or more from the pivot's puts the point straight over or under it (its
+    extent over the ground goes to 0 there, whatever the heading)."""
     xz = pivot[:, [0, 2]]  # (first, the ground under the pivot)
     for _ in range(9):
         y = weight * (ground.height(xz[:, 0], xz[:, 1]) + above) + (1.0 - weight) * kept
-        rise = np.clip(y - pivot[:, 1], -0.99 * length, 0.99 * length)
+        rise = np.clip(y - pivot[:, 1], -length, length)
         xz = pivot[:, [0, 2]] + heading * np.sqrt(length * length - rise * rise)[:, None]
     y = weight * (ground.height(xz[:, 0], xz[:, 1]) + above) + (1.0 - weight) * kept
     return np.column_stack([xz[:, 0], y, xz[:, 1]])
@@ -990,19 +992,31 @@ def _toe_share(ankle_pin: np.ndarray, toe_pin: np.ndarray) -> np.ndarray:
 def _keep_length(ankle: np.ndarray, toe: np.ndarray, length: np.ndarray,
                  toe_first: np.ndarray, source_heading: np.ndarray
                  ) -> tuple[np.ndarray, np.ndarray]:
-    """Ankle and toe ``(n, 3)`` moved to ``length`` ``(n, 1)`` apart with both heights kept
-    (a heel rising off a held toe comes closer to it over the ground as the foot turns
-    about it), along their heading over the ground (``source_heading`` ``(n, 2)`` where
-    one is straight over the other); the toe moves by ``1 − toe_first`` ``(n, 1)`` of the
-    change and the ankle by the rest (where the two are more than 0.99 of the length
-    apart in height, the heights give way too)."""
+    """Ankle and toe ``(n, 3)`` moved to ``length`` ``(n, 1)`` apart along their heading over
+    the ground, the toe by ``1 − toe_first`` ``(n, 1)`` of the change and the ankle by the
+    rest.
+
+    The rise from ankle to toe is blended between the one that keeps both heights (a
+    heel rising off a held toe comes closer to it over the ground as the foot turns
+    about it; clipped to ``±length``) and the one of the foot scaled along its own line,
+    by ``1 − s¹⁶`` with ``s`` the sine of the foot's pitch: a foot up to about 45° from
+    level keeps its heights all but exactly, and one pointing straight up or down is
+    scaled along its line. Its extent over the ground then goes to 0 as the foot passes through
+    the vertical, where its heading over the ground turns over, so the result is
+    continuous there. Joints at one place go along ``source_heading`` ``(n, 2)``.
+    """
     a, t = ankle.copy(), toe.copy()
-    rise = np.clip(t[:, 1:2] - a[:, 1:2], -0.99 * length, 0.99 * length)
-    heading = (t - a)[:, [0, 2]]
+    offset = t - a
+    distance = np.linalg.norm(offset, axis=1, keepdims=True)
+    apart = distance > 1e-9 * length
+    sine = np.where(apart, offset[:, 1:2] / np.maximum(distance, 1e-300), 0.0)
+    kept = 1.0 - sine ** 16
+    rise = kept * np.clip(offset[:, 1:2], -length, length) + (1.0 - kept) * length * sine
+    heading = offset[:, [0, 2]]
     flat = np.linalg.norm(heading, axis=1, keepdims=True)
     heading = np.where(flat > 1e-9 * length, heading, source_heading)
     heading /= np.maximum(np.linalg.norm(heading, axis=1, keepdims=True), 1e-300)
-    over_ground = np.sqrt(length * length - rise * rise) * heading
+    over_ground = np.sqrt(np.maximum(length * length - rise * rise, 0.0)) * heading
     pivot = (1.0 - toe_first) * a[:, [0, 2]] + toe_first * t[:, [0, 2]]
     a[:, [0, 2]] = pivot - toe_first * over_ground
     pivot_y = (1.0 - toe_first) * a[:, 1:2] + toe_first * t[:, 1:2]
