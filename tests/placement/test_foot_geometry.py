@@ -391,3 +391,55 @@ def test_a_point_on_two_spheres_or_as_near_as_they_allow(seed: int) -> None:
         a = _on_two_spheres(hip, edge * (1 - 1e-9), toe, length, near)
         b = _on_two_spheres(hip, edge * (1 + 1e-9), toe, length, near)
         assert np.abs(a - b).max() < 1e-3 * length.min()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_swing_keeps_its_leg_shape_as_the_root_moves_on_its_own_schedule(seed: int) -> None:
+    # a swing from one ground level to another while the root, carried by the other
+    # foot, goes from one to the other on a different schedule (later or earlier, with a
+    # bump): the swing leg's vertical hip-to-ankle offset against the source's moves
+    # from its value at lift-off to its value at landing, not beyond, where the swing is
+    # in full (before, it followed the root's schedule and stretched out of reach or
+    # folded); planted frames are untouched, and a root that is not carried leaves the
+    # swing on its ground path
+    from limbik.placement.footplant import LegTrack, _level_path, _stage_clearance
+    from limbik.skeleton.limbs import Leg
+
+    rng = np.random.default_rng(seed)
+    n, start, stop = 120, 25, 95
+    thigh, shin = 0.45, 0.42
+    ground = Terrain.flat(-10.0)  # (far below: no clearance raise)
+    levels = rng.uniform(-0.2, 0.2, 2)
+    path = _level_path([(0, start, levels[0]), (stop, n, levels[1])], n)
+    source = np.zeros((n, 2, 3))
+    source[:, 0, 0] = np.linspace(0.0, 1.5, n)
+    source[:, 1, 0] = source[:, 0, 0] + 0.16
+    s = np.clip((np.arange(n) - start + 1) / (stop - start + 1), 0, 1)
+    source[:, 0, 1] = 0.08 + 0.12 * np.sin(np.pi * s) ** 2
+    source[:, 1, 1] = source[:, 0, 1] - 0.06
+    contacts = np.zeros((n, 2), bool)
+    contacts[:start] = contacts[stop:] = True
+    track = LegTrack(Leg("left", 0, 1, 2, 3), thigh, shin, [2, 3], source,
+                     np.array([0.08, 0.02]), contacts=contacts)
+    track.ground = path
+    track.pins = contacts.astype(float)
+    track.targets = source + path[:, None, None] * [0.0, 1.0, 0.0]
+    before = track.targets.copy()
+    shift = rng.uniform(-0.3, 0.3)
+    root = (levels[0] + (levels[1] - levels[0]) * np.clip((s - shift), 0, 1)
+            + rng.uniform(-0.05, 0.05) * np.sin(np.pi * s))
+    drop = rng.uniform(0.0, 0.02)
+    _stage_clearance(track, ground, 0.0, 0.0, root, drop, np.ones(n))
+    np.testing.assert_array_equal(track.targets[contacts[:, 0]], before[contacts[:, 0]])
+    arch = np.sin(np.pi * s) ** 2
+    # the root's lowering by ``drop`` is shared by the swing (as its arch)
+    off = (root - drop * arch) - (track.targets[:, 0, 1] - source[:, 0, 1])
+    ends = off[start - 1], off[stop]
+    full = (arch >= 0.999) & ~contacts[:, 0]
+    assert full.sum() > 0
+    assert np.all(off[full] >= min(ends) - 1e-3) and np.all(off[full] <= max(ends) + 1e-3)
+    # not carried: the swing stays on its ground path, lowered by the drop
+    track.targets = before.copy()
+    _stage_clearance(track, ground, 0.0, 0.0, root, drop, np.zeros(n))
+    np.testing.assert_allclose(track.targets[..., 1], before[..., 1]
+                               - drop * (arch * ~contacts[:, 0])[:, None], atol=1e-12)

@@ -1059,21 +1059,41 @@ def _smooth_cover(need: np.ndarray, width: int) -> np.ndarray:
     return (bump * np.maximum(need, 0.0)[None, :]).max(axis=1)
 
 
-def _stage_clearance(track: LegTrack, ground: Terrain, floor: float, drop: float) -> None:
-    """The swings lowered with the root's constant ``drop`` (the leg keeps its shape),
-    then raised, smoothly, where a foot joint would pass the terrain closer than the
-    source's own clearance; and nothing in the ground (what is left lifts the foot)."""
+def _stage_clearance(track: LegTrack, ground: Terrain, floor: float, hover: float,
+                     root: np.ndarray, drop: float, carried: np.ndarray) -> None:
+    """The swings carried with the root, lowered with its constant ``drop`` (the leg keeps
+    its shape), then raised, smoothly, where a foot joint would pass the terrain closer
+    than the source's own clearance; and nothing in the ground (what is left lifts the
+    foot).
+
+    ``root`` ``(F,)`` is the root's vertical offset before ``drop``, and ``carried``
+    ``(F,)`` (0..1) how much another foot stands (the root then follows that foot's
+    ground). A swing carried on its foot's ground path alone (a smoothstep from the
+    lift-off ground to the landing ground) and a root carried by the other foot move
+    down into a trough or up a rise on their own schedules, so the swing leg would
+    stretch out of reach and then fold (its knee bending in a V at the rate limit) where
+    the source's keeps its shape; as far as the root is carried, the swing follows what
+    the root does beyond a smoothstep between its offsets at the swing's ends, as one
+    arch over the swing, so it leaves and meets the ground path where it did."""
     assert track.targets is not None and track.pins is not None
+    assert track.ground is not None
     targets, pins = track.targets, track.pins
     n = len(targets)
     free = 1.0 - pins.max(axis=1)
-    # (the drop, and any raise, as one arch over each swing, sin²(pi s): the foot leaves
-    # and meets the ground path with its speed)
+    # (the root's offset over the foot's ground path: constant for a leg that keeps its
+    # shape)
+    over = root - (track.ground - floor - hover)
+    # (the drop, the following, and any raise, as one arch over each swing, sin²(pi s):
+    # the foot leaves and meets the ground path with its speed)
     arches = np.zeros(n)
+    follow = np.zeros(n)
     for start, stop in contact_spans(~track.planted):
         s = (np.arange(stop - start) + 1.0) / (stop - start + 1.0)
         arches[start:stop] = np.sin(np.pi * s) ** 2
-    targets[..., 1] -= (drop * arches * _ramp(free))[:, None]
+        first, last = over[max(start - 1, 0)], over[min(stop, n - 1)]
+        follow[start:stop] = arches[start:stop] * (over[start:stop] - first
+                                                   - (last - first) * _ramp(s))
+    targets[..., 1] += ((follow * carried - drop * arches) * _ramp(free))[:, None]
     raise_by = np.zeros(n)
     planted = track.planted
     for start, stop in contact_spans(~planted):
@@ -1397,7 +1417,9 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
     offset = offset * max(weight.values())  # (legs kept as the source's keep its root)
     lift = offset[:, None] * _UP
     for track in tracks:
-        _stage_clearance(track, ground, floor, drop)
+        others = [t.stand for t in tracks if t is not track and t.stand is not None]
+        carried = np.max(others, axis=0) if others else np.zeros(len(lift))
+        _stage_clearance(track, ground, floor, hover, lift[:, 1] + drop, drop, carried)
     tick(4, "legs")
     for track in tracks:  # knees bend no faster than the source's where ankles are free
         assert track.targets is not None and track.pins is not None
