@@ -443,3 +443,49 @@ def test_a_swing_keeps_its_leg_shape_as_the_root_moves_on_its_own_schedule(seed:
     _stage_clearance(track, ground, 0.0, 0.0, root, drop, np.zeros(n))
     np.testing.assert_allclose(track.targets[..., 1], before[..., 1]
                                - drop * (arch * ~contacts[:, 0])[:, None], atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_foot_standing_on_its_way_down_is_not_lifted_for_one_joint(seed: int) -> None:
+    # a swing whose ankle dips below the source's clearance twice, once in its first
+    # half and once in its second, where the foot already stands as it comes down: the
+    # first dip is covered (every joint at least its clearance), the second is raised
+    # less, as far as the foot stands there (it follows the ground under each joint)
+    from limbik.placement.footplant import LegTrack, _stage_clearance
+    from limbik.skeleton.limbs import Leg
+
+    rng = np.random.default_rng(seed)
+    n, start, stop = 100, 20, 80
+    ground = Terrain.flat(0.0)
+    source = np.zeros((n, 2, 3))
+    source[:, 0, 0] = np.linspace(0.0, 1.0, n)
+    source[:, 1, 0] = source[:, 0, 0] + 0.15
+    s = np.clip((np.arange(n) - start + 1) / (stop - start + 1), 0, 1)
+    source[:, 0, 1] = 0.08 + 0.1 * np.sin(np.pi * s) ** 2
+    source[:, 1, 1] = 0.02 + 0.1 * np.sin(np.pi * s) ** 2
+    contacts = np.zeros((n, 2), bool)
+    contacts[:start] = contacts[stop:] = True
+    track = LegTrack(Leg("left", 0, 1, 2, 3), 0.45, 0.42, [2, 3], source,
+                     np.array([0.08, 0.02]), contacts=contacts)
+    track.ground = np.zeros(n)
+    track.pins = contacts.astype(float)
+    track.targets = source.copy()
+    early, late = rng.integers(start + 16, start + 24), rng.integers(stop - 10, stop - 4)
+    for f in (early, late):
+        track.targets[f - 2:f + 3, 0, 1] -= rng.uniform(0.03, 0.06)
+    stand = np.zeros(n)
+    stand[late - 8:] = rng.choice([0.5, 1.0])
+    stand[contacts[:, 0]] = 1.0
+    track.stand = stand
+    before = track.targets.copy()
+    _stage_clearance(track, ground, 0.0, 0.0, np.zeros(n), 0.0, np.zeros(n))
+    raised = track.targets[..., 1] - before[..., 1]
+    middle = source[start + (stop - start) // 4:stop - (stop - start) // 4, :, 1].min(axis=0)
+    clearance = np.minimum(source[early, :, 1], middle)
+    assert np.all(track.targets[early, :, 1] >= clearance - 1e-9)
+    need = np.maximum(clearance - before[late, :, 1], 0.0).max()
+    # (the fading grows over the swing's second half: a smoothstep from its middle)
+    x = np.clip(2.0 * s[late] - 1.0, 0.0, 1.0)
+    assert raised[late, 0] <= (1.0 - stand[late] * x * x * (3.0 - 2.0 * x)) * need + 1e-9
+    assert raised[late, 0] < need - 1e-9
+    assert np.all(raised >= -1e-12)

@@ -1074,7 +1074,10 @@ def _stage_clearance(track: LegTrack, ground: Terrain, floor: float, hover: floa
     stretch out of reach and then fold (its knee bending in a V at the rate limit) where
     the source's keeps its shape; as far as the root is carried, the swing follows what
     the root does beyond a smoothstep between its offsets at the swing's ends, as one
-    arch over the swing, so it leaves and meets the ground path where it did."""
+    arch over the swing, so it leaves and meets the ground path where it did. Over a
+    swing's second half the raise fades out as far as the foot stands
+    (``track.stand``): a foot coming down to a contact follows the ground under each
+    joint."""
     assert track.targets is not None and track.pins is not None
     assert track.ground is not None
     targets, pins = track.targets, track.pins
@@ -1087,9 +1090,12 @@ def _stage_clearance(track: LegTrack, ground: Terrain, floor: float, hover: floa
     # the foot leaves and meets the ground path with its speed)
     arches = np.zeros(n)
     follow = np.zeros(n)
+    landing = np.zeros(n)  # (0 over a swing's first half, up to 1 at its landing)
     for start, stop in contact_spans(~track.planted):
         s = (np.arange(stop - start) + 1.0) / (stop - start + 1.0)
         arches[start:stop] = np.sin(np.pi * s) ** 2
+        if start > 0:
+            landing[start:stop] = _ramp(2.0 * s - 1.0)
         first, last = over[max(start - 1, 0)], over[min(stop, n - 1)]
         follow[start:stop] = arches[start:stop] * (over[start:stop] - first
                                                    - (last - first) * _ramp(s))
@@ -1110,6 +1116,11 @@ def _stage_clearance(track: LegTrack, ground: Terrain, floor: float, hover: floa
         need = np.maximum(need, 0.0) * (free[start:stop] > 0.0)
         if np.any(need > 0.0):
             raise_by[start:stop] = _smooth_cover(need, max(2, (stop - start) // 3))
+    # (on the way down to a contact, faded out as far as the foot stands: there each
+    # joint already follows the ground under it, and a raise for one joint short of its
+    # height over a flank would lift the other off the ground it comes down to)
+    if track.stand is not None:
+        raise_by *= 1.0 - track.stand * landing
     # (faded in on the way out of a lock, none while it is held)
     raise_by = np.maximum(raise_by * _ramp(free), 0.0)
     targets[..., 1] += raise_by[:, None]
