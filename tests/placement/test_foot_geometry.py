@@ -35,13 +35,57 @@ def test_keep_length_holds_the_length_and_both_heights(seed: int) -> None:
     heading = rng.normal(0, 1, (n, 2))
     a, t = _keep_length(ankle, toe, length, share, heading)
     np.testing.assert_allclose(np.linalg.norm(t - a, axis=1), length[:, 0], rtol=1e-9)
-    np.testing.assert_allclose(a[:, 1], ankle[:, 1], atol=1e-12)  # heights kept
-    np.testing.assert_allclose(t[:, 1], toe[:, 1], atol=1e-12)
+    # a foot up to 45° from level keeps both heights (all but exactly)
+    rise = toe[:, 1] - ankle[:, 1]
+    level = np.abs(rise) <= np.sqrt(0.5) * np.linalg.norm(toe - ankle, axis=1)
+    assert level.sum() > n // 4
+    np.testing.assert_allclose(a[level, 1], ankle[level, 1], atol=1e-2 * length.max())
+    np.testing.assert_allclose(t[level, 1], toe[level, 1], atol=1e-2 * length.max())
+    # any other's rise lies between the kept one and the one along its own line
+    along = length[:, 0] * rise / np.linalg.norm(toe - ankle, axis=1)
+    got = t[:, 1] - a[:, 1]
+    low = np.minimum(along, np.clip(rise, -length[:, 0], length[:, 0]))
+    high = np.maximum(along, np.clip(rise, -length[:, 0], length[:, 0]))
+    assert np.all((got >= low - 1e-12) & (got <= high + 1e-12))
     # a fully held toe stays, and a foot whose toe takes the change keeps its ankle
     _, t1 = _keep_length(ankle, toe, length, np.ones((n, 1)), heading)
     np.testing.assert_allclose(t1, toe, atol=1e-12)
     a0, _ = _keep_length(ankle, toe, length, np.zeros((n, 1)), heading)
     np.testing.assert_allclose(a0, ankle, atol=1e-12)
+    # joints at one place go along the given heading, level
+    a2, t2 = _keep_length(ankle, ankle, length, share, heading)
+    flat = heading / np.linalg.norm(heading, axis=1, keepdims=True)
+    np.testing.assert_allclose((t2 - a2)[:, [0, 2]], length * flat, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_keep_length_is_continuous_as_the_foot_passes_through_the_vertical(seed: int) -> None:
+    # a foot turning steadily, in small steps, through pointing straight down (or up),
+    # its toe a little nearer or farther than its length and passing a little to one side
+    # of the ankle: the kept foot turns in small steps too (a heading over the ground
+    # taken alone turns over there, and would throw the toe across in one frame)
+    rng = np.random.default_rng(seed)
+    n = 401
+    length = rng.uniform(0.1, 0.3)
+    scale = rng.choice([0.9, 0.97, 1.03, 1.1])
+    down = rng.choice([-1.0, 1.0])
+    angle = np.linspace(-0.5, 0.5, n)  # from the vertical, in its plane
+    yaw = rng.uniform(0, 2 * np.pi)
+    side = rng.uniform(-0.02, 0.02) * length
+    u = np.array([np.cos(yaw), 0.0, np.sin(yaw)])
+    v = np.array([-np.sin(yaw), 0.0, np.cos(yaw)])
+    offset = scale * length * (np.sin(angle)[:, None] * u + down * np.cos(angle)[:, None]
+                               * np.array([0.0, 1.0, 0.0])) + side * v
+    ankle = np.zeros((n, 3)) + rng.normal(0, 1, 3)
+    toe = ankle + offset
+    share = np.full((n, 1), rng.uniform(0, 1))
+    a, t = _keep_length(ankle, toe, np.full((n, 1), length), share,
+                        np.broadcast_to(rng.normal(0, 1, 2), (n, 2)))
+    step_in = np.linalg.norm(np.diff(offset, axis=0), axis=1).max()
+    for joint in (a, t):
+        step_out = np.linalg.norm(np.diff(joint, axis=0), axis=1)
+        assert step_out.max() < 4.0 * step_in
+    assert np.all(np.isfinite(a)) and np.all(np.isfinite(t))
 
 
 def test_toe_share_follows_the_holds() -> None:
@@ -81,6 +125,31 @@ def test_a_hanging_heel_keeps_its_height_above_sloping_ground(seed: int) -> None
     kept = toe[:, 1] + offset[:, 1] - ground.height(hang[:, 0], hang[:, 2])
     expected = weight * (above_toe + offset[:, 1]) + (1.0 - weight) * kept
     np.testing.assert_allclose(above_heel, expected, atol=1e-3 * length.max())
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_hanging_heel_passes_smoothly_over_its_toe(seed: int) -> None:
+    # the source's heel turning steadily, in small steps, through straight over its toe
+    # (a toe-off that ends pointing down): the hanging heel over sloping ground moves in
+    # small steps too, rather than jumping from one side of the toe to the other
+    rng = np.random.default_rng(seed)
+    ground = _slope(rng)
+    n = 401
+    length = np.full(n, rng.uniform(0.15, 0.25))
+    toe = np.column_stack([np.linspace(-0.1, 0.1, n), np.zeros(n), np.zeros(n)])
+    toe[:, 1] = ground.height(toe[:, 0], toe[:, 2]) + rng.uniform(0.0, 0.02)
+    angle = np.linspace(-0.4, 0.4, n)  # the heel's lean from straight over the toe
+    yaw = rng.uniform(0, 2 * np.pi)
+    side = rng.uniform(-0.02, 0.02)
+    lean = np.column_stack([np.cos(yaw) * np.sin(angle), np.cos(angle),
+                            np.sin(yaw) * np.sin(angle)])
+    lean += side * np.array([-np.sin(yaw), 0.0, np.cos(yaw)])
+    offset = lean / np.linalg.norm(lean, axis=1, keepdims=True) * length[:, None]
+    hang = toe + offset
+    _hang_over_ground(hang, toe, offset, length, np.arange(n), ground, np.ones(n))
+    assert np.all(np.isfinite(hang))
+    step_in = np.linalg.norm(np.diff(toe + offset, axis=0), axis=1).max()
+    assert np.linalg.norm(np.diff(hang, axis=0), axis=1).max() < 4.0 * step_in
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -322,3 +391,101 @@ def test_a_point_on_two_spheres_or_as_near_as_they_allow(seed: int) -> None:
         a = _on_two_spheres(hip, edge * (1 - 1e-9), toe, length, near)
         b = _on_two_spheres(hip, edge * (1 + 1e-9), toe, length, near)
         assert np.abs(a - b).max() < 1e-3 * length.min()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_swing_keeps_its_leg_shape_as_the_root_moves_on_its_own_schedule(seed: int) -> None:
+    # a swing from one ground level to another while the root, carried by the other
+    # foot, goes from one to the other on a different schedule (later or earlier, with a
+    # bump): the swing leg's vertical hip-to-ankle offset against the source's moves
+    # from its value at lift-off to its value at landing, not beyond, where the swing is
+    # in full (before, it followed the root's schedule and stretched out of reach or
+    # folded); planted frames are untouched, and a root that is not carried leaves the
+    # swing on its ground path
+    from limbik.placement.footplant import LegTrack, _level_path, _stage_clearance
+    from limbik.skeleton.limbs import Leg
+
+    rng = np.random.default_rng(seed)
+    n, start, stop = 120, 25, 95
+    thigh, shin = 0.45, 0.42
+    ground = Terrain.flat(-10.0)  # (far below: no clearance raise)
+    levels = rng.uniform(-0.2, 0.2, 2)
+    path = _level_path([(0, start, levels[0]), (stop, n, levels[1])], n)
+    source = np.zeros((n, 2, 3))
+    source[:, 0, 0] = np.linspace(0.0, 1.5, n)
+    source[:, 1, 0] = source[:, 0, 0] + 0.16
+    s = np.clip((np.arange(n) - start + 1) / (stop - start + 1), 0, 1)
+    source[:, 0, 1] = 0.08 + 0.12 * np.sin(np.pi * s) ** 2
+    source[:, 1, 1] = source[:, 0, 1] - 0.06
+    contacts = np.zeros((n, 2), bool)
+    contacts[:start] = contacts[stop:] = True
+    track = LegTrack(Leg("left", 0, 1, 2, 3), thigh, shin, [2, 3], source,
+                     np.array([0.08, 0.02]), contacts=contacts)
+    track.ground = path
+    track.pins = contacts.astype(float)
+    track.targets = source + path[:, None, None] * [0.0, 1.0, 0.0]
+    before = track.targets.copy()
+    shift = rng.uniform(-0.3, 0.3)
+    root = (levels[0] + (levels[1] - levels[0]) * np.clip((s - shift), 0, 1)
+            + rng.uniform(-0.05, 0.05) * np.sin(np.pi * s))
+    drop = rng.uniform(0.0, 0.02)
+    _stage_clearance(track, ground, 0.0, 0.0, root, drop, np.ones(n))
+    np.testing.assert_array_equal(track.targets[contacts[:, 0]], before[contacts[:, 0]])
+    arch = np.sin(np.pi * s) ** 2
+    # the root's lowering by ``drop`` is shared by the swing (as its arch)
+    off = (root - drop * arch) - (track.targets[:, 0, 1] - source[:, 0, 1])
+    ends = off[start - 1], off[stop]
+    full = (arch >= 0.999) & ~contacts[:, 0]
+    assert full.sum() > 0
+    assert np.all(off[full] >= min(ends) - 1e-3) and np.all(off[full] <= max(ends) + 1e-3)
+    # not carried: the swing stays on its ground path, lowered by the drop
+    track.targets = before.copy()
+    _stage_clearance(track, ground, 0.0, 0.0, root, drop, np.zeros(n))
+    np.testing.assert_allclose(track.targets[..., 1], before[..., 1]
+                               - drop * (arch * ~contacts[:, 0])[:, None], atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_foot_standing_on_its_way_down_is_not_lifted_for_one_joint(seed: int) -> None:
+    # a swing whose ankle dips below the source's clearance twice, once in its first
+    # half and once in its second, where the foot already stands as it comes down: the
+    # first dip is covered (every joint at least its clearance), the second is raised
+    # less, as far as the foot stands there (it follows the ground under each joint)
+    from limbik.placement.footplant import LegTrack, _stage_clearance
+    from limbik.skeleton.limbs import Leg
+
+    rng = np.random.default_rng(seed)
+    n, start, stop = 100, 20, 80
+    ground = Terrain.flat(0.0)
+    source = np.zeros((n, 2, 3))
+    source[:, 0, 0] = np.linspace(0.0, 1.0, n)
+    source[:, 1, 0] = source[:, 0, 0] + 0.15
+    s = np.clip((np.arange(n) - start + 1) / (stop - start + 1), 0, 1)
+    source[:, 0, 1] = 0.08 + 0.1 * np.sin(np.pi * s) ** 2
+    source[:, 1, 1] = 0.02 + 0.1 * np.sin(np.pi * s) ** 2
+    contacts = np.zeros((n, 2), bool)
+    contacts[:start] = contacts[stop:] = True
+    track = LegTrack(Leg("left", 0, 1, 2, 3), 0.45, 0.42, [2, 3], source,
+                     np.array([0.08, 0.02]), contacts=contacts)
+    track.ground = np.zeros(n)
+    track.pins = contacts.astype(float)
+    track.targets = source.copy()
+    early, late = rng.integers(start + 16, start + 24), rng.integers(stop - 10, stop - 4)
+    for f in (early, late):
+        track.targets[f - 2:f + 3, 0, 1] -= rng.uniform(0.03, 0.06)
+    stand = np.zeros(n)
+    stand[late - 8:] = rng.choice([0.5, 1.0])
+    stand[contacts[:, 0]] = 1.0
+    track.stand = stand
+    before = track.targets.copy()
+    _stage_clearance(track, ground, 0.0, 0.0, np.zeros(n), 0.0, np.zeros(n))
+    raised = track.targets[..., 1] - before[..., 1]
+    middle = source[start + (stop - start) // 4:stop - (stop - start) // 4, :, 1].min(axis=0)
+    clearance = np.minimum(source[early, :, 1], middle)
+    assert np.all(track.targets[early, :, 1] >= clearance - 1e-9)
+    need = np.maximum(clearance - before[late, :, 1], 0.0).max()
+    # (the fading grows over the swing's second half: a smoothstep from its middle)
+    x = np.clip(2.0 * s[late] - 1.0, 0.0, 1.0)
+    assert raised[late, 0] <= (1.0 - stand[late] * x * x * (3.0 - 2.0 * x)) * need + 1e-9
+    assert raised[late, 0] < need - 1e-9
+    assert np.all(raised >= -1e-12)

@@ -85,12 +85,13 @@ def turn_point(heights: np.ndarray, cell: float, x0: float, z0: float, px: float
     ``(hx, hz)`` over the ground (the grid ``heights``, as :func:`height_at`), at the
     height ``weight · (ground + above) + (1 − weight) · kept``: starting from the ground
     under the pivot, ``rounds`` rounds of taking the ground under the point, its height
-    there, and the horizontal reach that height leaves (the rise clamped to ±0.99 of
-    ``size``); then the height over the last point."""
+    there, and the horizontal reach that height leaves (the rise clamped to ±``size``: a
+    height ``size`` or more from the pivot's puts the point straight over or under it,
+    whatever the heading); then the height over the last point."""
     x, z = px, pz
     for _ in range(rounds):
         y = weight * (height_at(heights, cell, x0, z0, x, z) + above) + (1.0 - weight) * kept
-        rise = min(max(y - py, -0.99 * size), 0.99 * size)
+        rise = min(max(y - py, -size), size)
         reach = np.sqrt(size * size - rise * rise)
         x = px + hx * reach
         z = pz + hz * reach

@@ -925,7 +925,9 @@ def _turn_over_ground(pivot: np.ndarray, heading: np.ndarray, length: np.ndarray
     ``heading`` ``(n, 2)`` over the ground, at the height ``weight · (ground + above) +
     (1 − weight) · kept`` (``(n,)`` each): the ground under the point as it turns about the
     pivot, found as a fixed point from the ground under the pivot in nine rounds
-    (:func:`~limbik.placement._footplant_kernels.turn_over_ground`)."""
+    (:func:`~limbik.placement._footplant_kernels.turn_over_ground`). A height ``length``
+    or more from the pivot's puts the point straight over or under it (its extent over
+    the ground goes to 0 there, whatever the heading)."""
     def c(a: np.ndarray) -> np.ndarray:
         return np.ascontiguousarray(a, dtype=np.float64)
     return turn_over_ground(ground.heights, ground.cell_size, ground.origin[0],
@@ -1079,19 +1081,31 @@ def _toe_share(ankle_pin: np.ndarray, toe_pin: np.ndarray) -> np.ndarray:
 def _keep_length(ankle: np.ndarray, toe: np.ndarray, length: np.ndarray,
                  toe_first: np.ndarray, source_heading: np.ndarray
                  ) -> tuple[np.ndarray, np.ndarray]:
-    """Ankle and toe ``(n, 3)`` moved to ``length`` ``(n, 1)`` apart with both heights kept
-    (a heel rising off a held toe comes closer to it over the ground as the foot turns
-    about it), along their heading over the ground (``source_heading`` ``(n, 2)`` where
-    one is straight over the other); the toe moves by ``1 − toe_first`` ``(n, 1)`` of the
-    change and the ankle by the rest (where the two are more than 0.99 of the length
-    apart in height, the heights give way too)."""
+    """Ankle and toe ``(n, 3)`` moved to ``length`` ``(n, 1)`` apart along their heading over
+    the ground, the toe by ``1 − toe_first`` ``(n, 1)`` of the change and the ankle by the
+    rest.
+
+    The rise from ankle to toe is blended between the one that keeps both heights (a
+    heel rising off a held toe comes closer to it over the ground as the foot turns
+    about it; clipped to ``±length``) and the one of the foot scaled along its own line,
+    by ``1 − s¹⁶`` with ``s`` the sine of the foot's pitch: a foot up to about 45° from
+    level keeps its heights all but exactly, and one pointing straight up or down is
+    scaled along its line. Its extent over the ground then goes to 0 as the foot passes through
+    the vertical, where its heading over the ground turns over, so the result is
+    continuous there. Joints at one place go along ``source_heading`` ``(n, 2)``.
+    """
     a, t = ankle.copy(), toe.copy()
-    rise = np.clip(t[:, 1:2] - a[:, 1:2], -0.99 * length, 0.99 * length)
-    heading = (t - a)[:, [0, 2]]
+    offset = t - a
+    distance = np.linalg.norm(offset, axis=1, keepdims=True)
+    apart = distance > 1e-9 * length
+    sine = np.where(apart, offset[:, 1:2] / np.maximum(distance, 1e-300), 0.0)
+    kept = 1.0 - sine ** 16
+    rise = kept * np.clip(offset[:, 1:2], -length, length) + (1.0 - kept) * length * sine
+    heading = offset[:, [0, 2]]
     flat = np.linalg.norm(heading, axis=1, keepdims=True)
     heading = np.where(flat > 1e-9 * length, heading, source_heading)
     heading /= np.maximum(np.linalg.norm(heading, axis=1, keepdims=True), 1e-300)
-    over_ground = np.sqrt(length * length - rise * rise) * heading
+    over_ground = np.sqrt(np.maximum(length * length - rise * rise, 0.0)) * heading
     pivot = (1.0 - toe_first) * a[:, [0, 2]] + toe_first * t[:, [0, 2]]
     a[:, [0, 2]] = pivot - toe_first * over_ground
     pivot_y = (1.0 - toe_first) * a[:, 1:2] + toe_first * t[:, 1:2]
@@ -1134,17 +1148,38 @@ def _smooth_cover(need: np.ndarray, width: int) -> np.ndarray:
     return (bump * np.maximum(need, 0.0)[None, :]).max(axis=1)
 
 
-def _stage_clearance(track: LegTrack, ground: Terrain, floor: float, drop: float) -> None:
-    """The swings lowered with the root's constant ``drop`` (the leg keeps its shape),
-    then raised, smoothly, where a foot joint would pass the terrain closer than the
-    source's own clearance; and nothing in the ground (what is left lifts the foot)."""
+def _stage_clearance(track: LegTrack, ground: Terrain, floor: float, hover: float,
+                     root: np.ndarray, drop: float, carried: np.ndarray) -> None:
+    """The swings carried with the root, lowered with its constant ``drop`` (the leg keeps
+    its shape), then raised, smoothly, where a foot joint would pass the terrain closer
+    than the source's own clearance; and nothing in the ground (what is left lifts the
+    foot).
+
+    ``root`` ``(F,)`` is the root's vertical offset before ``drop``, and ``carried``
+    ``(F,)`` (0..1) how much another foot stands (the root then follows that foot's
+    ground). A swing carried on its foot's ground path alone (a smoothstep from the
+    lift-off ground to the landing ground) and a root carried by the other foot move
+    down into a trough or up a rise on their own schedules, so the swing leg would
+    stretch out of reach and then fold (its knee bending in a V at the rate limit) where
+    the source's keeps its shape; as far as the root is carried, the swing follows what
+    the root does beyond a smoothstep between its offsets at the swing's ends, as one
+    arch over the swing, so it leaves and meets the ground path where it did. Over a
+    swing's second half the raise fades out as far as the foot stands
+    (``track.stand``): a foot coming down to a contact follows the ground under each
+    joint."""
     assert track.targets is not None and track.pins is not None
+    assert track.ground is not None
     targets, pins = track.targets, track.pins
     n = len(targets)
     free = 1.0 - pins.max(axis=1)
-    # (the drop, and any raise, as one arch over each swing, sin²(pi s): the foot leaves
-    # and meets the ground path with its speed)
+    # (the root's offset over the foot's ground path: constant for a leg that keeps its
+    # shape)
+    over = root - (track.ground - floor - hover)
+    # (the drop, the following, and any raise, as one arch over each swing, sin²(pi s):
+    # the foot leaves and meets the ground path with its speed)
     arches = np.zeros(n)
+    follow = np.zeros(n)
+    landing = np.zeros(n)  # (0 over a swing's first half, up to 1 at its landing)
     raise_by = np.zeros(n)
     starts, stops = _span_arrays(~track.planted)
     if starts.size:
@@ -1152,7 +1187,11 @@ def _stage_clearance(track: LegTrack, ground: Terrain, floor: float, drop: float
         lengths = stops - starts
         s = (frames - starts[span] + 1.0) / (lengths[span] + 1.0)
         arches[frames] = np.sin(np.pi * s) ** 2
-    targets[..., 1] -= (drop * arches * _ramp(free))[:, None]
+        landing[frames] = np.where(starts[span] > 0, _ramp(2.0 * s - 1.0), 0.0)
+        first = over[np.maximum(starts - 1, 0)][span]
+        last = over[np.minimum(stops, n - 1)][span]
+        follow[frames] = arches[frames] * (over[frames] - first - (last - first) * _ramp(s))
+    targets[..., 1] += ((follow * carried - drop * arches) * _ramp(free))[:, None]
     swings = stops - starts >= 2
     starts, stops = starts[swings], stops[swings]
     if starts.size:
@@ -1173,6 +1212,11 @@ def _stage_clearance(track: LegTrack, ground: Terrain, floor: float, drop: float
             start, stop = int(starts[c]), int(stops[c])
             raise_by[start:stop] = _smooth_cover(need[first[c]:first[c] + stop - start],
                                                  max(2, (stop - start) // 3))
+    # (on the way down to a contact, faded out as far as the foot stands: there each
+    # joint already follows the ground under it, and a raise for one joint short of its
+    # height over a flank would lift the other off the ground it comes down to)
+    if track.stand is not None:
+        raise_by *= 1.0 - track.stand * landing
     # (faded in on the way out of a lock, none while it is held)
     raise_by = np.maximum(raise_by * _ramp(free), 0.0)
     targets[..., 1] += raise_by[:, None]
@@ -1492,7 +1536,9 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
     offset = offset * max(weight.values())  # (legs kept as the source's keep its root)
     lift = offset[:, None] * _UP
     for track in tracks:
-        _stage_clearance(track, ground, floor, drop)
+        others = [t.stand for t in tracks if t is not track and t.stand is not None]
+        carried = np.max(others, axis=0) if others else np.zeros(len(lift))
+        _stage_clearance(track, ground, floor, hover, lift[:, 1] + drop, drop, carried)
     tick(4, "legs")
     for track in tracks:  # knees bend no faster than the source's where ankles are free
         assert track.targets is not None and track.pins is not None
