@@ -27,8 +27,6 @@ each ``--jitter`` level.
 from __future__ import annotations
 
 import argparse
-import os
-from pathlib import Path
 
 import numpy as np
 
@@ -37,16 +35,8 @@ from limbik import metrics
 from limbik.placement.positions import footplant_positions
 from limbik.skeleton import resample
 from limbik.skeleton.positions import position_layout
+from positions import CMU_FOR_SMPL22, CMU_UNIT, DATA  # benchmarks/positions.py
 
-DATA = Path(os.environ.get("LIMBIK_SHARED_DATA",
-                           Path(__file__).resolve().parents[1].parent / "shared" / "data"))
-#: SMPL's 22 joints on a CMU-named skeleton.
-CMU_FOR_SMPL22 = ("Hips", "LeftUpLeg", "RightUpLeg", "LowerBack", "LeftLeg", "RightLeg", "Spine",
-                  "LeftFoot", "RightFoot", "Spine1", "LeftToeBase", "RightToeBase", "Neck",
-                  "LeftShoulder", "RightShoulder", "Head", "LeftArm", "RightArm", "LeftForeArm",
-                  "RightForeArm", "LeftHand", "RightHand")
-#: CMU units (about 5.6 cm) in metres.
-CMU_UNIT = 0.056
 FPS = 20.0
 FEET = (7, 10, 8, 11)  # left ankle, left toe, right ankle, right toe
 UPPER = (3, 6, 9, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21)
