@@ -32,9 +32,9 @@ SPEED_WINDOW = 0.05
 #: its contacts are found.
 NOISE_TIME = 0.05
 #: Standing jitter (leg lengths, :func:`standing_noise`) up to which a clip is taken as
-#: clean (motion capture stands within about 0.2% of a leg) and from which it is taken as
-#: fully noisy (half the contact height, where single frames cross its band); linear in
-#: between (:func:`noise_smoothing`).
+#: clean (the shared motion capture stands within 0.05–0.5% of a leg) and from which it is
+#: taken as fully noisy (half the contact height, where single frames cross its band);
+#: linear in between (:func:`noise_smoothing`).
 CLEAN_NOISE, NOISY_NOISE = 0.005, 0.015
 #: Seconds ahead within which a joint that still comes lower is landing, not standing.
 LANDING_TIME = 0.2
