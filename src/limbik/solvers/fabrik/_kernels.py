@@ -709,13 +709,13 @@ def chain_workspace(n):
 
     Passed in rather than allocated there, so a serial solve compiles no allocation.
     """
-    return np.empty(n - 1), np.empty(3), np.empty((n, 3))
+    return np.empty(n - 1), np.empty(3), np.empty((n, 3)), np.empty(3)
 
 
 @_jit_no_alloc
 def solve_chain_range(start, stop, pos, target, direction, has_dir, tol_abs, tol_rel, max_iter,
                       min_improvement, fixed_root, frame0, limits, reached, error, iterations,
-                      work):
+                      work, own_units):
     """FABRIK on chains ``start .. stop − 1`` of a batch, in place.
 
     pos (B, n, 3) start poses, overwritten with the solution; target (B, 3);
@@ -727,10 +727,12 @@ def solve_chain_range(start, stop, pos, target, direction, has_dir, tol_abs, tol
     Outputs reached (B,) bool, error (B,), iterations (B,) int64; ``work`` is
     :func:`chain_workspace`'s scratch. A chain whose
     pose or target holds NaN or inf is left alone (its outputs unset); returns the
-    number of such chains.
+    number of such chains. With ``own_units`` each chain is solved in units of its own
+    size (:func:`_chain_unit`, a power of two: exact), ``tol_abs`` and
+    ``min_improvement`` given in the batch's units; else in the units it comes in.
     """
     n = pos.shape[1]
-    lengths, root, scratch = work
+    lengths, root, scratch, own_target = work
     skipped = 0
     for b in range(start, stop):
         p = pos[b]
@@ -738,6 +740,16 @@ def solve_chain_range(start, stop, pos, target, direction, has_dir, tol_abs, tol
         if not _finite_chain(p, t):
             skipped += 1
             continue
+        unit = _chain_unit(p, t) if own_units else 1.0
+        if unit != 1.0:  # (the pose in place, the target in scratch: the caller's stays)
+            for i in range(n):
+                for c in range(3):
+                    p[i, c] /= unit
+            for c in range(3):
+                own_target[c] = t[c] / unit
+            t = own_target
+        chain_tol_abs = tol_abs / unit if tol_abs >= 0.0 else tol_abs
+        chain_min_improvement = min_improvement / unit
         total = 0.0
         for i in range(n - 1):
             dx = p[i + 1, 0] - p[i, 0]
@@ -748,7 +760,7 @@ def solve_chain_range(start, stop, pos, target, direction, has_dir, tol_abs, tol
         root[0] = p[0, 0]
         root[1] = p[0, 1]
         root[2] = p[0, 2]
-        tol = tol_abs if tol_abs >= 0.0 else tol_rel * total
+        tol = chain_tol_abs if chain_tol_abs >= 0.0 else tol_rel * total
         db = b if direction.shape[0] > 1 else 0  # (1, 3) when no direction is given
         dirx = direction[db, 0]
         diry = direction[db, 1]
@@ -759,8 +771,9 @@ def solve_chain_range(start, stop, pos, target, direction, has_dir, tol_abs, tol
         if n < 2 or total <= 0.0:
             err = _chain_error(p, t, lengths, False, 0.0, 0.0, 0.0) if n >= 1 else 0.0
             reached[b] = err <= tol
-            error[b] = err
+            error[b] = err * unit
             iterations[b] = 0
+            _scale_back(p, unit)
             continue
         tx = t[0] - root[0]
         ty = t[1] - root[1]
@@ -815,12 +828,35 @@ def solve_chain_range(start, stop, pos, target, direction, has_dir, tol_abs, tol
                     err = _chain_error(p, t, lengths, has_dir, dirx, diry, dirz)
                     settle = it + 2
                     continue
-                if improvement < min_improvement and it > settle:
+                if improvement < chain_min_improvement and it > settle:
                     break
         reached[b] = err <= tol
-        error[b] = err
+        error[b] = err * unit
         iterations[b] = it
+        _scale_back(p, unit)
     return skipped
+
+
+@_inner
+def _chain_unit(p, t):
+    """The power of two at most the largest absolute value of the pose ``p`` (n, 3) and
+    the target ``t`` (3,), all finite (1.0 for zeros): the chain's own unit."""
+    largest = max(abs(t[0]), abs(t[1]), abs(t[2]))
+    for i in range(p.shape[0]):
+        for c in range(3):
+            largest = max(largest, abs(p[i, c]))
+    if largest == 0.0:
+        return 1.0
+    return math.ldexp(1.0, math.frexp(largest)[1] - 1)
+
+
+@_inner
+def _scale_back(p, unit):
+    """The pose ``p`` (n, 3) solved in ``unit`` back in the caller's units, in place."""
+    if unit != 1.0:
+        for i in range(p.shape[0]):
+            for c in range(3):
+                p[i, c] *= unit
 
 
 @_inner

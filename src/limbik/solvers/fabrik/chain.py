@@ -283,18 +283,27 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
         t = np.array(t, order="C")
     d = np.array(np.broadcast_to(dvec, shape + (3,)).reshape(size, 3), order="C") if has_dir \
         else _NO_DIRECTION
-    # each chain in units of its own size (exact, 2^k): one kernel run per unit
+    # each chain in units of its own size (exact, 2^k): the kernel scales each chain, in
+    # one run, where nothing else works on the solved rows in their units; else (arcs and
+    # polish under limits, closing the gap) one run per unit
     skipped = 0
-    for unit, rows in unit_groups(element_units(p, t)):
-        if rows is None:
-            skipped += _solve_rows(p, t, d, has_dir, tol_abs, tol_rel, max_it, min_imp, fixed_root,
-                        frame0, limits, closing, unit, reached, error, iterations, n)
-            continue
-        part = p[rows]
-        r, e, i = reached[rows], error[rows], iterations[rows]
-        skipped += _solve_rows(part, t[rows], d[rows] if has_dir else d, has_dir, tol_abs, tol_rel,
-                    max_it, min_imp, fixed_root, frame0, limits, closing, unit, r, e, i, n)
-        p[rows], reached[rows], error[rows], iterations[rows] = part, r, e, i
+    if not (closing or (_arc_bends(limits) if fixed_root and not has_dir and n > 2 else [])):
+        skipped = _solve_rows(p, t, d, has_dir, tol_abs, tol_rel, max_it, min_imp, fixed_root,
+                              frame0, limits, closing, 1.0, reached, error, iterations, n,
+                              own_units=True)
+    else:
+        for unit, rows in unit_groups(element_units(p, t)):
+            if rows is None:
+                skipped += _solve_rows(p, t, d, has_dir, tol_abs, tol_rel, max_it, min_imp,
+                                       fixed_root, frame0, limits, closing, unit, reached,
+                                       error, iterations, n)
+                continue
+            part = p[rows]
+            r, e, i = reached[rows], error[rows], iterations[rows]
+            skipped += _solve_rows(part, t[rows], d[rows] if has_dir else d, has_dir, tol_abs,
+                                   tol_rel, max_it, min_imp, fixed_root, frame0, limits,
+                                   closing, unit, r, e, i, n)
+            p[rows], reached[rows], error[rows], iterations[rows] = part, r, e, i
     if skipped:  # the kernel found NaN or inf: raise the error that names it
         as_float_array(positions, "positions", ())
         as_points(target, "target")
@@ -318,11 +327,12 @@ def fabrik(positions: Any, target: Any, *, tolerance: float | None = None,
 def _solve_rows(p: np.ndarray, t: np.ndarray, d: np.ndarray, has_dir: bool, tol_abs: float,
                 tol_rel: float, max_it: int, min_imp: float, fixed_root: bool,
                 frame0: np.ndarray, limits: Any, closing: bool, unit: float,
-                reached: np.ndarray, error: np.ndarray, iterations: np.ndarray, n: int
-                ) -> int:
+                reached: np.ndarray, error: np.ndarray, iterations: np.ndarray, n: int,
+                own_units: bool = False) -> int:
     """FABRIK on rows ``p (B, n, 3)`` (in place) toward ``t (B, 3)``, solved in units of
-    ``unit`` (a power of two: exact) and written back in the caller's units. Returns the
-    number of rows holding NaN or inf (then nothing is written back)."""
+    ``unit`` (a power of two: exact), or with ``own_units`` each row in its own (the
+    kernel's), and written back in the caller's units. Returns the number of rows
+    holding NaN or inf (then nothing is written back)."""
     if unit != 1.0:
         p /= unit  # the solver's own copy
         t = t / unit
@@ -331,7 +341,8 @@ def _solve_rows(p: np.ndarray, t: np.ndarray, d: np.ndarray, has_dir: bool, tol_
     size = p.shape[0]
     args = (p, t, d, has_dir, tol_abs, tol_rel, max_it, min_imp, bool(fixed_root), frame0,
             limits, reached, error, iterations)
-    skipped = run_batch(K.solve_chain_range, size, lambda: (*args, K.chain_workspace(n)),
+    skipped = run_batch(K.solve_chain_range, size,
+                        lambda: (*args, K.chain_workspace(n), bool(own_units)),
                         smallest=SMALLEST_CHUNK)
     if skipped:  # the kernel found NaN or inf: the caller raises the error that names it
         return int(skipped)
@@ -351,7 +362,7 @@ def _solve_rows(p: np.ndarray, t: np.ndarray, d: np.ndarray, has_dir: bool, tol_
                     min_imp, bool(fixed_root), frame0, limits, r, e, i)
 
             def again(more: tuple[Any, ...] = more) -> tuple[Any, ...]:
-                return (*more, K.chain_workspace(n))
+                return (*more, K.chain_workspace(n), False)
 
             run_batch(K.solve_chain_range, rows.size, again, smallest=SMALLEST_CHUNK)
             better = e < error[rows]
@@ -386,7 +397,7 @@ def _polish_rows(p: np.ndarray, t: np.ndarray, d: np.ndarray, tol_abs: float, to
     r, e, i = reached[rows], error[rows], iterations[rows]
     more = (start, np.ascontiguousarray(t[rows]), d, False, tol_abs, tol_rel, max_it, min_imp,
             True, frame0, limits, r, e, i)
-    run_batch(K.solve_chain_range, rows.size, lambda: (*more, K.chain_workspace(n)),
+    run_batch(K.solve_chain_range, rows.size, lambda: (*more, K.chain_workspace(n), False),
               smallest=SMALLEST_CHUNK)
     better = e < error[rows]
     rows = rows[better]
