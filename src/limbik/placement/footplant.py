@@ -569,6 +569,8 @@ class LegTrack:
     stand: np.ndarray | None = None  # (F,) 0..1 how much the foot stands on the ground
     sole: np.ndarray | None = None  # (F,) the source foot's lowest point (ankle, toe, toe
     # tips) above its resting height
+    flat_pitch: float = 0.0  # units the toe stands above its rest beyond the ankle's
+    # height above its own while the foot stands flat on the ground
 
     @property
     def planted(self) -> np.ndarray:
@@ -695,6 +697,27 @@ def _stage_hovers(track: LegTrack, floor: float) -> None:
     track.hover = _span_percentiles(lowest, starts, stops, 25.0).tolist() if starts.size else []
 
 
+def _stage_flat_pitch(tracks: list[LegTrack]) -> None:
+    """Per leg with a toe, the toe's height above its rest less the ankle's above its own
+    while the foot stands flat (``flat_pitch``): the median over the frames where both are
+    in contact and the sole is within ``FLOAT_KEPT`` of its rest; a leg without such
+    frames takes the other legs' (one skeleton, one foot shape), and 0 where none has
+    them (the rests then stand for the flat foot)."""
+    pitches: dict[int, np.ndarray] = {}
+    for i, track in enumerate(tracks):
+        if track.contacts.shape[1] < 2 or track.sole is None:
+            continue
+        above = track.source[..., 1] - track.rest  # (a constant floor cancels)
+        down = track.sole <= FLOAT_KEPT * (track.thigh + track.shin)
+        flat = track.contacts.all(axis=1) & down
+        pitches[i] = (above[:, 1] - above[:, 0])[flat]
+    for i in pitches:
+        own = pitches[i]
+        pool = own if own.size else np.concatenate([p for j, p in pitches.items() if j != i]
+                                                   + [np.zeros(0)])
+        tracks[i].flat_pitch = float(np.median(pool)) if pool.size else 0.0
+
+
 def _span_arrays(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The runs of ``mask`` ``(n,)`` as half-open frame ranges: starts and stops ``(S,)``."""
     return runs(mask)
@@ -795,7 +818,11 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
     would not; where heel and toe are held at once the foot keeps its length about its
     ball (:func:`_hold_foot_length`). Heights: the source's standing heights above the
     joints' rests, less the float of the foot's sole beyond ``FLOAT_KEPT`` on every
-    planted frame (a landing or lifting foot keeps the float it lands or lifts with).
+    planted frame (a landing or lifting foot keeps the float it lands or lifts with); a
+    toe held with its ankle that stays above the ankle's height over its rest plus the
+    foot's ``flat_pitch`` and ``FLOAT_KEPT`` on every such settled frame of its contact
+    is held at that height there (the foot stands flat; a toe that comes down in its
+    contact keeps the source's roll).
 
     Also the ground path the foot travels over: the ground under its locks while planted,
     a smoothstep from the lift-off ground to the landing ground between contacts, and
@@ -826,17 +853,34 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
     lowest = above_rest.min(axis=1) if track.sole is None else track.sole
     foot_float = np.maximum(lowest - FLOAT_KEPT * size, 0.0)
     window = max(1, round(LANDING_TIME / dt))
+    settled = np.ones(n, dtype=bool)
     for start, stop in contact_spans(track.planted):
         if start > 0:  # (a contact the clip starts in has landed)
             ahead = lowest[start:min(stop, start + window + 1)]
             landed = start + int(np.flatnonzero(ahead <= ahead.min() + FLOAT_KEPT * size)[0])
             foot_float[start:landed] = foot_float[landed]
+            settled[start:landed] = False
+            if start + window >= n:  # (the clip ends before it could be seen to land)
+                settled[start:stop] = False
         if stop < n:  # (and lifts off as the source's does, from its last low)
             behind = lowest[max(start, stop - window - 1):stop]
             last = stop - len(behind) + int(np.flatnonzero(
                 behind <= behind.min() + FLOAT_KEPT * size)[-1])
             foot_float[last:stop] = foot_float[last]
+            settled[last + 1:stop] = False
     standing = above_rest - foot_float[:, None]
+    if k > 1:  # a settled foot held at heel and toe stands flat: its toe no higher above
+        # its rest than the heel above its own (or its rest, where the heel is lower) plus
+        # the foot's flat pitch and FLOAT_KEPT, in a toe contact whose toe never comes down
+        # to that level (a foot that lands on its heel with its toe up and lifts so lays
+        # the toe down; one that rolls down onto its toe keeps the roll)
+        flat = track.contacts.all(axis=1) & settled
+        level = (np.maximum(standing[:, 0], 0.0) + max(track.flat_pitch, 0.0)
+                 + FLOAT_KEPT * size)
+        for start, stop in zip(*_span_arrays(track.contacts[:, 1]), strict=True):
+            on = np.flatnonzero(flat[start:stop]) + start
+            if on.size and np.all(standing[on, 1] > level[on]):
+                standing[on, 1] = level[on]
     for j in range(k):
         starts, stops = _span_arrays(track.contacts[:, j])
         if starts.size == 0:
@@ -1522,6 +1566,7 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
     ease_in = max(1, round(smooth_time / dt))
     for track in tracks:
         _stage_hovers(track, floor)
+    _stage_flat_pitch(tracks)
     # the one lift that puts the source's typical stance on the ground
     hovers = [h for track in tracks for h in track.hover]
     hover = float(np.median(hovers)) if hovers else 0.0
