@@ -11,8 +11,18 @@ from numba import njit
 from limbik._runtime.validation import FloatArray, as_float_array, as_int
 from limbik.errors import InvalidInputError
 
-__all__ = ["contact_spans", "contacts_from_ranges", "detect_contacts", "horizontal_speed",
-           "joint_contacts", "local_minimum", "low_pass", "noise_smoothing", "standing_noise"]
+__all__ = [
+    "contact_spans",
+    "contacts_from_ranges",
+    "detect_contacts",
+    "feet_contacts",
+    "horizontal_speed",
+    "joint_contacts",
+    "local_minimum",
+    "low_pass",
+    "noise_smoothing",
+    "standing_noise",
+]
 
 #: Seconds either side over which a joint's local floor (its running minimum height) is
 #: taken: long enough to span a step, short enough that stances hovering at different
@@ -343,3 +353,23 @@ def joint_contacts(heights: Any, speeds: Any, leg_length: float, dt: float, *,
                                     lifting=np.ones(len(signal), dtype=bool),
                                     landing=height > ahead + LANDED_SHARE * contact_height)
     return out
+
+
+def feet_contacts(paths: Sequence[np.ndarray], heights: Sequence[np.ndarray],
+                  leg_length: float, dt: float, *, contact_height: float = CONTACT_HEIGHT,
+                  speed_threshold: float | None = None) -> list[np.ndarray]:
+    """:func:`joint_contacts` for each foot of a clip: ``paths[i]`` ``(frames, k, 3)`` are
+    foot ``i``'s joints' positions and ``heights[i]`` ``(frames, k)`` their heights above
+    the ground, in the clip's units. One noise low-pass (:func:`noise_smoothing` of all
+    the feet's paths) and one speed threshold (default: :func:`joint_speed_threshold` of
+    all their speeds) serve every foot; returns a mask ``(frames, k)`` per foot."""
+    if not paths:
+        return []
+    smoothing = noise_smoothing(np.concatenate(list(paths), axis=1), dt, leg_length)
+    speeds = [np.stack([smoothed_speed(p[:, k], dt, smoothing) for k in range(p.shape[1])],
+                       axis=1) for p in paths]
+    gate = (joint_speed_threshold(np.concatenate([s.ravel() for s in speeds]) / leg_length)
+            if speed_threshold is None else float(speed_threshold))
+    return [joint_contacts(h, v, leg_length, dt, contact_height=contact_height,
+                           speed_threshold=gate, smoothing=smoothing)
+            for h, v in zip(heights, speeds, strict=True)]

@@ -60,11 +60,9 @@ from limbik.placement.contacts import (
     LANDING_TIME,
     contact_spans,
     contacts_from_ranges,
-    joint_contacts,
+    feet_contacts,
     joint_speed_threshold,
-    noise_smoothing,
     runs,
-    smoothed_speed,
     window_reduce,
 )
 from limbik.placement.feet import (
@@ -658,26 +656,24 @@ def _stage_tracks(motion: Motion, full_world: np.ndarray, legs: Sequence[Leg],
 def _stage_contacts(tracks: list[LegTrack], given: Mapping[str, Any] | None, floor: float,
                     leg_length: float, dt: float, contact_height: float,
                     contact_speed: float | None) -> None:
-    """Contacts per foot joint: given per leg, else :func:`joint_contacts` on the source's
-    heights above its floor and speeds, with one speed threshold and one noise low-pass
-    (:func:`~limbik.placement.contacts.noise_smoothing`) for all the clip's feet."""
-    smoothing = (noise_smoothing(np.concatenate([t.source for t in tracks], axis=1), dt,
-                                 leg_length) if tracks else 0.0)
-    speeds = [np.stack([smoothed_speed(t.source[:, k], dt, smoothing)
-                        for k in range(len(t.joints))], axis=1) for t in tracks]
-    gate = (joint_speed_threshold(np.concatenate([s.ravel() for s in speeds]) / leg_length)
-            if contact_speed is None
+    """Contacts per foot joint: given per leg, else found on the source's heights above its
+    floor and speeds (:func:`~limbik.placement.contacts.feet_contacts`: one speed
+    threshold and one noise low-pass for all the clip's feet)."""
+    gate = (None if contact_speed is None
             else as_float(contact_speed, "contact_speed", minimum=0.0, exclusive=True))
     frames = len(tracks[0].source) if tracks else 0
-    for track, speed in zip(tracks, speeds, strict=True):
-        side = track.leg.side
-        mask = None if given is None else given.get(side)
+    masks = [None if given is None else given.get(t.leg.side) for t in tracks]
+    found: list[np.ndarray | None] = [None] * len(tracks)
+    if any(m is None for m in masks):
+        found = list(feet_contacts([t.source for t in tracks],
+                                   [t.source[..., 1] - floor for t in tracks], leg_length,
+                                   dt, contact_height=contact_height, speed_threshold=gate))
+    for track, mask, detected in zip(tracks, masks, found, strict=True):
         if mask is None:
-            heights = track.source[..., 1] - floor
-            track.contacts = joint_contacts(heights, speed, leg_length, dt,
-                                            contact_height=contact_height,
-                                            speed_threshold=gate, smoothing=smoothing)
+            assert detected is not None
+            track.contacts = detected
             continue
+        side = track.leg.side
         if np.asarray(mask).dtype == bool:
             m = np.asarray(mask)
             if m.shape != (frames,):

@@ -567,11 +567,8 @@ def _score_motion(motion: Any, *, source: Any | None = None, terrain: _Ground | 
     the motion's :func:`_knees` (``knees``)."""
     from limbik.placement.contacts import (
         MIN_CONTACT_TIME,
-        joint_contacts,
-        joint_speed_threshold,
-        noise_smoothing,
+        feet_contacts,
         runs,
-        smoothed_speed,
         window_reduce,
     )
     from limbik.placement.feet import estimate_floor, foot_joints, leg_lengths, world_pose
@@ -613,32 +610,27 @@ def _score_motion(motion: Any, *, source: Any | None = None, terrain: _Ground | 
     accel_new, accel_src, found_all, truth_all = [], [], [], []
     pops, moves, backward = [], [], 0.0
     world = full[:, :motion.skeleton.num_joints]
-    # one planted/moving speed threshold for all the clip's feet, as footplant finds it
-    # and noise low-pass (where any leg's contacts are to be found)
-    smoothing, gate = 0.0, None
+    # the contacts of the legs not given, found on the source as footplant finds them
+    # (one speed threshold and one noise low-pass for all the clip's feet)
+    feet = [[leg.ankle] + ([leg.toe] if leg.toe is not None else []) for leg in legs]
+    found: list[np.ndarray | None] = [None] * len(legs)
     if contacts is None or any(contacts.get(leg.side) is None for leg in legs):
-        gated = [j for leg in legs for j in [leg.ankle] + ([leg.toe] if leg.toe is not None
-                                                          else [])]
-        smoothing = noise_smoothing(basis[:, gated], dt, leg_length)
-        gate = joint_speed_threshold(np.stack([smoothed_speed(basis[:, j], dt, smoothing)
-                                               for j in gated]) / leg_length)
+        paths = [basis[:, joints] for joints in feet]
+        found = list(feet_contacts(
+            paths, [b[..., 1] - basis_ground.height(b[..., 0], b[..., 2]) for b in paths],
+            leg_length, dt))
     left = world[:, legs[0].hip] - world[:, legs[-1].hip]
     facing = cross(left, np.array([0.0, 1.0, 0.0]))  # (np.cross's bits)
     knees = _knees(world, legs) if knees is None else knees
-    for leg in legs:
-        joints = [leg.ankle] + ([leg.toe] if leg.toe is not None else [])
+    for leg, joints, detected in zip(legs, feet, found, strict=True):
         points = full[:, joints]
         height = points[..., 1] - ground.height(points[..., 0], points[..., 2])
         speed = np.stack([horizontal_speed_of(points[:, k], dt) for k in range(len(joints))],
                          axis=1)
         given = None if contacts is None else contacts.get(leg.side)
         if given is None:
-            b = basis[:, joints]
-            bh = b[..., 1] - basis_ground.height(b[..., 0], b[..., 2])
-            bv = np.stack([smoothed_speed(b[:, k], dt, smoothing) for k in range(len(joints))],
-                          axis=1)
-            mask = joint_contacts(bh, bv, leg_length, dt, speed_threshold=gate,
-                                  smoothing=smoothing)
+            assert detected is not None
+            mask = detected
         else:
             mask = np.asarray(given, dtype=bool)
             if mask.ndim == 1:
