@@ -8,7 +8,6 @@ import pytest
 
 from limbik.placement.contacts import contact_spans, runs, runs_mask, window_reduce
 from limbik.placement.footplant import (
-    _span_arrays,
     _span_frames,
     _span_medians,
     _span_percentiles,
@@ -18,7 +17,7 @@ from limbik.placement.footplant import (
 def _spans(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
     mask = rng.random(n) < rng.uniform(0.2, 0.9)
     mask[rng.integers(n)] = True  # at least one span
-    return _span_arrays(mask)
+    return runs(mask)
 
 
 @pytest.mark.parametrize("seed", range(20))
@@ -40,11 +39,11 @@ def test_span_medians_and_percentiles_are_numpys(seed: int) -> None:
 
 
 def test_span_frames_list_every_frame_of_every_span_once() -> None:
-    starts, stops = _span_arrays(np.array([1, 1, 0, 0, 1, 0, 1, 1, 1], dtype=bool))
+    starts, stops = runs(np.array([1, 1, 0, 0, 1, 0, 1, 1, 1], dtype=bool))
     frames, span = _span_frames(starts, stops)
     assert frames.tolist() == [0, 1, 4, 6, 7, 8]
     assert span.tolist() == [0, 0, 1, 2, 2, 2]
-    empty = _span_arrays(np.zeros(5, dtype=bool))
+    empty = runs(np.zeros(5, dtype=bool))
     assert empty[0].size == 0 and empty[1].size == 0
 
 

@@ -689,7 +689,7 @@ def _stage_hovers(track: LegTrack, floor: float) -> None:
     lower quartile over the contact of its lowest joint's height above that joint's rest
     (a network's stances hover; a foot rolling onto its toe does not)."""
     lowest = (track.source[..., 1] - floor - track.rest).min(axis=1)
-    starts, stops = _span_arrays(track.planted)
+    starts, stops = runs(track.planted)
     track.hover = _span_percentiles(lowest, starts, stops, 25.0).tolist() if starts.size else []
 
 
@@ -712,11 +712,6 @@ def _stage_flat_pitch(tracks: list[LegTrack]) -> None:
         pool = own if own.size else np.concatenate([p for j, p in pitches.items() if j != i]
                                                    + [np.zeros(0)])
         tracks[i].flat_pitch = float(np.median(pool)) if pool.size else 0.0
-
-
-def _span_arrays(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The runs of ``mask`` ``(n,)`` as half-open frame ranges: starts and stops ``(S,)``."""
-    return runs(mask)
 
 
 def _span_frames(starts: np.ndarray, stops: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -873,12 +868,12 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
         flat = track.contacts.all(axis=1) & settled
         level = (np.maximum(standing[:, 0], 0.0) + max(track.flat_pitch, 0.0)
                  + FLOAT_KEPT * size)
-        for start, stop in zip(*_span_arrays(track.contacts[:, 1]), strict=True):
+        for start, stop in zip(*runs(track.contacts[:, 1]), strict=True):
             on = np.flatnonzero(flat[start:stop]) + start
             if on.size and np.all(standing[on, 1] > level[on]):
                 standing[on, 1] = level[on]
     for j in range(k):
-        starts, stops = _span_arrays(track.contacts[:, j])
+        starts, stops = runs(track.contacts[:, j])
         if starts.size == 0:
             continue
         frames, span = _span_frames(starts, stops)
@@ -916,12 +911,12 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
     # stays put over the ground through its contact); and the root's level, the ground
     # under the ankle's lock where the ankle is held in the span (the hip stands over the
     # ankle), else the same mean
-    starts, stops = _span_arrays(planted)
+    starts, stops = runs(planted)
     total = np.zeros(len(starts))
     count = np.zeros(len(starts))
     under_ankle = np.full(len(starts), np.nan)
     for j in range(k):
-        begins, _ = _span_arrays(track.contacts[:, j])
+        begins, _ = runs(track.contacts[:, j])
         # (a joint's contacts lie within the foot's; its first one in each)
         span, at = np.unique(np.searchsorted(starts, begins, side="right") - 1,
                              return_index=True)
@@ -1221,7 +1216,7 @@ def _stage_clearance(track: LegTrack, ground: Terrain, floor: float, hover: floa
     follow = np.zeros(n)
     landing = np.zeros(n)  # (0 over a swing's first half, up to 1 at its landing)
     raise_by = np.zeros(n)
-    starts, stops = _span_arrays(~track.planted)
+    starts, stops = runs(~track.planted)
     if starts.size:
         frames, span = _span_frames(starts, stops)
         lengths = stops - starts
