@@ -1,5 +1,5 @@
 """Draw docs/img/generated_motion.png: a generated-style position motion before and after
-its foot clean-up (toe speed with the contacts, and a shin's length over time).
+its foot clean-up (the toe's speed with the contacts, and a shin's length over time).
 
 The motion is the Xia neutral walk from ``../shared/data/bvh/`` in SMPL's 22-joint order
 at 20 fps, in metres, given a sway of the whole body (planted feet slide), per-joint
@@ -48,7 +48,7 @@ def main() -> None:
     out, info = footplant_positions(raw, "smpl22", fps=fps)
 
     def speed(p: np.ndarray) -> np.ndarray:
-        return np.linalg.norm(np.diff(p[:, LEFT_TOE, [0, 2]], axis=0), axis=-1) * fps
+        return np.linalg.norm(np.diff(p[:, LEFT_TOE], axis=0), axis=-1) * fps
 
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(9.0, 6.4), dpi=100, sharex=True)
     for start, stop in info.report.contacts["left"]:
@@ -56,7 +56,7 @@ def main() -> None:
     top.plot(t[1:], speed(raw), color="0.5", ls="--", label="generated (sways and jitters)")
     top.plot(t[1:], speed(out), color="tab:blue", label="cleaned by limbik")
     top.plot([], [], color="tab:green", alpha=0.3, lw=8, label="left foot's contacts")
-    top.set_ylabel("left toe's horizontal speed (m/s)")
+    top.set_ylabel("left toe's speed (m/s)")
     top.legend(loc="upper right", fontsize=9)
     for p, style, label in ((raw, dict(color="0.5", ls="--"), "generated"),
                             (out, dict(color="tab:blue"), "cleaned: one length")):

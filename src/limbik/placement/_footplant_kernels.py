@@ -190,3 +190,29 @@ def hold_foot_length(heights: np.ndarray, cell: float, x0: float, z0: float,
                 locks[f, 0, 0] = lx
                 locks[f, 0, 2] = lz
         start = stop
+
+
+@njit(cache=True)
+def steady_runs(values: np.ndarray, starts: np.ndarray, stops: np.ndarray,
+                band: np.ndarray) -> np.ndarray:
+    """``values`` ``(n, c)`` with each column held still within each run ``[starts[r],
+    stops[r])`` while it stays within ``band[r]`` of where it is held: the mean of a
+    forward and a backward play (backlash) operator of half-width ``band[r]``. Jitter
+    about a level is kept out; a larger move is followed (on a steady ramp, without
+    lag). Frames outside the runs are copied."""
+    out = values.copy()
+    for r in range(starts.shape[0]):
+        a, b, w = starts[r], stops[r], band[r]
+        if b - a < 2:
+            continue
+        for c in range(values.shape[1]):
+            forward = np.empty(b - a)
+            held = values[a, c]
+            for i in range(a, b):
+                held = min(max(held, values[i, c] - w), values[i, c] + w)
+                forward[i - a] = held
+            held = values[b - 1, c]
+            for i in range(b - 1, a - 1, -1):
+                held = min(max(held, values[i, c] - w), values[i, c] + w)
+                out[i, c] = 0.5 * (held + forward[i - a])
+    return out

@@ -22,6 +22,7 @@ __all__ = [
     "low_pass",
     "noise_smoothing",
     "standing_noise",
+    "white_noise",
 ]
 
 #: Seconds either side over which a joint's local floor (its running minimum height) is
@@ -95,6 +96,28 @@ def standing_noise(paths: Any, dt: float) -> float:
     off = np.linalg.norm(p - smooth, axis=-1)
     slow = speed <= np.percentile(speed, 30, axis=0)
     return float(np.median([np.median(off[slow[:, k], k]) for k in range(p.shape[1])]))
+
+
+def white_noise(paths: Any, dt: float) -> float:
+    """The standard deviation of white noise on foot joint paths ``paths`` ``(frames, k,
+    3)`` (the paths' units): per joint, the median absolute third difference of its
+    coordinates over its slowest 30% of frames, over 0.6745 (a normal sample's median
+    absolute value in deviations) and √20 (a third difference of white noise has √20
+    times its deviation); the median over the joints. A smooth path's third differences
+    vanish as the frame rate rises, so motion capture measures close to 0; per-frame
+    jitter measures its own size. 0 for fewer than 5 frames or no joints."""
+    p = as_float_array(paths, "paths", (3,))
+    if p.ndim != 3:
+        raise InvalidInputError(f"paths must have shape (frames, k, 3), got {p.shape}",
+                                argument="paths")
+    if p.shape[0] < 5 or p.shape[1] == 0:
+        return 0.0
+    third = np.abs(p[3:] - 3.0 * p[2:-1] + 3.0 * p[1:-2] - p[:-3])
+    smooth = low_pass(p, NOISE_TIME / dt)
+    speed = np.linalg.norm(np.gradient(smooth[..., [0, 2]], dt, axis=0), axis=-1)[1:-2]
+    slow = speed <= np.percentile(speed, 30, axis=0)
+    return float(np.median([np.median(third[slow[:, k], k]) for k in range(p.shape[1])])
+                 / (0.6745 * np.sqrt(20.0)))
 
 
 def noise_smoothing(paths: Any, dt: float, leg_length: float) -> float:

@@ -53,6 +53,7 @@ from limbik.placement import metrics
 from limbik.placement._footplant_kernels import (
     hold_foot_length,
     limit_rate,
+    steady_runs,
     turn_over_ground,
 )
 from limbik.placement.contacts import (
@@ -63,6 +64,7 @@ from limbik.placement.contacts import (
     feet_contacts,
     joint_speed_threshold,
     runs,
+    white_noise,
     window_reduce,
 )
 from limbik.placement.feet import (
@@ -569,6 +571,8 @@ class LegTrack:
     # tips) above its resting height
     flat_pitch: float = 0.0  # units the toe stands above its rest beyond the ankle's
     # height above its own while the foot stands flat on the ground
+    steady: np.ndarray | None = None  # (F, k, 3) the source paths with the clip's white
+    # noise held out over the planted spans (:func:`_stage_steady`)
 
     @property
     def planted(self) -> np.ndarray:
@@ -759,6 +763,29 @@ def _span_percentiles(values: np.ndarray, starts: np.ndarray, stops: np.ndarray,
     return np.where(t >= 0.5, b - step * (1 - t), a + step * t)
 
 
+def _universal_band(frames: Any, noise: float) -> Any:
+    """The universal threshold ``noise·√(2 ln m)`` of runs of ``m`` ``frames`` (an int or
+    an array; at least 2): about the largest offset that white noise of standard
+    deviation ``noise`` reaches over such a run."""
+    return noise * np.sqrt(2.0 * np.log(np.maximum(frames, 2)))
+
+
+def _settle_in_runs(values: np.ndarray, mask: np.ndarray, noise: float) -> None:
+    """``values`` ``(n,)`` (in place) within each run of ``mask`` ``(n,)`` soft-thresholded
+    toward the run's median by its :func:`_universal_band`: jitter about a standing
+    level is removed, a larger move (a heel rolling up) keeps its shape less that band.
+    A run's first frame keeps its value (a joint touches down where the source's does)
+    and its second takes the whole band."""
+    starts, stops = runs(mask)
+    if noise <= 0.0 or starts.size == 0:
+        return
+    frames, span = _span_frames(starts, stops)
+    centre = _span_medians(values[:, None], starts, stops)[span, 0]
+    offset = values[frames] - centre
+    band = _universal_band(stops - starts, noise)[span] * np.minimum(frames - starts[span], 1)
+    values[frames] = centre + np.sign(offset) * np.maximum(np.abs(offset) - band, 0.0)
+
+
 def _reachable_locks(track: LegTrack, hip: np.ndarray, starts: np.ndarray,
                      stops: np.ndarray, medians: np.ndarray, drop: float
                      ) -> tuple[np.ndarray, np.ndarray]:
@@ -800,7 +827,7 @@ def _reachable_locks(track: LegTrack, hip: np.ndarray, starts: np.ndarray,
 
 
 def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
-                 hip: np.ndarray, lock_feet: bool, dt: float) -> None:
+                 hip: np.ndarray, lock_feet: bool, dt: float, noise: float = 0.0) -> None:
     """Where each foot joint is held during each of its contacts, at its resting height
     above the ground there: the median of the source's horizontal positions over the
     contact (robust to a skating source); an ankle whose leg would not reach that from
@@ -809,8 +836,12 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
     would not; where heel and toe are held at once the foot keeps its length about its
     ball (:func:`_hold_foot_length`). Heights: the source's standing heights above the
     joints' rests, less the float of the foot's sole beyond ``FLOAT_KEPT`` on every
-    planted frame (a landing or lifting foot keeps the float it lands or lifts with); a
-    toe held with its ankle that stays above the ankle's height over its rest plus the
+    planted frame (a landing or lifting foot keeps the float it lands or lifts with, and
+    is told from a standing one within ``FLOAT_KEPT`` widened by twice the noise's
+    universal band); on the standing frames, each joint's heights over each of its
+    contacts and the sole's over each planted span are first settled against the clip's
+    white ``noise`` (:func:`_settle_in_runs`: jitter does not move a held joint). A toe
+    held with its ankle that stays above the ankle's height over its rest plus the
     foot's ``flat_pitch`` and ``FLOAT_KEPT`` on every such settled frame of its contact
     is held at that height there (the foot stands flat; a toe that comes down in its
     contact keeps the source's roll).
@@ -841,24 +872,34 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
     # while the foot is still landing at the start of its contact or lifting at its end,
     # where the move is lowered by the float it lands or lifts with: it comes down and
     # lifts off as the source's does, and stands where the source's stops)
-    lowest = above_rest.min(axis=1) if track.sole is None else track.sole
-    foot_float = np.maximum(lowest - FLOAT_KEPT * size, 0.0)
+    lowest = above_rest.min(axis=1) if track.sole is None else track.sole.copy()
     window = max(1, round(LANDING_TIME / dt))
+    # (landed and lifting are told apart from standing within FLOAT_KEPT of a leg, widened
+    # by how far the clip's noise moves a standing sole: twice the universal band)
+    near = FLOAT_KEPT * size + 2.0 * float(_universal_band(window, noise))
     settled = np.ones(n, dtype=bool)
+    keeps = []  # (frames, the frame whose float they keep)
     for start, stop in contact_spans(track.planted):
         if start > 0:  # (a contact the clip starts in has landed)
             ahead = lowest[start:min(stop, start + window + 1)]
-            landed = start + int(np.flatnonzero(ahead <= ahead.min() + FLOAT_KEPT * size)[0])
-            foot_float[start:landed] = foot_float[landed]
+            landed = start + int(np.flatnonzero(ahead <= ahead.min() + near)[0])
+            keeps.append((slice(start, landed), landed))
             settled[start:landed] = False
             if start + window >= n:  # (the clip ends before it could be seen to land)
                 settled[start:stop] = False
         if stop < n:  # (and lifts off as the source's does, from its last low)
             behind = lowest[max(start, stop - window - 1):stop]
-            last = stop - len(behind) + int(np.flatnonzero(
-                behind <= behind.min() + FLOAT_KEPT * size)[-1])
-            foot_float[last:stop] = foot_float[last]
+            last = stop - len(behind) + int(np.flatnonzero(behind <= behind.min() + near)[-1])
+            keeps.append((slice(last, stop), last))
             settled[last + 1:stop] = False
+    # (the standing frames' jitter settled out: a landing or lifting foot moves as the
+    # source's does)
+    _settle_in_runs(lowest, track.planted & settled, noise)
+    for j in range(k):
+        _settle_in_runs(above_rest[:, j], track.contacts[:, j] & settled, noise)
+    foot_float = np.maximum(lowest - FLOAT_KEPT * size, 0.0)
+    for frames_, kept in keeps:
+        foot_float[frames_] = foot_float[kept]
     standing = above_rest - foot_float[:, None]
     if k > 1:  # a settled foot held at heel and toe stands flat: its toe no higher above
         # its rest than the heel above its own (or its rest, where the heel is lower) plus
@@ -953,6 +994,22 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
     track.root_ground = _level_path(root_levels, n)
 
 
+def _stage_steady(track: LegTrack, noise: float) -> None:
+    """The foot joints' source paths with the clip's white ``noise`` held out over each
+    planted span (:func:`steady_runs` with the span's :func:`_universal_band`, per
+    coordinate): a joint not held while its foot stands (a heel rolling up off a held
+    toe, a toe coming down onto the ground) moves as the source's does, without its
+    jitter. The source's paths where the noise is 0."""
+    starts, stops = runs(track.planted)
+    if noise <= 0.0 or starts.size == 0:
+        track.steady = track.source
+        return
+    n, k, _ = track.source.shape
+    flat = np.ascontiguousarray(track.source.reshape(n, 3 * k))
+    track.steady = steady_runs(flat, starts, stops,
+                               _universal_band(stops - starts, noise)).reshape(n, k, 3)
+
+
 def _turn_over_ground(pivot: np.ndarray, heading: np.ndarray, length: np.ndarray,
                       above: np.ndarray, weight: np.ndarray, kept: np.ndarray,
                       ground: Terrain) -> np.ndarray:
@@ -1017,14 +1074,15 @@ def _stage_swing(track: LegTrack, ground: Terrain, floor: float, hover: float,
     closer to the terrain than the source's lowest clearance in that swing; the foot kept
     at its length, the held joint fixed."""
     n, k = track.contacts.shape
+    source = track.source if track.steady is None else track.steady
     assert track.ground is not None and track.locks is not None
-    base = track.source.copy()
+    base = source.copy()
     base[..., 1] += (track.ground - floor - hover)[:, None]
     targets = base.copy()
     pins = np.zeros((n, k))
     for j in range(k):
         if j > 0:  # a toe starts from where its ankle went, the foot turned as the source's
-            base[:, j] = targets[:, 0] + track.source[:, j] - track.source[:, 0]
+            base[:, j] = targets[:, 0] + source[:, j] - source[:, 0]
             targets[:, j] = base[:, j]
         held = track.contacts[:, j] & np.isfinite(track.locks[:, j, 0])
         if not np.any(held):
@@ -1048,7 +1106,7 @@ def _stage_swing(track: LegTrack, ground: Terrain, floor: float, hover: float,
     planted = _ease_weights(track.planted, ease_in, ease_in, distances)
     size = track.thigh + track.shin
     low, high = SWING_FOLLOW[0] * size, SWING_FOLLOW[1] * size
-    near = _ramp((high - (track.source[..., 1] - floor - track.rest).min(axis=1))
+    near = _ramp((high - (source[..., 1] - floor - track.rest).min(axis=1))
                  / (high - low)) * _ease_weights(track.planted, landing, landing, distances)
     # (and so does a foot still held in part, easing out of its locks: its heights are
     # above the ground it leaves)
@@ -1065,10 +1123,10 @@ def _stage_swing(track: LegTrack, ground: Terrain, floor: float, hover: float,
         # an ankle free over a held toe hangs from it as the source's does (a heel rolling
         # up and forward over the ball of the foot)
         over = (pins[:, 1] * (1.0 - pins[:, 0]))[:, None]
-        hang = t + track.source[:, 0] - track.source[:, 1]
+        hang = t + source[:, 0] - source[:, 1]
         rows = np.flatnonzero(over[:, 0] > 0.0)
         if rows.size:
-            _hang_over_ground(hang, t, track.source[:, 0] - track.source[:, 1],
+            _hang_over_ground(hang, t, source[:, 0] - source[:, 1],
                               length[:, 0], rows, ground, track.stand)
         a = (1.0 - over) * a + over * hang
         # the foot's length is kept by moving the joint held less (:func:`_toe_share`);
@@ -1077,7 +1135,7 @@ def _stage_swing(track: LegTrack, ground: Terrain, floor: float, hover: float,
         # turns about it; three rounds, as the ground under a moved joint changes), and a
         # swinging one keeps its direction (one that points nearly straight down has two
         # pitches at which both joints keep their heights)
-        source_heading = (track.source[:, 1] - track.source[:, 0])[:, [0, 2]]
+        source_heading = (source[:, 1] - source[:, 0])[:, [0, 2]]
         standing = np.flatnonzero(track.stand > 0.0)
         w = track.stand[standing, None]
         toe_first = _toe_share(pins[:, 0:1], pins[:, 1:2])
@@ -1561,8 +1619,13 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
     # the one lift that puts the source's typical stance on the ground
     hovers = [h for track in tracks for h in track.hover]
     hover = float(np.median(hovers)) if hovers else 0.0
+    # (how much the source's standing feet jitter: settled out of locks and of the joints
+    # free while their foot stands)
+    noise = white_noise(np.concatenate([t.source for t in tracks], axis=1), dt)
     for track in tracks:
-        _stage_locks(track, ground, floor, hover, world[:, track.leg.hip], lock_feet, dt)
+        _stage_locks(track, ground, floor, hover, world[:, track.leg.hip], lock_feet, dt,
+                     noise)
+        _stage_steady(track, noise)
     for track in tracks:
         _stage_swing(track, ground, floor, hover, ease_in, max(1, release_frames),
                      max(1, round(LANDING_TIME / dt)))

@@ -1,0 +1,128 @@
+"""Held feet of a jittering clip stand still: the clip's white noise is measured
+(:func:`~limbik.placement.contacts.white_noise`) and settled out of the held heights and
+of the joints a standing foot does not hold."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import limbik
+from limbik.placement._footplant_kernels import steady_runs
+from limbik.placement.contacts import white_noise
+from limbik.placement.footplant import _settle_in_runs, _universal_band
+from limbik.placement.positions import footplant_positions
+
+#: SMPL's 22 joints taken from a CMU-named clip (the same anatomical points).
+CMU_FOR_SMPL22 = ("Hips", "LeftUpLeg", "RightUpLeg", "LowerBack", "LeftLeg", "RightLeg", "Spine",
+                  "LeftFoot", "RightFoot", "Spine1", "LeftToeBase", "RightToeBase", "Neck",
+                  "LeftShoulder", "RightShoulder", "Head", "LeftArm", "RightArm", "LeftForeArm",
+                  "RightForeArm", "LeftHand", "RightHand")
+FEET = ((7, 10), (8, 11))  # (ankle, toe) per leg in SMPL's order
+
+
+def walking_feet(frames: int, dt: float, rng: np.random.Generator, jitter: float) -> np.ndarray:
+    """Two feet ``(frames, 2, 3)`` (leg lengths) that each stand 0.6 s and swing 0.4 s over
+    and over, half a cycle apart, with white jitter of standard deviation ``jitter`` per
+    axis."""
+    t = np.arange(frames) * dt
+    out = []
+    for shift in (0.0, 0.5):
+        phase = (t + shift) % 1.0
+        s = np.clip((phase - 0.6) / 0.4, 0.0, 1.0)
+        step = np.floor(t + shift) * 0.8 + 0.8 * (s * s * (3 - 2 * s))
+        height = np.where(phase > 0.6, 0.15 * np.sin(np.pi * s), 0.0)
+        out.append(np.stack([step, height, np.full(frames, 0.2 * shift)], axis=1))
+    paths = np.stack(out, axis=1)
+    return paths + rng.normal(0.0, jitter, paths.shape)
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("fps", [20.0, 60.0, 120.0])
+def test_white_noise_measures_per_frame_jitter_and_not_the_motion(seed, fps):
+    rng = np.random.default_rng(seed)
+    frames = int(10 * fps)
+    assert white_noise(walking_feet(frames, 1 / fps, rng, 0.0), 1 / fps) < 1e-9
+    for jitter in (0.002, 0.01):
+        measured = white_noise(walking_feet(frames, 1 / fps, rng, jitter), 1 / fps)
+        assert 0.75 * jitter < measured < 1.3 * jitter, (jitter, measured)
+
+
+def test_white_noise_of_too_few_frames_is_zero_and_bad_paths_are_refused():
+    assert white_noise(np.ones((4, 2, 3)), 0.1) == 0.0
+    assert white_noise(np.ones((10, 0, 3)), 0.1) == 0.0
+    with pytest.raises(limbik.LimbikError, match="paths"):
+        white_noise(np.zeros((10, 3)), 0.1)
+
+
+def test_shared_motion_capture_has_almost_no_white_noise(shared_data):
+    """Studio recordings at their own rates: under 0.01% of a leg."""
+    for name in ("cmu_131_01_start_walk_stop_meters.bvh", "xia_neutral_walk_01_000.bvh",
+                 "xia_depressed_13_000.bvh"):
+        motion = limbik.read_bvh(shared_data / "bvh" / name)
+        legs = limbik.find_legs(motion.skeleton)
+        length = float(np.mean([np.linalg.norm(motion.skeleton.offsets[leg.knee])
+                                + np.linalg.norm(motion.skeleton.offsets[leg.ankle])
+                                for leg in legs]))
+        paths = motion.world_positions()[:, [j for leg in legs for j in (leg.ankle, leg.toe)]]
+        assert white_noise(paths, motion.frame_time) < 1e-4 * length, name
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_steady_runs_hold_a_level_follow_a_ramp_and_stay_within_the_band(seed):
+    rng = np.random.default_rng(seed)
+    n, band = 60, 0.1
+    level = np.full(n, rng.uniform(-1, 1)) + rng.uniform(-0.5 * band, 0.5 * band, n)
+    ramp = np.linspace(0.0, 3.0 * n * band, n)  # (3 bands a frame)
+    values = np.stack([level, ramp, rng.normal(size=n)], axis=1)
+    starts, stops = np.array([5, 40]), np.array([30, 55])
+    out = steady_runs(values, starts, stops, np.full(2, band))
+    assert np.all(np.abs(out - values) <= band + 1e-12)
+    outside = ~np.isin(np.arange(n), np.r_[5:30, 40:55])
+    assert np.array_equal(out[outside], values[outside])
+    for a, b in zip(starts, stops, strict=True):
+        assert np.ptp(out[a:b, 0]) < 1e-12  # (jitter within the band is held out)
+        np.testing.assert_allclose(out[a + 1:b - 1, 1], ramp[a + 1:b - 1], atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_settling_flattens_a_standing_level_and_keeps_a_rise(seed):
+    rng = np.random.default_rng(seed)
+    n, noise = 80, 0.01
+    mask = np.zeros(n, dtype=bool)
+    mask[10:50] = True
+    band = float(_universal_band(40, noise))
+    heights = np.full(n, 0.3)
+    heights[10:50] = 0.05 + rng.uniform(-0.5 * band, 0.5 * band, 40)
+    heights[40:50] += np.linspace(0.1, 0.5, 10)  # (the heel rolls up at the end)
+    settled = heights.copy()
+    _settle_in_runs(settled, mask, noise)
+    assert settled[10] == heights[10]  # (a joint touches down where the source's does)
+    assert np.ptp(settled[11:40]) < 1e-12
+    assert np.all(np.abs(settled - heights) <= band + 1e-12)
+    assert np.all(np.diff(settled[40:50]) > 0)
+    assert np.array_equal(settled[~mask], heights[~mask])
+    unchanged = heights.copy()
+    _settle_in_runs(unchanged, mask, 0.0)
+    assert np.array_equal(unchanged, heights)
+
+
+def test_jittering_generated_feet_stand_still_where_the_clean_clip_does(shared_data):
+    """A walk as SMPL positions (metres, 20 fps) with 5 mm of white jitter: on the frames
+    where the clean walk's foot stands still, the cleaned ankle and toe move at most a
+    third as fast as the jittering input's, and slower than 0.06 m/s."""
+    clip = limbik.skeleton.resample(
+        limbik.read_bvh(shared_data / "bvh" / "xia_neutral_walk_01_000.bvh"), 20.0)
+    clean = clip.world_positions(joints=CMU_FOR_SMPL22) * 0.056
+
+    def speeds(p):
+        return np.linalg.norm(np.diff(p, axis=0), axis=-1) * 20.0
+
+    for seed in range(4):
+        source = clean + np.random.default_rng(seed).normal(0.0, 0.005, clean.shape)
+        result, _ = footplant_positions(source, "smpl22", fps=20.0)
+        for foot in FEET:
+            still = speeds(clean[:, foot]).mean(axis=1) < 0.1
+            held = speeds(result[:, foot])[still].mean()
+            before = speeds(source[:, foot])[still].mean()
+            assert held < before / 3 and held < 0.06, (seed, foot, held, before)
