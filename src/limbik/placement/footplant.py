@@ -18,7 +18,9 @@
    source's floor (one constant on flat ground, low-passed on uneven ground), with one
    lift that puts the source's typical stance on the ground; it is lowered by one
    constant as far as most held frames need, and by the least smooth amount more where a
-   held leg still could not reach.
+   held leg still could not reach. A swing that would bring its ankle nearer the hip
+   than half the source's distance is lowered, smoothly, as far as the ground leaves
+   room (the knee turns about the hip at the ankle's speed over that distance).
 5. **legs**: knees bend no faster than the source's where the ankle is not held (a bend
    that would come too fast starts earlier and ends later, so a foot is never lowered
    by it); each leg is solved with :func:`limbik.two_bone` about the knee's own hinge
