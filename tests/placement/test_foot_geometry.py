@@ -489,3 +489,63 @@ def test_a_foot_standing_on_its_way_down_is_not_lifted_for_one_joint(seed: int) 
     assert raised[late, 0] <= (1.0 - stand[late] * x * x * (3.0 - 2.0 * x)) * need + 1e-9
     assert raised[late, 0] < need - 1e-9
     assert np.all(raised >= -1e-12)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_swing_that_would_fold_its_leg_is_lowered_as_far_as_the_ground_allows(
+        seed: int) -> None:
+    # a swing lifted toward its hip (a ground path left up at a flank while the root
+    # stays down): where the ankle would come nearer the hip than FOLD_SHARE of the
+    # source's distance it is lowered to that distance, smoothly, where the ground leaves
+    # room; no foot joint comes nearer the ground under it than the source's height
+    # above its floor; planted frames are untouched; a swing near the ground (no room)
+    # and one that keeps its distance are not moved at all
+    from limbik.placement.footplant import FOLD_SHARE, LegTrack, _stage_unfold
+    from limbik.skeleton.limbs import Leg
+
+    rng = np.random.default_rng(seed)
+    n, start, stop = 120, 25, 95
+    thigh, shin = 0.45, 0.42
+    size = thigh + shin
+    hip = np.zeros((n, 3))
+    hip[:, 0] = np.linspace(0.0, 1.2, n)
+    hip[:, 1] = 0.85
+    s = np.clip((np.arange(n) - start + 1) / (stop - start + 1), 0, 1)
+    source = np.zeros((n, 2, 3))
+    source[:, 0, 0] = hip[:, 0] + 0.3 * np.cos(np.pi * s)
+    source[:, 0, 1] = 0.08 + rng.uniform(0.25, 0.4) * np.sin(np.pi * s) ** 2
+    source[:, 1] = source[:, 0] + [0.15, -0.06, 0.0]
+    source_reach = np.linalg.norm(source[:, 0] - hip, axis=1)
+    contacts = np.zeros((n, 2), bool)
+    contacts[:start] = contacts[stop:] = True
+    track = LegTrack(Leg("left", 0, 1, 2, 3), thigh, shin, [2, 3], source,
+                     np.array([0.08, 0.02]), contacts=contacts)
+    track.pins = contacts.astype(float)
+    track.stand = contacts[:, 0].astype(float)
+    lifted = rng.uniform(0.3, 0.4) * size * np.sin(np.pi * s) ** 2
+    track.targets = source + lifted[:, None, None] * [0.0, 1.0, 0.0]
+    before = track.targets.copy()
+    ground = Terrain.flat(0.0)
+    _stage_unfold(track, ground, 0.0, 0.0, hip, source_reach)
+    after = track.targets
+    np.testing.assert_array_equal(after[contacts[:, 0]], before[contacts[:, 0]])
+    moved = after[:, 0, 1] - before[:, 0, 1]
+    np.testing.assert_allclose(after[..., [0, 2]], before[..., [0, 2]])
+    np.testing.assert_allclose(after[:, 1, 1] - before[:, 1, 1], moved, atol=1e-12)
+    assert np.all(moved <= 1e-12)
+    near_before = np.linalg.norm(before[:, 0] - hip, axis=1) < FOLD_SHARE * source_reach
+    assert near_before.any()
+    # where the foot is clear of its ends (no lock, not standing), the ankle keeps at
+    # least FOLD_SHARE of the source's distance, to a little of the smoothing
+    d = np.linalg.norm(after[:, 0] - hip, axis=1)
+    assert np.all(d[near_before] >= FOLD_SHARE * source_reach[near_before] - 0.01 * size)
+    # never nearer the ground than the source is above its floor
+    assert np.all(after[..., 1] >= source[..., 1] - 1e-9)
+    # smooth: second differences of the drop small against the drop itself
+    assert np.abs(np.diff(moved, 2)).max() <= 0.05 * np.abs(moved).max()
+    # no room (the ground as high as the lift: every joint at the source's height above
+    # it) or no fold (the source's own targets): nothing moves
+    for targets, floor in ((before, lifted.max()), (source, 0.0)):
+        track.targets = targets.copy()
+        _stage_unfold(track, Terrain.flat(floor), 0.0, 0.0, hip, source_reach)
+        np.testing.assert_array_equal(track.targets, targets)

@@ -18,7 +18,9 @@
    source's floor (one constant on flat ground, low-passed on uneven ground), with one
    lift that puts the source's typical stance on the ground; it is lowered by one
    constant as far as most held frames need, and by the least smooth amount more where a
-   held leg still could not reach.
+   held leg still could not reach. A swing that would bring its ankle nearer the hip
+   than half the source's distance is lowered, smoothly, as far as the ground leaves
+   room (the knee turns about the hip at the ankle's speed over that distance).
 5. **legs**: knees bend no faster than the source's where the ankle is not held (a bend
    that would come too fast starts earlier and ends later, so a foot is never lowered
    by it); each leg is solved with :func:`limbik.two_bone` about the knee's own hinge
@@ -103,6 +105,9 @@ FLOAT_ALLOWANCE = 0.005
 #: Degrees per frame by which a leg's knee may bend faster than the source's where its
 #: ankle is not held.
 KNEE_RATE_SLACK = 1.5
+#: Share of the source's hip→ankle distance that a swinging ankle keeps from its hip, as far
+#: as the ground leaves room (:func:`_stage_unfold`).
+FOLD_SHARE = 0.5
 #: Heights (leg lengths) of a source foot's lowest joint above its resting height: up to
 #: the first, a joint that is not held stands on the ground right under it; from the
 #: second up it follows the foot's smooth ground path; between, it blends smoothly.
@@ -1318,6 +1323,52 @@ def _stage_clearance(track: LegTrack, ground: Terrain, floor: float, hover: floa
     targets[..., 1] += np.maximum(depth, 0.0)[:, None]
 
 
+def _stage_unfold(track: LegTrack, ground: Terrain, floor: float, hover: float,
+                  hip: np.ndarray, source_reach: np.ndarray) -> None:
+    """Swings lowered, smoothly, where the ankle would come nearer its hip ``(F, 3)`` (the
+    root's lift included) than ``FOLD_SHARE`` of the source's hip→ankle distance
+    ``source_reach`` ``(F,)``, as far as every foot joint keeps at least the source's
+    height above its floor over the ground under it.
+
+    A swing carried on a ground path that stays up at the lift-off ground (a foot leaving
+    a flank into a trough) while the root follows the lower foot brings the ankle up
+    toward the hip. The ankle's motion relative to the hip is the source's, but the knee
+    turns about the hip with the hip→ankle line, at the ankle's speed across that line
+    over its length: an ankle at a third of the source's distance swings the knee three
+    times as fast, in the folded leg's whip. The least smooth drop that covers each
+    frame's need (one cos² bump per frame, over a third of the swing either side), no
+    more than the room, is faded in as the lock releases and out as the foot stands."""
+    assert track.targets is not None and track.pins is not None
+    targets = track.targets
+    reach = targets[:, 0] - hip
+    near = FOLD_SHARE * source_reach
+    flat = reach[:, 0] ** 2 + reach[:, 2] ** 2
+    # (the vertical drop that puts the ankle at ``near`` from the hip)
+    need = np.where(np.linalg.norm(reach, axis=1) < near,
+                    reach[:, 1] + np.sqrt(np.maximum(near * near - flat, 0.0)), 0.0)
+    fade = _ramp(1.0 - track.pins.max(axis=1))
+    if track.stand is not None:
+        fade = fade * (1.0 - track.stand)
+    need = np.maximum(need, 0.0) * (fade > 0.0)
+    starts, stops = runs(~track.planted)
+    if starts.size == 0:
+        return
+    keep = (stops - starts >= 2) & (window_reduce(np.maximum, need, starts, stops) > 0.0)
+    if not np.any(keep):
+        return
+    above_src = np.maximum(track.source[..., 1] - floor - hover, 0.0)
+    room = (targets[..., 1] - ground.height(targets[..., 0], targets[..., 2])
+            - above_src).min(axis=1)
+    room = np.maximum(room, 0.0)
+    drop = np.zeros(len(targets))
+    for start, stop in zip(starts[keep].tolist(), stops[keep].tolist(), strict=True):
+        width = max(2, (stop - start) // 3)
+        bound = _smooth_below(room[start:stop], max(1, width // 4))
+        cover = _smooth_cover(np.minimum(need[start:stop], bound), width)
+        drop[start:stop] = np.minimum(cover, bound)
+    targets[..., 1] -= (drop * fade)[:, None]
+
+
 def _stage_root(tracks: list[LegTrack], world: np.ndarray, floor: float, hover: float,
                 dt: float, smooth_time: float, adjust_pelvis: bool
                 ) -> tuple[np.ndarray, float]:
@@ -1638,6 +1689,9 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
         others = [t.stand for t in tracks if t is not track and t.stand is not None]
         carried = np.max(others, axis=0) if others else np.zeros(len(lift))
         _stage_clearance(track, ground, floor, hover, lift[:, 1] + drop, drop, carried)
+        _stage_unfold(track, ground, floor, hover, world[:, track.leg.hip] + lift,
+                      np.linalg.norm(world[:, track.leg.ankle] - world[:, track.leg.hip],
+                                     axis=1))
     tick(4, "legs")
     for track in tracks:  # knees bend no faster than the source's where ankles are free
         assert track.targets is not None and track.pins is not None
