@@ -77,12 +77,33 @@ def test_steady_runs_hold_a_level_follow_a_ramp_and_stay_within_the_band(seed):
     values = np.stack([level, ramp, rng.normal(size=n)], axis=1)
     starts, stops = np.array([5, 40]), np.array([30, 55])
     out = steady_runs(values, starts, stops, np.full(2, band))
-    assert np.all(np.abs(out - values) <= band + 1e-12)
+    # (within the band of each frame's median with its neighbours in its run)
+    middle = values.copy()
+    for a, b in zip(starts, stops, strict=True):
+        frames = np.arange(a, b)
+        middle[a:b] = np.median(np.stack([values[np.maximum(frames - 1, a)], values[a:b],
+                                          values[np.minimum(frames + 1, b - 1)]]), axis=0)
+    assert np.all(np.abs(out - middle) <= band + 1e-12)
     outside = ~np.isin(np.arange(n), np.r_[5:30, 40:55])
     assert np.array_equal(out[outside], values[outside])
     for a, b in zip(starts, stops, strict=True):
         assert np.ptp(out[a:b, 0]) < 1e-12  # (jitter within the band is held out)
         np.testing.assert_allclose(out[a + 1:b - 1, 1], ramp[a + 1:b - 1], atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_one_frame_spike_moves_neither_a_steady_nor_a_settled_level(seed):
+    rng = np.random.default_rng(seed)
+    n, noise = 40, 0.01
+    band = float(_universal_band(n, noise))
+    values = 0.2 + rng.uniform(-0.5 * band, 0.5 * band, n)
+    spike = int(rng.integers(1, n - 1))
+    values[spike] += rng.choice([-1.0, 1.0]) * rng.uniform(2.0, 50.0) * band
+    out = steady_runs(values[:, None], np.array([0]), np.array([n]), np.array([band]))
+    assert np.ptp(out) < 1e-12
+    settled = values.copy()
+    _settle_in_runs(settled, np.ones(n, dtype=bool), noise)
+    assert np.ptp(settled[1:]) < 1e-12
 
 
 @pytest.mark.parametrize("seed", range(8))

@@ -770,18 +770,32 @@ def _universal_band(frames: Any, noise: float) -> Any:
     return noise * np.sqrt(2.0 * np.log(np.maximum(frames, 2)))
 
 
+def _median_of_three(values: np.ndarray, frames: np.ndarray, starts: np.ndarray,
+                     stops: np.ndarray) -> np.ndarray:
+    """``values`` ``(n,)`` at ``frames`` ``(m,)``, each the median of itself and its two
+    neighbours within its run ``[starts, stops)`` ``(m,)`` (a run's first and last frame
+    take their own value): a monotone stretch is kept exactly, a one-frame spike is
+    removed."""
+    before = values[np.maximum(frames - 1, starts)]
+    here = values[frames]
+    after = values[np.minimum(frames + 1, stops - 1)]
+    return np.maximum(np.minimum(before, here), np.minimum(np.maximum(before, here), after))
+
+
 def _settle_in_runs(values: np.ndarray, mask: np.ndarray, noise: float) -> None:
-    """``values`` ``(n,)`` (in place) within each run of ``mask`` ``(n,)`` soft-thresholded
-    toward the run's median by its :func:`_universal_band`: jitter about a standing
-    level is removed, a larger move (a heel rolling up) keeps its shape less that band.
-    A run's first frame keeps its value (a joint touches down where the source's does)
-    and its second takes the whole band."""
+    """``values`` ``(n,)`` (in place) within each run of ``mask`` ``(n,)``, each first
+    taken as the median of itself and its neighbours in the run
+    (:func:`_median_of_three`), soft-thresholded toward the run's median by its
+    :func:`_universal_band`: jitter about a standing level is removed, a one-frame spike
+    beyond the band too, and a larger move (a heel rolling up) keeps its shape less that
+    band. A run's first frame keeps its value (a joint touches down where the source's
+    does) and its second takes the whole band."""
     starts, stops = runs(mask)
     if noise <= 0.0 or starts.size == 0:
         return
     frames, span = _span_frames(starts, stops)
     centre = _span_medians(values[:, None], starts, stops)[span, 0]
-    offset = values[frames] - centre
+    offset = _median_of_three(values, frames, starts[span], stops[span]) - centre
     band = _universal_band(stops - starts, noise)[span] * np.minimum(frames - starts[span], 1)
     values[frames] = centre + np.sign(offset) * np.maximum(np.abs(offset) - band, 0.0)
 
@@ -997,9 +1011,9 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
 def _stage_steady(track: LegTrack, noise: float) -> None:
     """The foot joints' source paths with the clip's white ``noise`` held out over each
     planted span (:func:`steady_runs` with the span's :func:`_universal_band`, per
-    coordinate): a joint not held while its foot stands (a heel rolling up off a held
-    toe, a toe coming down onto the ground) moves as the source's does, without its
-    jitter. The source's paths where the noise is 0."""
+    coordinate, after a median of three frames): a joint not held while its foot stands
+    (a heel rolling up off a held toe, a toe coming down onto the ground) moves as the
+    source's does, without its jitter. The source's paths where the noise is 0."""
     starts, stops = runs(track.planted)
     if noise <= 0.0 or starts.size == 0:
         track.steady = track.source
