@@ -10,7 +10,13 @@ import pytest
 import limbik
 from limbik.placement._footplant_kernels import steady_runs
 from limbik.placement.contacts import white_noise
-from limbik.placement.footplant import _settle_in_runs, _universal_band
+from limbik.placement.footplant import (
+    _contact_distances,
+    _ease_ramps,
+    _held_back_on_release,
+    _settle_in_runs,
+    _universal_band,
+)
 from limbik.placement.positions import footplant_positions
 
 #: SMPL's 22 joints taken from a CMU-named clip (the same anatomical points).
@@ -147,3 +153,24 @@ def test_jittering_generated_feet_stand_still_where_the_clean_clip_does(shared_d
             held = speeds(result[:, foot])[still].mean()
             before = speeds(source[:, foot])[still].mean()
             assert held < before / 3 and held < 0.06, (seed, foot, held, before)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_released_joint_follows_its_source_less_a_band_that_the_lock_lets_go(seed):
+    rng = np.random.default_rng(seed)
+    n, ease_in, ease_out = 40, 2, int(rng.integers(1, 6))
+    held = np.zeros(n, dtype=bool)
+    held[5:15] = True
+    held[30:34] = True
+    base = np.cumsum(rng.normal(0.0, 0.02, (n, 3)), axis=0)
+    band = float(rng.uniform(0.0, 0.05))
+    moved = _held_back_on_release(base, held, ease_in, ease_out, band)
+    since, until = _contact_distances(held)
+    _, out_of = _ease_ramps(since, until, ease_in, ease_out)
+    easing = ~held & (since <= until)
+    expected = out_of[:, None] * np.clip(base - base[14], -band, band)
+    np.testing.assert_allclose(moved[15:30], expected[15:30], atol=1e-12)
+    assert np.all(moved[~easing] == 0.0)
+    assert np.all(np.abs(moved) <= band + 1e-12)
+    # (a band of 0 holds nothing back: a clip without noise is released as before)
+    assert np.all(_held_back_on_release(base, held, ease_in, ease_out, 0.0) == 0.0)

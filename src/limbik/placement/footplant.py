@@ -1080,13 +1080,36 @@ def _level_path(levels: list[tuple[int, int, float]], n: int) -> np.ndarray:
     return path
 
 
+def _held_back_on_release(base: np.ndarray, held: np.ndarray, ease_in: int, ease_out: int,
+                          band: float) -> np.ndarray:
+    """How much of its source's move ``base`` ``(n, d)`` a joint released from its locks
+    (held on ``held`` ``(n,)``) does not follow yet ``(n, d)``: on the frames that ease out
+    of a run of ``held`` (nearer its end than the next run's start), each coordinate's
+    move since the run's last frame clipped to ``±band`` and weighted as the lock's offset
+    is there (:func:`_eased_offsets`); 0 elsewhere. A move that the clip's noise could make
+    is no lift-off: it comes in as the lock lets go."""
+    n = len(held)
+    place = np.zeros((n, base.shape[1] + 1))
+    place[held, :-1] = base[held]
+    place[held, -1] = 1.0
+    carried, _ = _eased_offsets(place, held, ease_in, ease_out)
+    weight = carried[:, -1:]
+    moved = np.clip(weight * base - carried[:, :-1], -weight * band, weight * band)
+    since, until = _contact_distances(held)
+    moved[held | ~(since <= until)] = 0.0
+    return moved
+
+
 def _stage_swing(track: LegTrack, ground: Terrain, floor: float, hover: float,
-                 ease_in: int, ease_out: int, landing: int) -> None:
+                 ease_in: int, ease_out: int, landing: int, release_band: float = 0.0
+                 ) -> None:
     """The foot's targets: the source's height above its floor carried onto the ground path
     (never above the bump under it frame by frame), locks held exactly while in contact
-    and eased in before and out after; the swing raised, smoothly, where it would pass
-    closer to the terrain than the source's lowest clearance in that swing; the foot kept
-    at its length, the held joint fixed."""
+    and eased in before and out after (a joint easing out follows its source's move since
+    its release less up to ``release_band`` per coordinate, :func:`_held_back_on_release`);
+    the swing raised, smoothly, where it would pass closer to the terrain than the
+    source's lowest clearance in that swing; the foot kept at its length, the held joint
+    fixed."""
     n, k = track.contacts.shape
     source = track.source if track.steady is None else track.steady
     assert track.ground is not None and track.locks is not None
@@ -1109,6 +1132,11 @@ def _stage_swing(track: LegTrack, ground: Terrain, floor: float, hover: float,
         gap[held, 1] = (lock[:, 1] - ground.height(lock[:, 0], lock[:, 2])
                         - (base[held, j, 1] - track.ground[held]))
         eased, pins[:, j] = _eased_offsets(gap, held, ease_in, ease_out)
+        if release_band > 0.0:
+            ground_relative = base[:, j].copy()
+            ground_relative[:, 1] -= track.ground
+            eased -= _held_back_on_release(ground_relative, held, ease_in, ease_out,
+                                           release_band)
         targets[:, j] = base[:, j] + eased
     # a joint while its foot is planted stands on the ground under it, not on the foot's
     # ground path (which it follows in swing)
@@ -1640,9 +1668,13 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
         _stage_locks(track, ground, floor, hover, world[:, track.leg.hip], lock_feet, dt,
                      noise)
         _stage_steady(track, noise)
+    # (a joint released from its lock does not follow at once the moves of its source that
+    # the noise could make over the ease-out: they come in as the lock lets go)
+    release = max(1, release_frames)
+    release_band = float(_universal_band(release + 1, noise))
     for track in tracks:
-        _stage_swing(track, ground, floor, hover, ease_in, max(1, release_frames),
-                     max(1, round(LANDING_TIME / dt)))
+        _stage_swing(track, ground, floor, hover, ease_in, release,
+                     max(1, round(LANDING_TIME / dt)), release_band)
     tick(3, "root")
     offset, drop = _stage_root(tracks, world, floor, hover, dt, pelvis_smooth_time,
                                adjust_pelvis)
