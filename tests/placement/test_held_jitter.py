@@ -174,3 +174,26 @@ def test_a_released_joint_follows_its_source_less_a_band_that_the_lock_lets_go(s
     assert np.all(np.abs(moved) <= band + 1e-12)
     # (a band of 0 holds nothing back: a clip without noise is released as before)
     assert np.all(_held_back_on_release(base, held, ease_in, ease_out, 0.0) == 0.0)
+
+
+def test_a_jittering_heel_that_lands_as_the_clip_ends_stands_still(shared_data):
+    """The walk of the test above, with 5 mm of jitter, cut 3 frames after each left heel
+    strike: the heel's last two heights in that contact (it has come down) stay
+    together, where the input's jitter apart."""
+    clip = limbik.skeleton.resample(
+        limbik.read_bvh(shared_data / "bvh" / "xia_neutral_walk_01_000.bvh"), 20.0)
+    clean = clip.world_positions(joints=CMU_FOR_SMPL22) * 0.056
+    ankle = FEET[0][0]
+    moved, jitter = [], []
+    for seed in range(4):
+        source = clean + np.random.default_rng(seed).normal(0.0, 0.005, clean.shape)
+        _, info = footplant_positions(source, "smpl22", fps=20.0)
+        heel = np.asarray(info.report.joint_contacts["left"])[:, 0]
+        for start in np.flatnonzero(heel[1:] & ~heel[:-1]) + 1:
+            cut = source[:start + 3]
+            result, cleaned = footplant_positions(cut, "smpl22", fps=20.0)
+            if np.asarray(cleaned.report.joint_contacts["left"])[-3:, 0].all():
+                moved.append(np.ptp(result[-2:, ankle, 1]))
+                jitter.append(np.ptp(cut[-2:, ankle, 1]))
+    assert len(moved) >= 4
+    assert np.median(moved) < 1e-3 and np.mean(moved) < 0.4 * np.mean(jitter), (moved, jitter)

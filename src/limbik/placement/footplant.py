@@ -852,13 +852,15 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
     joints' rests, less the float of the foot's sole beyond ``FLOAT_KEPT`` on every
     planted frame (a landing or lifting foot keeps the float it lands or lifts with, and
     is told from a standing one within ``FLOAT_KEPT`` widened by twice the noise's
-    universal band); on the standing frames, each joint's heights over each of its
-    contacts and the sole's over each planted span are first settled against the clip's
-    white ``noise`` (:func:`_settle_in_runs`: jitter does not move a held joint). A toe
-    held with its ankle that stays above the ankle's height over its rest plus the
-    foot's ``flat_pitch`` and ``FLOAT_KEPT`` on every such settled frame of its contact
-    is held at that height there (the foot stands flat; a toe that comes down in its
-    contact keeps the source's roll).
+    universal band); on the standing frames (those of a contact the clip ends in
+    included, from where the foot has come down as far as the clip shows), each joint's
+    heights over each of its contacts and the sole's over each planted span are first
+    settled against the clip's white ``noise`` (:func:`_settle_in_runs`: jitter does not
+    move a held joint). A toe held with its ankle that stays above the ankle's height
+    over its rest plus the foot's ``flat_pitch`` and ``FLOAT_KEPT`` on every such
+    standing frame of its contact (outside a contact the clip ends in before it could be
+    seen to land) is held at that height there (the foot stands flat; a toe that comes
+    down in its contact keeps the source's roll).
 
     Also the ground path the foot travels over: the ground under its locks while planted,
     a smoothstep from the lift-off ground to the landing ground between contacts, and
@@ -891,26 +893,27 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
     # (landed and lifting are told apart from standing within FLOAT_KEPT of a leg, widened
     # by how far the clip's noise moves a standing sole: twice the universal band)
     near = FLOAT_KEPT * size + 2.0 * float(_universal_band(window, noise))
-    settled = np.ones(n, dtype=bool)
+    still = np.ones(n, dtype=bool)  # (neither landing nor lifting, as far as the clip shows)
+    seen = np.ones(n, dtype=bool)  # (not in a contact the clip ends in before it could land)
     keeps = []  # (frames, the frame whose float they keep)
     for start, stop in contact_spans(track.planted):
         if start > 0:  # (a contact the clip starts in has landed)
             ahead = lowest[start:min(stop, start + window + 1)]
             landed = start + int(np.flatnonzero(ahead <= ahead.min() + near)[0])
             keeps.append((slice(start, landed), landed))
-            settled[start:landed] = False
+            still[start:landed] = False
             if start + window >= n:  # (the clip ends before it could be seen to land)
-                settled[start:stop] = False
+                seen[start:stop] = False
         if stop < n:  # (and lifts off as the source's does, from its last low)
             behind = lowest[max(start, stop - window - 1):stop]
             last = stop - len(behind) + int(np.flatnonzero(behind <= behind.min() + near)[-1])
             keeps.append((slice(last, stop), last))
-            settled[last + 1:stop] = False
-    # (the standing frames' jitter settled out: a landing or lifting foot moves as the
-    # source's does)
-    _settle_in_runs(lowest, track.planted & settled, noise)
+            still[last + 1:stop] = False
+    # (the standing frames' jitter settled out, as far as the clip shows them: a landing
+    # or lifting foot moves as the source's does)
+    _settle_in_runs(lowest, track.planted & still, noise)
     for j in range(k):
-        _settle_in_runs(above_rest[:, j], track.contacts[:, j] & settled, noise)
+        _settle_in_runs(above_rest[:, j], track.contacts[:, j] & still, noise)
     foot_float = np.maximum(lowest - FLOAT_KEPT * size, 0.0)
     for frames_, kept in keeps:
         foot_float[frames_] = foot_float[kept]
@@ -920,7 +923,7 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
         # the foot's flat pitch and FLOAT_KEPT, in a toe contact whose toe never comes down
         # to that level (a foot that lands on its heel with its toe up and lifts so lays
         # the toe down; one that rolls down onto its toe keeps the roll)
-        flat = track.contacts.all(axis=1) & settled
+        flat = track.contacts.all(axis=1) & still & seen
         level = (np.maximum(standing[:, 0], 0.0) + max(track.flat_pitch, 0.0)
                  + FLOAT_KEPT * size)
         for start, stop in zip(*runs(track.contacts[:, 1]), strict=True):
