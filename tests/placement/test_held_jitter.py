@@ -10,7 +10,13 @@ import pytest
 import limbik
 from limbik.placement._footplant_kernels import steady_runs
 from limbik.placement.contacts import white_noise
-from limbik.placement.footplant import _settle_in_runs, _universal_band
+from limbik.placement.footplant import (
+    _contact_distances,
+    _ease_ramps,
+    _held_back_on_release,
+    _settle_in_runs,
+    _universal_band,
+)
 from limbik.placement.positions import footplant_positions
 
 #: SMPL's 22 joints taken from a CMU-named clip (the same anatomical points).
@@ -77,12 +83,33 @@ def test_steady_runs_hold_a_level_follow_a_ramp_and_stay_within_the_band(seed):
     values = np.stack([level, ramp, rng.normal(size=n)], axis=1)
     starts, stops = np.array([5, 40]), np.array([30, 55])
     out = steady_runs(values, starts, stops, np.full(2, band))
-    assert np.all(np.abs(out - values) <= band + 1e-12)
+    # (within the band of each frame's median with its neighbours in its run)
+    middle = values.copy()
+    for a, b in zip(starts, stops, strict=True):
+        frames = np.arange(a, b)
+        middle[a:b] = np.median(np.stack([values[np.maximum(frames - 1, a)], values[a:b],
+                                          values[np.minimum(frames + 1, b - 1)]]), axis=0)
+    assert np.all(np.abs(out - middle) <= band + 1e-12)
     outside = ~np.isin(np.arange(n), np.r_[5:30, 40:55])
     assert np.array_equal(out[outside], values[outside])
     for a, b in zip(starts, stops, strict=True):
         assert np.ptp(out[a:b, 0]) < 1e-12  # (jitter within the band is held out)
         np.testing.assert_allclose(out[a + 1:b - 1, 1], ramp[a + 1:b - 1], atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_one_frame_spike_moves_neither_a_steady_nor_a_settled_level(seed):
+    rng = np.random.default_rng(seed)
+    n, noise = 40, 0.01
+    band = float(_universal_band(n, noise))
+    values = 0.2 + rng.uniform(-0.5 * band, 0.5 * band, n)
+    spike = int(rng.integers(1, n - 1))
+    values[spike] += rng.choice([-1.0, 1.0]) * rng.uniform(2.0, 50.0) * band
+    out = steady_runs(values[:, None], np.array([0]), np.array([n]), np.array([band]))
+    assert np.ptp(out) < 1e-12
+    settled = values.copy()
+    _settle_in_runs(settled, np.ones(n, dtype=bool), noise)
+    assert np.ptp(settled[1:]) < 1e-12
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -126,3 +153,47 @@ def test_jittering_generated_feet_stand_still_where_the_clean_clip_does(shared_d
             held = speeds(result[:, foot])[still].mean()
             before = speeds(source[:, foot])[still].mean()
             assert held < before / 3 and held < 0.06, (seed, foot, held, before)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_released_joint_follows_its_source_less_a_band_that_the_lock_lets_go(seed):
+    rng = np.random.default_rng(seed)
+    n, ease_in, ease_out = 40, 2, int(rng.integers(1, 6))
+    held = np.zeros(n, dtype=bool)
+    held[5:15] = True
+    held[30:34] = True
+    base = np.cumsum(rng.normal(0.0, 0.02, (n, 3)), axis=0)
+    band = float(rng.uniform(0.0, 0.05))
+    moved = _held_back_on_release(base, held, ease_in, ease_out, band)
+    since, until = _contact_distances(held)
+    _, out_of = _ease_ramps(since, until, ease_in, ease_out)
+    easing = ~held & (since <= until)
+    expected = out_of[:, None] * np.clip(base - base[14], -band, band)
+    np.testing.assert_allclose(moved[15:30], expected[15:30], atol=1e-12)
+    assert np.all(moved[~easing] == 0.0)
+    assert np.all(np.abs(moved) <= band + 1e-12)
+    # (a band of 0 holds nothing back: a clip without noise is released as before)
+    assert np.all(_held_back_on_release(base, held, ease_in, ease_out, 0.0) == 0.0)
+
+
+def test_a_jittering_heel_that_lands_as_the_clip_ends_stands_still(shared_data):
+    """The walk of the test above, with 5 mm of jitter, cut 3 frames after each left heel
+    strike: the heel's last two heights in that contact (it has come down) stay
+    together, where the input's jitter apart."""
+    clip = limbik.skeleton.resample(
+        limbik.read_bvh(shared_data / "bvh" / "xia_neutral_walk_01_000.bvh"), 20.0)
+    clean = clip.world_positions(joints=CMU_FOR_SMPL22) * 0.056
+    ankle = FEET[0][0]
+    moved, jitter = [], []
+    for seed in range(4):
+        source = clean + np.random.default_rng(seed).normal(0.0, 0.005, clean.shape)
+        _, info = footplant_positions(source, "smpl22", fps=20.0)
+        heel = np.asarray(info.report.joint_contacts["left"])[:, 0]
+        for start in np.flatnonzero(heel[1:] & ~heel[:-1]) + 1:
+            cut = source[:start + 3]
+            result, cleaned = footplant_positions(cut, "smpl22", fps=20.0)
+            if np.asarray(cleaned.report.joint_contacts["left"])[-3:, 0].all():
+                moved.append(np.ptp(result[-2:, ankle, 1]))
+                jitter.append(np.ptp(cut[-2:, ankle, 1]))
+    assert len(moved) >= 4
+    assert np.median(moved) < 1e-3 and np.mean(moved) < 0.4 * np.mean(jitter), (moved, jitter)

@@ -196,9 +196,11 @@ def hold_foot_length(heights: np.ndarray, cell: float, x0: float, z0: float,
 def steady_runs(values: np.ndarray, starts: np.ndarray, stops: np.ndarray,
                 band: np.ndarray) -> np.ndarray:
     """``values`` ``(n, c)`` with each column held still within each run ``[starts[r],
-    stops[r])`` while it stays within ``band[r]`` of where it is held: the mean of a
-    forward and a backward play (backlash) operator of half-width ``band[r]``. Jitter
-    about a level is kept out; a larger move is followed (on a steady ramp, without
+    stops[r])`` while it stays within ``band[r]`` of where it is held: each value is first
+    the median of itself and its neighbours in the run (the run's first and last frame
+    their own), then the mean of a forward and a backward play (backlash) operator of
+    half-width ``band[r]`` is taken. Jitter about a level is kept out, and so is a
+    one-frame spike of any size; a larger move is followed (on a steady ramp, without
     lag). Frames outside the runs are copied."""
     out = values.copy()
     for r in range(starts.shape[0]):
@@ -206,13 +208,18 @@ def steady_runs(values: np.ndarray, starts: np.ndarray, stops: np.ndarray,
         if b - a < 2:
             continue
         for c in range(values.shape[1]):
-            forward = np.empty(b - a)
-            held = values[a, c]
+            # (each value the median of itself and its neighbours in the run)
+            v = np.empty(b - a)
             for i in range(a, b):
-                held = min(max(held, values[i, c] - w), values[i, c] + w)
-                forward[i - a] = held
-            held = values[b - 1, c]
-            for i in range(b - 1, a - 1, -1):
-                held = min(max(held, values[i, c] - w), values[i, c] + w)
-                out[i, c] = 0.5 * (held + forward[i - a])
+                p, q, r = values[max(i - 1, a), c], values[i, c], values[min(i + 1, b - 1), c]
+                v[i - a] = max(min(p, q), min(max(p, q), r))
+            forward = np.empty(b - a)
+            held = v[0]
+            for i in range(b - a):
+                held = min(max(held, v[i] - w), v[i] + w)
+                forward[i] = held
+            held = v[b - a - 1]
+            for i in range(b - a - 1, -1, -1):
+                held = min(max(held, v[i] - w), v[i] + w)
+                out[a + i, c] = 0.5 * (held + forward[i])
     return out

@@ -775,18 +775,32 @@ def _universal_band(frames: Any, noise: float) -> Any:
     return noise * np.sqrt(2.0 * np.log(np.maximum(frames, 2)))
 
 
+def _median_of_three(values: np.ndarray, frames: np.ndarray, starts: np.ndarray,
+                     stops: np.ndarray) -> np.ndarray:
+    """``values`` ``(n,)`` at ``frames`` ``(m,)``, each the median of itself and its two
+    neighbours within its run ``[starts, stops)`` ``(m,)`` (a run's first and last frame
+    take their own value): a monotone stretch is kept exactly, a one-frame spike is
+    removed."""
+    before = values[np.maximum(frames - 1, starts)]
+    here = values[frames]
+    after = values[np.minimum(frames + 1, stops - 1)]
+    return np.maximum(np.minimum(before, here), np.minimum(np.maximum(before, here), after))
+
+
 def _settle_in_runs(values: np.ndarray, mask: np.ndarray, noise: float) -> None:
-    """``values`` ``(n,)`` (in place) within each run of ``mask`` ``(n,)`` soft-thresholded
-    toward the run's median by its :func:`_universal_band`: jitter about a standing
-    level is removed, a larger move (a heel rolling up) keeps its shape less that band.
-    A run's first frame keeps its value (a joint touches down where the source's does)
-    and its second takes the whole band."""
+    """``values`` ``(n,)`` (in place) within each run of ``mask`` ``(n,)``, each first
+    taken as the median of itself and its neighbours in the run
+    (:func:`_median_of_three`), soft-thresholded toward the run's median by its
+    :func:`_universal_band`: jitter about a standing level is removed, a one-frame spike
+    beyond the band too, and a larger move (a heel rolling up) keeps its shape less that
+    band. A run's first frame keeps its value (a joint touches down where the source's
+    does) and its second takes the whole band."""
     starts, stops = runs(mask)
     if noise <= 0.0 or starts.size == 0:
         return
     frames, span = _span_frames(starts, stops)
     centre = _span_medians(values[:, None], starts, stops)[span, 0]
-    offset = values[frames] - centre
+    offset = _median_of_three(values, frames, starts[span], stops[span]) - centre
     band = _universal_band(stops - starts, noise)[span] * np.minimum(frames - starts[span], 1)
     values[frames] = centre + np.sign(offset) * np.maximum(np.abs(offset) - band, 0.0)
 
@@ -843,13 +857,15 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
     joints' rests, less the float of the foot's sole beyond ``FLOAT_KEPT`` on every
     planted frame (a landing or lifting foot keeps the float it lands or lifts with, and
     is told from a standing one within ``FLOAT_KEPT`` widened by twice the noise's
-    universal band); on the standing frames, each joint's heights over each of its
-    contacts and the sole's over each planted span are first settled against the clip's
-    white ``noise`` (:func:`_settle_in_runs`: jitter does not move a held joint). A toe
-    held with its ankle that stays above the ankle's height over its rest plus the
-    foot's ``flat_pitch`` and ``FLOAT_KEPT`` on every such settled frame of its contact
-    is held at that height there (the foot stands flat; a toe that comes down in its
-    contact keeps the source's roll).
+    universal band); on the standing frames (those of a contact the clip ends in
+    included, from where the foot has come down as far as the clip shows), each joint's
+    heights over each of its contacts and the sole's over each planted span are first
+    settled against the clip's white ``noise`` (:func:`_settle_in_runs`: jitter does not
+    move a held joint). A toe held with its ankle that stays above the ankle's height
+    over its rest plus the foot's ``flat_pitch`` and ``FLOAT_KEPT`` on every such
+    standing frame of its contact (outside a contact the clip ends in before it could be
+    seen to land) is held at that height there (the foot stands flat; a toe that comes
+    down in its contact keeps the source's roll).
 
     Also the ground path the foot travels over: the ground under its locks while planted,
     a smoothstep from the lift-off ground to the landing ground between contacts, and
@@ -882,26 +898,27 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
     # (landed and lifting are told apart from standing within FLOAT_KEPT of a leg, widened
     # by how far the clip's noise moves a standing sole: twice the universal band)
     near = FLOAT_KEPT * size + 2.0 * float(_universal_band(window, noise))
-    settled = np.ones(n, dtype=bool)
+    still = np.ones(n, dtype=bool)  # (neither landing nor lifting, as far as the clip shows)
+    seen = np.ones(n, dtype=bool)  # (not in a contact the clip ends in before it could land)
     keeps = []  # (frames, the frame whose float they keep)
     for start, stop in contact_spans(track.planted):
         if start > 0:  # (a contact the clip starts in has landed)
             ahead = lowest[start:min(stop, start + window + 1)]
             landed = start + int(np.flatnonzero(ahead <= ahead.min() + near)[0])
             keeps.append((slice(start, landed), landed))
-            settled[start:landed] = False
+            still[start:landed] = False
             if start + window >= n:  # (the clip ends before it could be seen to land)
-                settled[start:stop] = False
+                seen[start:stop] = False
         if stop < n:  # (and lifts off as the source's does, from its last low)
             behind = lowest[max(start, stop - window - 1):stop]
             last = stop - len(behind) + int(np.flatnonzero(behind <= behind.min() + near)[-1])
             keeps.append((slice(last, stop), last))
-            settled[last + 1:stop] = False
-    # (the standing frames' jitter settled out: a landing or lifting foot moves as the
-    # source's does)
-    _settle_in_runs(lowest, track.planted & settled, noise)
+            still[last + 1:stop] = False
+    # (the standing frames' jitter settled out, as far as the clip shows them: a landing
+    # or lifting foot moves as the source's does)
+    _settle_in_runs(lowest, track.planted & still, noise)
     for j in range(k):
-        _settle_in_runs(above_rest[:, j], track.contacts[:, j] & settled, noise)
+        _settle_in_runs(above_rest[:, j], track.contacts[:, j] & still, noise)
     foot_float = np.maximum(lowest - FLOAT_KEPT * size, 0.0)
     for frames_, kept in keeps:
         foot_float[frames_] = foot_float[kept]
@@ -911,7 +928,7 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
         # the foot's flat pitch and FLOAT_KEPT, in a toe contact whose toe never comes down
         # to that level (a foot that lands on its heel with its toe up and lifts so lays
         # the toe down; one that rolls down onto its toe keeps the roll)
-        flat = track.contacts.all(axis=1) & settled
+        flat = track.contacts.all(axis=1) & still & seen
         level = (np.maximum(standing[:, 0], 0.0) + max(track.flat_pitch, 0.0)
                  + FLOAT_KEPT * size)
         for start, stop in zip(*runs(track.contacts[:, 1]), strict=True):
@@ -1002,9 +1019,9 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
 def _stage_steady(track: LegTrack, noise: float) -> None:
     """The foot joints' source paths with the clip's white ``noise`` held out over each
     planted span (:func:`steady_runs` with the span's :func:`_universal_band`, per
-    coordinate): a joint not held while its foot stands (a heel rolling up off a held
-    toe, a toe coming down onto the ground) moves as the source's does, without its
-    jitter. The source's paths where the noise is 0."""
+    coordinate, after a median of three frames): a joint not held while its foot stands
+    (a heel rolling up off a held toe, a toe coming down onto the ground) moves as the
+    source's does, without its jitter. The source's paths where the noise is 0."""
     starts, stops = runs(track.planted)
     if noise <= 0.0 or starts.size == 0:
         track.steady = track.source
@@ -1071,13 +1088,36 @@ def _level_path(levels: list[tuple[int, int, float]], n: int) -> np.ndarray:
     return path
 
 
+def _held_back_on_release(base: np.ndarray, held: np.ndarray, ease_in: int, ease_out: int,
+                          band: float) -> np.ndarray:
+    """How much of its source's move ``base`` ``(n, d)`` a joint released from its locks
+    (held on ``held`` ``(n,)``) does not follow yet ``(n, d)``: on the frames that ease out
+    of a run of ``held`` (nearer its end than the next run's start), each coordinate's
+    move since the run's last frame clipped to ``±band`` and weighted as the lock's offset
+    is there (:func:`_eased_offsets`); 0 elsewhere. A move that the clip's noise could make
+    is no lift-off: it comes in as the lock lets go."""
+    n = len(held)
+    place = np.zeros((n, base.shape[1] + 1))
+    place[held, :-1] = base[held]
+    place[held, -1] = 1.0
+    carried, _ = _eased_offsets(place, held, ease_in, ease_out)
+    weight = carried[:, -1:]
+    moved = np.clip(weight * base - carried[:, :-1], -weight * band, weight * band)
+    since, until = _contact_distances(held)
+    moved[held | ~(since <= until)] = 0.0
+    return moved
+
+
 def _stage_swing(track: LegTrack, ground: Terrain, floor: float, hover: float,
-                 ease_in: int, ease_out: int, landing: int) -> None:
+                 ease_in: int, ease_out: int, landing: int, release_band: float = 0.0
+                 ) -> None:
     """The foot's targets: the source's height above its floor carried onto the ground path
     (never above the bump under it frame by frame), locks held exactly while in contact
-    and eased in before and out after; the swing raised, smoothly, where it would pass
-    closer to the terrain than the source's lowest clearance in that swing; the foot kept
-    at its length, the held joint fixed."""
+    and eased in before and out after (a joint easing out follows its source's move since
+    its release less up to ``release_band`` per coordinate, :func:`_held_back_on_release`);
+    the swing raised, smoothly, where it would pass closer to the terrain than the
+    source's lowest clearance in that swing; the foot kept at its length, the held joint
+    fixed."""
     n, k = track.contacts.shape
     source = track.source if track.steady is None else track.steady
     assert track.ground is not None and track.locks is not None
@@ -1100,6 +1140,11 @@ def _stage_swing(track: LegTrack, ground: Terrain, floor: float, hover: float,
         gap[held, 1] = (lock[:, 1] - ground.height(lock[:, 0], lock[:, 2])
                         - (base[held, j, 1] - track.ground[held]))
         eased, pins[:, j] = _eased_offsets(gap, held, ease_in, ease_out)
+        if release_band > 0.0:
+            ground_relative = base[:, j].copy()
+            ground_relative[:, 1] -= track.ground
+            eased -= _held_back_on_release(ground_relative, held, ease_in, ease_out,
+                                           release_band)
         targets[:, j] = base[:, j] + eased
     # a joint while its foot is planted stands on the ground under it, not on the foot's
     # ground path (which it follows in swing)
@@ -1677,9 +1722,13 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
         _stage_locks(track, ground, floor, hover, world[:, track.leg.hip], lock_feet, dt,
                      noise)
         _stage_steady(track, noise)
+    # (a joint released from its lock does not follow at once the moves of its source that
+    # the noise could make over the ease-out: they come in as the lock lets go)
+    release = max(1, release_frames)
+    release_band = float(_universal_band(release + 1, noise))
     for track in tracks:
-        _stage_swing(track, ground, floor, hover, ease_in, max(1, release_frames),
-                     max(1, round(LANDING_TIME / dt)))
+        _stage_swing(track, ground, floor, hover, ease_in, release,
+                     max(1, round(LANDING_TIME / dt)), release_band)
     tick(3, "root")
     offset, drop = _stage_root(tracks, world, floor, hover, dt, pelvis_smooth_time,
                                adjust_pelvis)
