@@ -122,16 +122,26 @@ def test_settling_flattens_a_standing_level_and_keeps_a_rise(seed):
     heights = np.full(n, 0.3)
     heights[10:50] = 0.05 + rng.uniform(-0.5 * band, 0.5 * band, 40)
     heights[40:50] += np.linspace(0.1, 0.5, 10)  # (the heel rolls up at the end)
-    settled = heights.copy()
-    _settle_in_runs(settled, mask, noise)
-    assert settled[10] == heights[10]  # (a joint touches down where the source's does)
-    assert np.ptp(settled[11:40]) < 1e-12
-    assert np.all(np.abs(settled - heights) <= band + 1e-12)
-    assert np.all(np.diff(settled[40:50]) > 0)
+    for first in (0.05 + band, 0.05 - 0.5 * band):  # (coming down onto it; a dip below)
+        heights[10] = first
+        settled = heights.copy()
+        _settle_in_runs(settled, mask, noise)
+        if first > 0.05:  # (a joint touches down where the source's does)
+            assert settled[10] == heights[10]
+            assert np.ptp(settled[11:40]) < 1e-12
+        else:  # (but not below where it then stands)
+            assert np.ptp(settled[10:40]) < 1e-12
+        assert np.all(np.abs(settled - heights) <= band + 1e-12)
+        assert np.all(np.diff(settled[40:50]) > 0)
     assert np.array_equal(settled[~mask], heights[~mask])
     unchanged = heights.copy()
     _settle_in_runs(unchanged, mask, 0.0)
     assert np.array_equal(unchanged, heights)
+    two = np.zeros(n, dtype=bool)
+    two[20:22] = True  # (two frames tell a level from a move no better than one)
+    short = heights.copy()
+    _settle_in_runs(short, two, noise)
+    assert np.array_equal(short, heights)
 
 
 def test_jittering_generated_feet_stand_still_where_the_clean_clip_does(shared_data):

@@ -793,15 +793,20 @@ def _settle_in_runs(values: np.ndarray, mask: np.ndarray, noise: float) -> None:
     (:func:`_median_of_three`), soft-thresholded toward the run's median by its
     :func:`_universal_band`: jitter about a standing level is removed, a one-frame spike
     beyond the band too, and a larger move (a heel rolling up) keeps its shape less that
-    band. A run's first frame keeps its value (a joint touches down where the source's
-    does) and its second takes the whole band."""
+    band. A run's first frame keeps its value where it is at or above the run's median
+    (a joint touches down where the source's does), not where it is below (it does not
+    touch down below where it then stands). Runs of fewer than three frames are left
+    as they are."""
     starts, stops = runs(mask)
+    keep = stops - starts >= 3  # (two frames tell a level from a move no better than one)
+    starts, stops = starts[keep], stops[keep]
     if noise <= 0.0 or starts.size == 0:
         return
     frames, span = _span_frames(starts, stops)
     centre = _span_medians(values[:, None], starts, stops)[span, 0]
     offset = _median_of_three(values, frames, starts[span], stops[span]) - centre
-    band = _universal_band(stops - starts, noise)[span] * np.minimum(frames - starts[span], 1)
+    band = _universal_band(stops - starts, noise)[span] * np.where(
+        (frames == starts[span]) & (offset >= 0.0), 0.0, 1.0)
     values[frames] = centre + np.sign(offset) * np.maximum(np.abs(offset) - band, 0.0)
 
 
