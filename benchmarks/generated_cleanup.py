@@ -11,7 +11,10 @@ and measured against the clean original:
   slower than 0.1 m/s on average), the mean speed of the cleaned ankle and toe, m/s;
   ``held_in``: the same for the defective input;
 - ``skate``: the foot-skating ratio (GMD's thresholds) of the result minus the clean
-  original's;
+  original's, each above its own floor (the lowest foot joint's 5th-percentile height);
+  ``skate_y0``: the same with heights above y = 0, as GMD's code measures them (the
+  clip is cleaned onto the plane y = 0, as ``limbik footplant`` does by default, and
+  the clean original stands where its capture put it);
 - ``penetration``: the deepest foot joint below the floor (the lowest foot joint's
   5th-percentile height), % of a leg;
 - ``bones``: the largest relative spread of a bone's length over the frames;
@@ -39,6 +42,7 @@ from positions import CMU_FOR_SMPL22, CMU_UNIT, DATA  # benchmarks/positions.py
 
 FPS = 20.0
 FEET = (7, 10, 8, 11)  # left ankle, left toe, right ankle, right toe
+TOES = (10, 11)
 UPPER = (3, 6, 9, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21)
 
 
@@ -102,6 +106,8 @@ def measure(clean: np.ndarray, source: np.ndarray, result: np.ndarray) -> dict[s
     relative = (result[:, UPPER] - result[:, :1]) - (source[:, UPPER] - source[:, :1])
     return {"held": float(np.mean(held)), "held_in": float(np.mean(held_in)),
             "skate": after["skate_ratio"] - before["skate_ratio"],
+            "skate_y0": (metrics.foot_skating_ratio(result, TOES, FPS)
+                         - metrics.foot_skating_ratio(clean, TOES, FPS)),
             "penetration": 100 * after["penetration"] / leg,
             "bones": float((np.ptp(lengths, axis=0) / lengths.mean(axis=0)).max()),
             "upper": float(np.abs(relative).max()), "change": after["joint_change"]}
@@ -116,7 +122,8 @@ def main() -> None:
                         help="bone-length wobble, a fraction of each bone")
     args = parser.parse_args()
     clips = sources()
-    keys = ("held", "held_in", "skate", "penetration", "bones", "upper", "change")
+    keys = ("held", "held_in", "skate", "skate_y0", "penetration", "bones", "upper",
+            "change")
     print(f"{len(clips)} clips x {args.seeds} seeds at 20 fps (smpl22), bones wobbling "
           f"±{100 * args.wobble:g}%; median / 95th percentile / worst")
     for jitter in args.jitter:
@@ -125,7 +132,7 @@ def main() -> None:
             for seed in range(args.seeds):
                 rng = np.random.default_rng(1000 * k + seed)
                 clean, source = defective(motion, rng, jitter, args.wobble)
-                result, _ = footplant_positions(source, "smpl22", fps=FPS)
+                result, _ = footplant_positions(source, "smpl22", fps=FPS, terrain="flat")
                 rows.append(measure(clean, source, result))
         print(f"\njitter {1000 * jitter:g} mm: {len(rows)} runs")
         for key in keys:
