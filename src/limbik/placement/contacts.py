@@ -80,21 +80,32 @@ def low_pass(values: Any, sigma: float) -> FloatArray:
     return out.reshape(v.shape)
 
 
-def standing_noise(paths: Any, dt: float) -> float:
-    """How far foot joints standing still jitter (the clip's units): per joint path of
-    ``paths`` ``(frames, k, 3)``, the median distance from its ``NOISE_TIME`` low-pass
-    over its slowest 30% of frames (where a foot stands its path should be still); the
-    median over the joints."""
+def _foot_paths(paths: Any) -> FloatArray:
+    """``paths`` as a float array ``(frames, k, 3)``, or a named error."""
     p = as_float_array(paths, "paths", (3,))
     if p.ndim != 3:
         raise InvalidInputError(f"paths must have shape (frames, k, 3), got {p.shape}",
                                 argument="paths")
+    return p
+
+
+def _slowest_frames(p: FloatArray, smooth: FloatArray, dt: float) -> np.ndarray:
+    """``(frames, k)``: each joint's slowest 30% of frames, by the horizontal speed of
+    its low-passed path ``smooth`` (where a foot stands its path should be still)."""
+    speed = np.linalg.norm(np.gradient(smooth[..., [0, 2]], dt, axis=0), axis=-1)
+    return np.asarray(speed <= np.percentile(speed, 30, axis=0))
+
+
+def standing_noise(paths: Any, dt: float) -> float:
+    """How far foot joints standing still jitter (the clip's units): per joint path of
+    ``paths`` ``(frames, k, 3)``, the median distance from its ``NOISE_TIME`` low-pass
+    over its slowest 30% of frames; the median over the joints."""
+    p = _foot_paths(paths)
     if p.shape[0] < 4 or p.shape[1] == 0:
         return 0.0
     smooth = low_pass(p, NOISE_TIME / dt)
-    speed = np.linalg.norm(np.gradient(smooth[..., [0, 2]], dt, axis=0), axis=-1)
     off = np.linalg.norm(p - smooth, axis=-1)
-    slow = speed <= np.percentile(speed, 30, axis=0)
+    slow = _slowest_frames(p, smooth, dt)
     return float(np.median([np.median(off[slow[:, k], k]) for k in range(p.shape[1])]))
 
 
@@ -106,16 +117,11 @@ def white_noise(paths: Any, dt: float) -> float:
     times its deviation); the median over the joints. A smooth path's third differences
     vanish as the frame rate rises, so motion capture measures close to 0; per-frame
     jitter measures its own size. 0 for fewer than 5 frames or no joints."""
-    p = as_float_array(paths, "paths", (3,))
-    if p.ndim != 3:
-        raise InvalidInputError(f"paths must have shape (frames, k, 3), got {p.shape}",
-                                argument="paths")
+    p = _foot_paths(paths)
     if p.shape[0] < 5 or p.shape[1] == 0:
         return 0.0
     third = np.abs(p[3:] - 3.0 * p[2:-1] + 3.0 * p[1:-2] - p[:-3])
-    smooth = low_pass(p, NOISE_TIME / dt)
-    speed = np.linalg.norm(np.gradient(smooth[..., [0, 2]], dt, axis=0), axis=-1)[1:-2]
-    slow = speed <= np.percentile(speed, 30, axis=0)
+    slow = _slowest_frames(p, low_pass(p, NOISE_TIME / dt), dt)[1:-2]
     return float(np.median([np.median(third[slow[:, k], k]) for k in range(p.shape[1])])
                  / (0.6745 * np.sqrt(20.0)))
 
