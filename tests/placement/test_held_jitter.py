@@ -10,14 +10,9 @@ import pytest
 import limbik
 from limbik.placement._footplant_kernels import steady_runs
 from limbik.placement.contacts import white_noise
-from limbik.placement.footplant import (
-    _contact_distances,
-    _ease_ramps,
-    _held_back_on_release,
-    _settle_in_runs,
-    _universal_band,
-)
+from limbik.placement.footplant import _contact_distances, _ease_ramps, _held_back_on_release
 from limbik.placement.positions import footplant_positions
+from limbik.placement.settle import settle_in_runs, universal_band
 
 #: SMPL's 22 joints taken from a CMU-named clip (the same anatomical points).
 CMU_FOR_SMPL22 = ("Hips", "LeftUpLeg", "RightUpLeg", "LowerBack", "LeftLeg", "RightLeg", "Spine",
@@ -101,14 +96,14 @@ def test_steady_runs_hold_a_level_follow_a_ramp_and_stay_within_the_band(seed):
 def test_a_one_frame_spike_moves_neither_a_steady_nor_a_settled_level(seed):
     rng = np.random.default_rng(seed)
     n, noise = 40, 0.01
-    band = float(_universal_band(n, noise))
+    band = float(universal_band(n, noise))
     values = 0.2 + rng.uniform(-0.5 * band, 0.5 * band, n)
     spike = int(rng.integers(1, n - 1))
     values[spike] += rng.choice([-1.0, 1.0]) * rng.uniform(2.0, 50.0) * band
     out = steady_runs(values[:, None], np.array([0]), np.array([n]), np.array([band]))
     assert np.ptp(out) < 1e-12
     settled = values.copy()
-    _settle_in_runs(settled, np.ones(n, dtype=bool), noise)
+    settle_in_runs(settled, np.ones(n, dtype=bool), noise)
     assert np.ptp(settled[1:]) < 1e-12
 
 
@@ -118,14 +113,14 @@ def test_settling_flattens_a_standing_level_and_keeps_a_rise(seed):
     n, noise = 80, 0.01
     mask = np.zeros(n, dtype=bool)
     mask[10:50] = True
-    band = float(_universal_band(40, noise))
+    band = float(universal_band(40, noise))
     heights = np.full(n, 0.3)
     heights[10:50] = 0.05 + rng.uniform(-0.5 * band, 0.5 * band, 40)
     heights[40:50] += np.linspace(0.1, 0.5, 10)  # (the heel rolls up at the end)
     for first in (0.05 + band, 0.05 - 0.5 * band):  # (coming down onto it; a dip below)
         heights[10] = first
         settled = heights.copy()
-        _settle_in_runs(settled, mask, noise)
+        settle_in_runs(settled, mask, noise)
         if first > 0.05:  # (a joint touches down where the source's does)
             assert settled[10] == heights[10]
             assert np.ptp(settled[11:40]) < 1e-12
@@ -135,12 +130,12 @@ def test_settling_flattens_a_standing_level_and_keeps_a_rise(seed):
         assert np.all(np.diff(settled[40:50]) > 0)
     assert np.array_equal(settled[~mask], heights[~mask])
     unchanged = heights.copy()
-    _settle_in_runs(unchanged, mask, 0.0)
+    settle_in_runs(unchanged, mask, 0.0)
     assert np.array_equal(unchanged, heights)
     two = np.zeros(n, dtype=bool)
     two[20:22] = True  # (two frames tell a level from a move no better than one)
     short = heights.copy()
-    _settle_in_runs(short, two, noise)
+    settle_in_runs(short, two, noise)
     assert np.array_equal(short, heights)
 
 

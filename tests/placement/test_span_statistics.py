@@ -1,4 +1,4 @@
-"""Footplant's per-span statistics (all contacts of a joint at once) give NumPy's numbers
+"""Per-span statistics (all contacts of a joint at once) give NumPy's numbers
 bit for bit, span by span."""
 
 from __future__ import annotations
@@ -7,11 +7,7 @@ import numpy as np
 import pytest
 
 from limbik.placement.contacts import contact_spans, runs, runs_mask, window_reduce
-from limbik.placement.footplant import (
-    _span_frames,
-    _span_medians,
-    _span_percentiles,
-)
+from limbik.placement.spans import span_frames, span_medians, span_percentiles
 
 
 def _spans(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -29,9 +25,9 @@ def test_span_medians_and_percentiles_are_numpys(seed: int) -> None:
     if seed % 2:
         values = np.round(values, 1)  # ties
     starts, stops = _spans(rng, n)
-    medians = _span_medians(values, starts, stops)
+    medians = span_medians(values, starts, stops)
     for q in (0.0, 5.0, 25.0, 50.0, 99.0, 100.0):
-        got = _span_percentiles(values[:, 0], starts, stops, q)
+        got = span_percentiles(values[:, 0], starts, stops, q)
         want = [np.percentile(values[a:b, 0], q) for a, b in zip(starts, stops, strict=True)]
         assert np.array_equal(got, want)
     for k, (a, b) in enumerate(zip(starts, stops, strict=True)):
@@ -40,7 +36,7 @@ def test_span_medians_and_percentiles_are_numpys(seed: int) -> None:
 
 def test_span_frames_list_every_frame_of_every_span_once() -> None:
     starts, stops = runs(np.array([1, 1, 0, 0, 1, 0, 1, 1, 1], dtype=bool))
-    frames, span = _span_frames(starts, stops)
+    frames, span = span_frames(starts, stops)
     assert frames.tolist() == [0, 1, 4, 6, 7, 8]
     assert span.tolist() == [0, 0, 1, 2, 2, 2]
     empty = runs(np.zeros(5, dtype=bool))

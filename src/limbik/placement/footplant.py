@@ -55,7 +55,6 @@ from limbik.placement import metrics
 from limbik.placement._footplant_kernels import (
     hold_foot_length,
     limit_rate,
-    steady_runs,
     turn_over_ground,
 )
 from limbik.placement.contacts import (
@@ -76,6 +75,8 @@ from limbik.placement.feet import (
     leg_lengths,
     world_pose,
 )
+from limbik.placement.settle import settle_in_runs, steady_paths, universal_band
+from limbik.placement.spans import span_frames, span_medians, span_percentiles
 from limbik.placement.spring import smooth_zero_lag
 from limbik.placement.terrain import Terrain
 from limbik.skeleton._fk_kernels import forward_kinematics_frames
@@ -577,7 +578,7 @@ class LegTrack:
     flat_pitch: float = 0.0  # units the toe stands above its rest beyond the ankle's
     # height above its own while the foot stands flat on the ground
     steady: np.ndarray | None = None  # (F, k, 3) the source paths with the clip's white
-    # noise held out over the planted spans (:func:`_stage_steady`)
+    # noise held out over the planted spans (:func:`~limbik.placement.settle.steady_paths`)
 
     @property
     def planted(self) -> np.ndarray:
@@ -699,7 +700,7 @@ def _stage_hovers(track: LegTrack, floor: float) -> None:
     (a network's stances hover; a foot rolling onto its toe does not)."""
     lowest = (track.source[..., 1] - floor - track.rest).min(axis=1)
     starts, stops = runs(track.planted)
-    track.hover = _span_percentiles(lowest, starts, stops, 25.0).tolist() if starts.size else []
+    track.hover = span_percentiles(lowest, starts, stops, 25.0).tolist() if starts.size else []
 
 
 def _stage_flat_pitch(tracks: list[LegTrack]) -> None:
@@ -721,93 +722,6 @@ def _stage_flat_pitch(tracks: list[LegTrack]) -> None:
         pool = own if own.size else np.concatenate([p for j, p in pitches.items() if j != i]
                                                    + [np.zeros(0)])
         tracks[i].flat_pitch = float(np.median(pool)) if pool.size else 0.0
-
-
-def _span_frames(starts: np.ndarray, stops: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The frames of the half-open spans ``[starts, stops)`` ``(S,)`` (none empty), span by
-    span ``(m,)``, and the index of the span each lies in ``(m,)``."""
-    lengths = stops - starts
-    span = np.repeat(np.arange(len(starts)), lengths)
-    first = np.cumsum(lengths) - lengths
-    return np.arange(int(lengths.sum())) - first[span] + starts[span], span
-
-
-def _span_sorted(values: np.ndarray, starts: np.ndarray, stops: np.ndarray
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The values ``(n,)`` of the spans ``[starts, stops)`` (none empty), sorted within
-    each span ``(m,)``, with each span's first place among them and its length ``(S,)``."""
-    frames, span = _span_frames(starts, stops)
-    lengths = stops - starts
-    v = values[frames]
-    return v[np.lexsort((v, span))], np.cumsum(lengths) - lengths, lengths
-
-
-def _span_medians(values: np.ndarray, starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
-    """Per span ``[start, stop)`` (none empty), ``np.median(values[start:stop], axis=0)``
-    of ``values`` ``(n, d)``: ``(S, d)``, the same numbers (the middle value, or the mean
-    of the middle two)."""
-    out = np.empty((len(starts), values.shape[1]))
-    for c in range(values.shape[1]):
-        v, first, lengths = _span_sorted(values[:, c], starts, stops)
-        out[:, c] = (v[first + (lengths - 1) // 2] + v[first + lengths // 2]) / 2.0
-    return out
-
-
-def _span_percentiles(values: np.ndarray, starts: np.ndarray, stops: np.ndarray,
-                      q: float) -> np.ndarray:
-    """Per span ``[start, stop)`` (none empty), ``np.percentile(values[start:stop], q)``
-    of ``values`` ``(n,)``: ``(S,)``, the same numbers (linear between the two sorted
-    values around ``(length − 1) · q / 100``, as NumPy interpolates)."""
-    v, first, lengths = _span_sorted(values, starts, stops)
-    place = (lengths - 1) * (q / 100.0)
-    below = np.floor(place)
-    t = place - below
-    lo = first + np.minimum(below.astype(np.int64), lengths - 1)
-    a, b = v[lo], v[np.minimum(lo + 1, first + lengths - 1)]
-    step = b - a
-    return np.where(t >= 0.5, b - step * (1 - t), a + step * t)
-
-
-def _universal_band(frames: Any, noise: float) -> Any:
-    """The universal threshold ``noise·√(2 ln m)`` of runs of ``m`` ``frames`` (an int or
-    an array; at least 2): about the largest offset that white noise of standard
-    deviation ``noise`` reaches over such a run."""
-    return noise * np.sqrt(2.0 * np.log(np.maximum(frames, 2)))
-
-
-def _median_of_three(values: np.ndarray, frames: np.ndarray, starts: np.ndarray,
-                     stops: np.ndarray) -> np.ndarray:
-    """``values`` ``(n,)`` at ``frames`` ``(m,)``, each the median of itself and its two
-    neighbours within its run ``[starts, stops)`` ``(m,)`` (a run's first and last frame
-    take their own value): a monotone stretch is kept exactly, a one-frame spike is
-    removed."""
-    before = values[np.maximum(frames - 1, starts)]
-    here = values[frames]
-    after = values[np.minimum(frames + 1, stops - 1)]
-    return np.maximum(np.minimum(before, here), np.minimum(np.maximum(before, here), after))
-
-
-def _settle_in_runs(values: np.ndarray, mask: np.ndarray, noise: float) -> None:
-    """``values`` ``(n,)`` (in place) within each run of ``mask`` ``(n,)``, each first
-    taken as the median of itself and its neighbours in the run
-    (:func:`_median_of_three`), soft-thresholded toward the run's median by its
-    :func:`_universal_band`: jitter about a standing level is removed, a one-frame spike
-    beyond the band too, and a larger move (a heel rolling up) keeps its shape less that
-    band. A run's first frame keeps its value where it is at or above the run's median
-    (a joint touches down where the source's does), not where it is below (it does not
-    touch down below where it then stands). Runs of fewer than three frames are left
-    as they are."""
-    starts, stops = runs(mask)
-    keep = stops - starts >= 3  # (two frames tell a level from a move no better than one)
-    starts, stops = starts[keep], stops[keep]
-    if noise <= 0.0 or starts.size == 0:
-        return
-    frames, span = _span_frames(starts, stops)
-    centre = _span_medians(values[:, None], starts, stops)[span, 0]
-    offset = _median_of_three(values, frames, starts[span], stops[span]) - centre
-    band = _universal_band(stops - starts, noise)[span] * np.where(
-        (frames == starts[span]) & (offset >= 0.0), 0.0, 1.0)
-    values[frames] = centre + np.sign(offset) * np.maximum(np.abs(offset) - band, 0.0)
 
 
 def _reachable_locks(track: LegTrack, hip: np.ndarray, starts: np.ndarray,
@@ -865,7 +779,7 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
     universal band); on the standing frames (those of a contact the clip ends in
     included, from where the foot has come down as far as the clip shows), each joint's
     heights over each of its contacts and the sole's over each planted span are first
-    settled against the clip's white ``noise`` (:func:`_settle_in_runs`: jitter does not
+    settled against the clip's white ``noise`` (:func:`settle_in_runs`: jitter does not
     move a held joint). A toe held with its ankle that stays above the ankle's height
     over its rest plus the foot's ``flat_pitch`` and ``FLOAT_KEPT`` on every such
     standing frame of its contact (outside a contact the clip ends in before it could be
@@ -902,7 +816,7 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
     window = max(1, round(LANDING_TIME / dt))
     # (landed and lifting are told apart from standing within FLOAT_KEPT of a leg, widened
     # by how far the clip's noise moves a standing sole: twice the universal band)
-    near = FLOAT_KEPT * size + 2.0 * float(_universal_band(window, noise))
+    near = FLOAT_KEPT * size + 2.0 * float(universal_band(window, noise))
     still = np.ones(n, dtype=bool)  # (neither landing nor lifting, as far as the clip shows)
     seen = np.ones(n, dtype=bool)  # (not in a contact the clip ends in before it could land)
     keeps = []  # (frames, the frame whose float they keep)
@@ -921,9 +835,9 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
             still[last + 1:stop] = False
     # (the standing frames' jitter settled out, as far as the clip shows them: a landing
     # or lifting foot moves as the source's does)
-    _settle_in_runs(lowest, track.planted & still, noise)
+    settle_in_runs(lowest, track.planted & still, noise)
     for j in range(k):
-        _settle_in_runs(above_rest[:, j], track.contacts[:, j] & still, noise)
+        settle_in_runs(above_rest[:, j], track.contacts[:, j] & still, noise)
     foot_float = np.maximum(lowest - FLOAT_KEPT * size, 0.0)
     for frames_, kept in keeps:
         foot_float[frames_] = foot_float[kept]
@@ -944,8 +858,8 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
         starts, stops = runs(track.contacts[:, j])
         if starts.size == 0:
             continue
-        frames, span = _span_frames(starts, stops)
-        xz = _span_medians(track.source[:, j][:, [0, 2]], starts, stops)
+        frames, span = span_frames(starts, stops)
+        xz = span_medians(track.source[:, j][:, [0, 2]], starts, stops)
         up = np.zeros(len(starts))
         if j == 0:
             chosen, short = _reachable_locks(track, hip, starts, stops, xz,
@@ -1019,22 +933,6 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
                 root_levels.insert(0 if first else len(root_levels), (edge, edge + 1, under))
     track.ground = _level_path(foot_levels, n)
     track.root_ground = _level_path(root_levels, n)
-
-
-def _stage_steady(track: LegTrack, noise: float) -> None:
-    """The foot joints' source paths with the clip's white ``noise`` held out over each
-    planted span (:func:`steady_runs` with the span's :func:`_universal_band`, per
-    coordinate, after a median of three frames): a joint not held while its foot stands
-    (a heel rolling up off a held toe, a toe coming down onto the ground) moves as the
-    source's does, without its jitter. The source's paths where the noise is 0."""
-    starts, stops = runs(track.planted)
-    if noise <= 0.0 or starts.size == 0:
-        track.steady = track.source
-        return
-    n, k, _ = track.source.shape
-    flat = np.ascontiguousarray(track.source.reshape(n, 3 * k))
-    track.steady = steady_runs(flat, starts, stops,
-                               _universal_band(stops - starts, noise)).reshape(n, k, 3)
 
 
 def _turn_over_ground(pivot: np.ndarray, heading: np.ndarray, length: np.ndarray,
@@ -1331,7 +1229,7 @@ def _stage_clearance(track: LegTrack, ground: Terrain, floor: float, hover: floa
     raise_by = np.zeros(n)
     starts, stops = runs(~track.planted)
     if starts.size:
-        frames, span = _span_frames(starts, stops)
+        frames, span = span_frames(starts, stops)
         lengths = stops - starts
         s = (frames - starts[span] + 1.0) / (lengths[span] + 1.0)
         arches[frames] = np.sin(np.pi * s) ** 2
@@ -1343,7 +1241,7 @@ def _stage_clearance(track: LegTrack, ground: Terrain, floor: float, hover: floa
     swings = stops - starts >= 2
     starts, stops = starts[swings], stops[swings]
     if starts.size:
-        frames, span = _span_frames(starts, stops)
+        frames, span = span_frames(starts, stops)
         above_src = np.maximum(track.source[frames, :, 1] - floor, 0.0)
         # the source's clearance: its lowest height in the middle half of the swing, and
         # toward the ends no more than its height there
@@ -1726,11 +1624,11 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
     for track in tracks:
         _stage_locks(track, ground, floor, hover, world[:, track.leg.hip], lock_feet, dt,
                      noise)
-        _stage_steady(track, noise)
+        track.steady = steady_paths(track.source, track.planted, noise)
     # (a joint released from its lock does not follow at once the moves of its source that
     # the noise could make over the ease-out: they come in as the lock lets go)
     release = max(1, release_frames)
-    release_band = float(_universal_band(release + 1, noise))
+    release_band = float(universal_band(release + 1, noise))
     for track in tracks:
         _stage_swing(track, ground, floor, hover, ease_in, release,
                      max(1, round(LANDING_TIME / dt)), release_band)
