@@ -95,8 +95,9 @@ def held_frames(motion, leg, *, speed=0.1):
 
 def compare_with_reference(result, reference, ground=None):
     """Per leg: penetration, mean lowest-point gap and the mean of the ankle's and toe's
-    horizontal speeds (backward differences) on the frames where ``reference`` holds the
-    foot still, for ``result`` and ``reference``, in units."""
+    horizontal speeds (backward differences; ``_speed_3d``: full 3-D speeds) on the
+    frames where ``reference`` holds the foot still, for ``result`` and ``reference``, in
+    units."""
     out = {}
     for leg in find_legs(reference.skeleton):
         held = held_frames(reference, leg)
@@ -109,10 +110,11 @@ def compare_with_reference(result, reference, ground=None):
             row[f"{name}_penetration"] = float(max(0.0, -gap.min()))
             row[f"{name}_gap"] = float(gap[held].mean()) if held.any() else 0.0
             joints = [leg.ankle] + ([leg.toe] if leg.toe is not None else [])
-            v = np.zeros((clip.num_frames, len(joints)))
-            v[1:] = np.hypot(*np.moveaxis(np.diff(w[:, joints][..., [0, 2]], axis=0), -1, 0))
-            v /= clip.frame_time
-            row[f"{name}_speed"] = float(v.mean(axis=1)[held].mean()) if held.any() else 0.0
+            step = np.diff(w[:, joints], axis=0) / clip.frame_time
+            for key, v in (("speed", np.linalg.norm(step[..., [0, 2]], axis=-1)),
+                           ("speed_3d", np.linalg.norm(step, axis=-1))):
+                v = np.concatenate([np.zeros((1, len(joints))), v])
+                row[f"{name}_{key}"] = float(v.mean(axis=1)[held].mean()) if held.any() else 0.0
         out[leg.side] = row
     return out
 

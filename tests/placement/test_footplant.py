@@ -221,6 +221,8 @@ def test_raw_footskate_clip_against_its_authors_fix(shared_data):
         assert row["ours_penetration"] <= 0.005 * leg, side
         assert row["ours_gap"] <= row["theirs_gap"] + 0.01 * leg, (side, row)
         assert row["ours_speed"] <= row["theirs_speed"] + 0.3, (side, row)
+        # (and with vertical moves counted: a foot held from its heel strike)
+        assert row["ours_speed_3d"] <= row["theirs_speed_3d"] + 0.3, (side, row)
     assert clip_checks.backward_frames(result) <= min(clip_checks.backward_frames(raw),
                                                       clip_checks.backward_frames(fixed))
     assert clip_checks.knee_jump(result) <= 1.5 * clip_checks.knee_jump(fixed)

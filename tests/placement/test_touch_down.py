@@ -8,7 +8,7 @@ import pytest
 from limbik import apply_ik, find_legs, read_bvh, two_bone
 from limbik.geometry.quaternion import quaternion_from_axis_angle, rotate_vectors
 from limbik.placement import Terrain
-from limbik.placement.footplant import footplant
+from limbik.placement.footplant import _toe_from_heel_strike, footplant
 from limbik.placement.walk import ANKLE_HEIGHT, FOOT, SHIN, THIGH, walk_skeleton
 from limbik.skeleton.motion import Motion
 
@@ -147,3 +147,27 @@ def test_real_touch_downs_are_not_lowered_before_the_source_lands(shared_data):
                            - (low_out[frames] - low_out[land]))
                 assert deficit.max(initial=0.0) <= 0.006 * length, (
                     name, leg.side, start, land, float(deficit.max() / length))
+
+
+def test_a_toe_landing_the_frame_after_its_heel_is_held_from_the_heel_strike():
+    """Seeded contact masks (degenerate ones included: empty, all held, one frame): a toe
+    contact that begins on the frame after its ankle's contact begins starts with it;
+    nothing else changes (the ankle's contacts, other toe contacts, a toe that lands
+    with or before its heel or two frames after it)."""
+    rng = np.random.default_rng(7)
+    masks = [np.zeros((6, 2), bool), np.ones((6, 2), bool), np.ones((1, 2), bool),
+             np.array([[True, False], [True, True]])]
+    masks += [rng.random((int(rng.integers(2, 40)), 2)) < rng.uniform(0.2, 0.8)
+              for _ in range(200)]
+    for mask in masks:
+        got = mask.copy()
+        _toe_from_heel_strike(got)
+        assert np.array_equal(got[:, 0], mask[:, 0])
+        assert np.all(got[:, 1] >= mask[:, 1])
+        for f in np.flatnonzero(got[:, 1] != mask[:, 1]):
+            assert mask[f, 0] and (f == 0 or not mask[f - 1, 0])  # the heel strikes at f
+            assert mask[f + 1, 1]  # the toe lands on the next frame
+        for f in range(1, len(mask)):
+            heel = mask[f - 1, 0] and (f < 2 or not mask[f - 2, 0])
+            if mask[f, 1] and not mask[f - 1, 1] and heel:
+                assert got[f - 1, 1]

@@ -784,7 +784,8 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
     over its rest plus the foot's ``flat_pitch`` and ``FLOAT_KEPT`` on every such
     standing frame of its contact (outside a contact the clip ends in before it could be
     seen to land) is held at that height there (the foot stands flat; a toe that comes
-    down in its contact keeps the source's roll).
+    down in its contact keeps the source's roll). A toe contact that begins on the frame
+    after its ankle's begins starts with it (:func:`_toe_from_heel_strike`).
 
     Also the ground path the foot travels over: the ground under its locks while planted,
     a smoothstep from the lift-off ground to the landing ground between contacts, and
@@ -795,6 +796,8 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
     takes those edge levels only where the foot is within ``EDGE_NEAR`` of its floor
     there."""
     n, k = track.contacts.shape
+    if k > 1:
+        _toe_from_heel_strike(track.contacts)
     locks = np.full((n, k, 3), np.nan)
     levels: list[tuple[int, int, float]] = []
     length = (float(np.median(np.linalg.norm(track.source[:, 1] - track.source[:, 0], axis=1)))
@@ -933,6 +936,16 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
                 root_levels.insert(0 if first else len(root_levels), (edge, edge + 1, under))
     track.ground = _level_path(foot_levels, n)
     track.root_ground = _level_path(root_levels, n)
+
+
+def _toe_from_heel_strike(contacts: np.ndarray) -> None:
+    """``contacts`` ``(n, 2)`` (ankle, toe; in place): a toe contact that begins on the
+    frame after its ankle's begins starts with the ankle's (the foot struck on its heel
+    and is held flat from there)."""
+    starts, _ = runs(contacts[:, 1])
+    for start in starts.tolist():
+        if start >= 1 and contacts[start - 1, 0] and (start < 2 or not contacts[start - 2, 0]):
+            contacts[start - 1, 1] = True
 
 
 def _turn_over_ground(pivot: np.ndarray, heading: np.ndarray, length: np.ndarray,
