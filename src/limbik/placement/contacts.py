@@ -89,10 +89,11 @@ def _foot_paths(paths: Any) -> FloatArray:
     return p
 
 
-def _slowest_frames(p: FloatArray, smooth: FloatArray, dt: float) -> np.ndarray:
-    """``(frames, k)``: each joint's slowest 30% of frames, by the horizontal speed of
-    its low-passed path ``smooth`` (where a foot stands its path should be still)."""
-    speed = np.linalg.norm(np.gradient(smooth[..., [0, 2]], dt, axis=0), axis=-1)
+def _slowest_frames(smooth: FloatArray, dt: float, inner: slice = slice(None)) -> np.ndarray:
+    """``(frames, k)`` over the frames ``inner``: each joint's slowest 30% of them, by the
+    horizontal speed of its low-passed path ``smooth`` (where a foot stands its path
+    should be still)."""
+    speed = np.linalg.norm(np.gradient(smooth[..., [0, 2]], dt, axis=0), axis=-1)[inner]
     return np.asarray(speed <= np.percentile(speed, 30, axis=0))
 
 
@@ -105,7 +106,7 @@ def standing_noise(paths: Any, dt: float) -> float:
         return 0.0
     smooth = low_pass(p, NOISE_TIME / dt)
     off = np.linalg.norm(p - smooth, axis=-1)
-    slow = _slowest_frames(p, smooth, dt)
+    slow = _slowest_frames(smooth, dt)
     return float(np.median([np.median(off[slow[:, k], k]) for k in range(p.shape[1])]))
 
 
@@ -121,7 +122,7 @@ def white_noise(paths: Any, dt: float) -> float:
     if p.shape[0] < 5 or p.shape[1] == 0:
         return 0.0
     third = np.abs(p[3:] - 3.0 * p[2:-1] + 3.0 * p[1:-2] - p[:-3])
-    slow = _slowest_frames(p, low_pass(p, NOISE_TIME / dt), dt)[1:-2]
+    slow = _slowest_frames(low_pass(p, NOISE_TIME / dt), dt, slice(1, -2))
     return float(np.median([np.median(third[slow[:, k], k]) for k in range(p.shape[1])])
                  / (0.6745 * np.sqrt(20.0)))
 
