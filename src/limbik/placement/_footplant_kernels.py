@@ -211,8 +211,8 @@ def steady_runs(values: np.ndarray, starts: np.ndarray, stops: np.ndarray,
             # (each value the median of itself and its neighbours in the run)
             v = np.empty(b - a)
             for i in range(a, b):
-                p, q, r = values[max(i - 1, a), c], values[i, c], values[min(i + 1, b - 1), c]
-                v[i - a] = max(min(p, q), min(max(p, q), r))
+                p, q, s = values[max(i - 1, a), c], values[i, c], values[min(i + 1, b - 1), c]
+                v[i - a] = max(min(p, q), min(max(p, q), s))
             forward = np.empty(b - a)
             held = v[0]
             for i in range(b - a):

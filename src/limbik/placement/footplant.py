@@ -668,7 +668,8 @@ def _stage_contacts(tracks: list[LegTrack], given: Mapping[str, Any] | None, flo
                     contact_speed: float | None) -> None:
     """Contacts per foot joint: given per leg, else found on the source's heights above its
     floor and speeds (:func:`~limbik.placement.contacts.feet_contacts`: one speed
-    threshold and one noise low-pass for all the clip's feet)."""
+    threshold and one noise low-pass for all the clip's feet), a toe that lands the frame
+    after its heel held from the heel strike (:func:`_toe_from_heel_strike`)."""
     gate = (None if contact_speed is None
             else as_float(contact_speed, "contact_speed", minimum=0.0, exclusive=True))
     frames = len(tracks[0].source) if tracks else 0
@@ -682,6 +683,8 @@ def _stage_contacts(tracks: list[LegTrack], given: Mapping[str, Any] | None, flo
         if mask is None:
             assert detected is not None
             track.contacts = detected
+            if detected.shape[1] > 1:
+                _toe_from_heel_strike(track.contacts)
             continue
         side = track.leg.side
         if np.asarray(mask).dtype == bool:
@@ -784,8 +787,7 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
     over its rest plus the foot's ``flat_pitch`` and ``FLOAT_KEPT`` on every such
     standing frame of its contact (outside a contact the clip ends in before it could be
     seen to land) is held at that height there (the foot stands flat; a toe that comes
-    down in its contact keeps the source's roll). A toe contact that begins on the frame
-    after its ankle's begins starts with it (:func:`_toe_from_heel_strike`).
+    down in its contact keeps the source's roll).
 
     Also the ground path the foot travels over: the ground under its locks while planted,
     a smoothstep from the lift-off ground to the landing ground between contacts, and
@@ -796,8 +798,6 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
     takes those edge levels only where the foot is within ``EDGE_NEAR`` of its floor
     there."""
     n, k = track.contacts.shape
-    if k > 1:
-        _toe_from_heel_strike(track.contacts)
     locks = np.full((n, k, 3), np.nan)
     levels: list[tuple[int, int, float]] = []
     length = (float(np.median(np.linalg.norm(track.source[:, 1] - track.source[:, 0], axis=1)))
