@@ -108,8 +108,9 @@ def test_limbik_metrics_prints_a_row_per_clip(tmp_path, capsys):
     np.save(tmp_path / "one.npy", clips[0])
     assert main(["metrics", str(tmp_path / "two.npy"), str(tmp_path / "one.npy")]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].split()[:2] == ["clip", "skate"] and len(out) == 4
+    assert out[0].split()[:2] == ["clip", "skate"] and len(out) == 5
     assert out[1].startswith(f"{tmp_path / 'two.npy'}[0]")
+    assert out[4].startswith("mean of 3")
     assert main(["metrics", str(tmp_path / "one.npy"), "--reference",
                  str(tmp_path / "one.npy"), "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
@@ -117,3 +118,31 @@ def test_limbik_metrics_prints_a_row_per_clip(tmp_path, capsys):
     assert main(["metrics", str(tmp_path / "one.npy"), str(tmp_path / "two.npy"),
                  "--reference", str(tmp_path / "one.npy")]) == 1
     assert "--reference compares one file" in capsys.readouterr().err
+
+
+def test_limbik_metrics_scores_a_folder_against_a_folder_of_references(tmp_path, capsys):
+    (tmp_path / "clean" / "walks").mkdir(parents=True)
+    (tmp_path / "raw" / "walks").mkdir(parents=True)
+    for k in range(2):
+        p = _smpl_positions(k)
+        np.save(tmp_path / "raw" / "walks" / f"c{k}.npy", p)
+        moved = p.copy()
+        moved[:, 0, 0] += 0.22 * (k + 1)  # the root alone: 1 or 2 cm over 22 joints
+        np.save(tmp_path / "clean" / "walks" / f"c{k}.npy", moved)
+    assert main(["metrics", str(tmp_path / "clean"), "--reference", str(tmp_path / "raw"),
+                 "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["clip"] for r in rows] == [str(tmp_path / "clean" / "walks" / f"c{k}.npy")
+                                         for k in range(2)]
+    # each file against the reference at its own relative path
+    assert [r["joint_change"] for r in rows] == pytest.approx([0.01, 0.02])
+    assert main(["metrics", str(tmp_path / "clean"), "--reference", str(tmp_path / "raw")]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[-1].startswith("mean of 2") and float(table[-1].split()[-1]) == \
+        pytest.approx(0.015, rel=1e-3)
+    (tmp_path / "raw" / "walks" / "c1.npy").unlink()
+    assert main(["metrics", str(tmp_path / "clean"), "--reference", str(tmp_path / "raw")]) == 1
+    assert "--reference must hold walks/c1.npy" in capsys.readouterr().err
+    assert main(["metrics", str(tmp_path / "clean"), "--reference",
+                 str(tmp_path / "raw" / "walks" / "c0.npy")]) == 1
+    assert "--reference must be a folder" in capsys.readouterr().err
