@@ -72,6 +72,27 @@ def test_a_batch_file_is_cleaned_clip_by_clip(walks, tmp_path, layout):
         assert np.all(np.ptp(lengths, axis=0) <= 1e-9 * lengths.max())
 
 
+def test_a_padded_results_file_has_each_sample_cleaned_over_its_own_frames(walks, tmp_path):
+    frames = min(len(w) for w in walks)
+    motion = np.stack([w[:frames] for w in walks]).transpose(0, 2, 3, 1).astype(np.float32)
+    lengths = np.array([frames, frames - 10])
+    motion[1, ..., lengths[1]:] = 0.0  # (a shorter sample's padding)
+    np.save(tmp_path / "results.npy", {"motion": motion, "lengths": lengths,
+                                       "text": ["walks", "walks on"]}, allow_pickle=True)
+    out = tmp_path / "clean.npy"
+    assert main(["footplant", str(tmp_path / "results.npy"), "-o", str(out), "--skeleton",
+                 "smpl22", "--fps", "20"]) == 0
+    back = np.load(out, allow_pickle=True).item()
+    assert back["text"] == ["walks", "walks on"] and back["lengths"].tolist() == lengths.tolist()
+    np.testing.assert_array_equal(back["motion"][1, ..., lengths[1]:], 0.0)
+    for n, length in enumerate(lengths):
+        clip = back["motion"][n, ..., :length].transpose(2, 0, 1).astype(np.float64)
+        assert np.all(np.isfinite(clip))
+        bones = _bone_lengths(clip)
+        assert np.all(np.ptp(bones, axis=0) <= 1e-5 * bones.max())  # float32 precision
+        assert np.abs(clip - walks[n][:length]).max() > 1e-3  # (cleaned, not copied)
+
+
 def test_a_folder_of_position_files_runs_through_the_batch_runner(walks, tmp_path, capsys):
     folder = tmp_path / "generated"
     folder.mkdir()

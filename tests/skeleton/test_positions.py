@@ -168,6 +168,73 @@ def test_position_files_that_cannot_be_read_as_positions_are_refused(tmp_path):
         read_positions(tmp_path / "text.npy", joints=22)
 
 
+def _results_file(path, frames=30, lengths=(30, 12)):
+    """A dictionary as MDM's ``results.npy``: ``motion`` ``(N, 22, 3, T)`` float32 padded
+    to ``frames``, with the samples' ``lengths``, ``text`` and counts."""
+    motion = np.random.default_rng(3).normal(size=(len(lengths), 22, 3, frames))
+    for n, length in enumerate(lengths):
+        motion[n, ..., length:] = 0.0
+    entries = {"motion": motion.astype(np.float32), "text": ["a person walks", "jumps"][
+        :len(lengths)], "lengths": np.array(lengths), "num_samples": len(lengths),
+        "num_repetitions": 1}
+    np.save(path, entries, allow_pickle=True)
+    return entries
+
+
+def test_a_dictionary_file_is_read_clip_by_clip_and_written_back_whole(tmp_path):
+    entries = _results_file(tmp_path / "results.npy")
+    read = read_positions(tmp_path / "results.npy", joints=22)
+    assert read.layout == "NJ3T" and read.key == "motion" and read.dictionary
+    assert read.lengths.tolist() == [30, 12] and read.clip(1).shape == (12, 22, 3)
+    np.testing.assert_array_equal(read.clip(1), entries["motion"][1, ..., :12].transpose(2, 0, 1))
+    changed = read.positions.copy()
+    changed[1, :12] += 1.0
+    write_positions(tmp_path / "out.npy", changed, read)
+    back = np.load(tmp_path / "out.npy", allow_pickle=True).item()
+    assert sorted(back) == sorted(entries) and back["text"] == entries["text"]
+    assert back["motion"].dtype == np.float32 and back["motion"].shape == (2, 22, 3, 30)
+    np.testing.assert_array_equal(back["motion"][1, ..., 12:], entries["motion"][1, ..., 12:])
+    np.testing.assert_allclose(back["motion"][1, ..., :12], entries["motion"][1, ..., :12] + 1,
+                               rtol=1e-6)
+    # (an .npz keeps its other arrays too)
+    np.savez(tmp_path / "in.npz", motion=entries["motion"], text=np.array(entries["text"]))
+    read = read_positions(tmp_path / "in.npz", joints=22)
+    write_positions(tmp_path / "out.npz", read.positions, read)
+    with np.load(tmp_path / "out.npz") as archive:
+        assert sorted(archive.files) == ["motion", "text"]
+        assert archive["text"].tolist() == entries["text"]
+
+
+class _Shell:
+    """An object whose pickle calls a shell command when it is loaded."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        import os
+
+        return os.system, (f"touch {self.marker}",)
+
+
+def test_a_dictionary_file_builds_arrays_only(tmp_path):
+    marker = tmp_path / "ran"
+    np.save(tmp_path / "evil.npy", {"motion": np.zeros((2, 22, 3, 5)), "x": _Shell(marker)},
+            allow_pickle=True)
+    with pytest.raises(InvalidInputError, match="not an array"):
+        read_positions(tmp_path / "evil.npy", joints=22)
+    assert not marker.exists()
+    _results_file(tmp_path / "bad.npy", lengths=(30, 1))
+    with pytest.raises(InvalidInputError, match=r"lengths in .* must be 2 frame counts from 2 to "
+                                                r"30"):
+        read_positions(tmp_path / "bad.npy", joints=22)
+    np.save(tmp_path / "nokey.npy", {"poses": np.zeros((5, 22, 3)), "text": "a"},
+            allow_pickle=True)
+    with pytest.raises(InvalidInputError, match="key must name an array"):
+        read_positions(tmp_path / "nokey.npy", joints=22)
+    assert read_positions(tmp_path / "nokey.npy", joints=22, key="poses").lengths is None
+
+
 #: SMPL's 22 joints taken from a CMU-named clip (the same anatomical points).
 CMU_FOR_SMPL22 = ("Hips", "LeftUpLeg", "RightUpLeg", "LowerBack", "LeftLeg", "RightLeg", "Spine",
                   "LeftFoot", "RightFoot", "Spine1", "LeftToeBase", "RightToeBase", "Neck",

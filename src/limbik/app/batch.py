@@ -268,7 +268,10 @@ def plant_positions_file(source: str | Path, output: str | Path, skeleton: Any, 
                          key: str | None = None, html: str | Path | None = None,
                          **footplant_options: Any) -> dict[str, Any]:
     """Clean the feet of every clip in a file of joint positions and write them to
-    ``output`` in the input's layout, dtype and (``.npz``) array name.
+    ``output`` in the input's layout, dtype and array name, with its other entries
+    (:func:`limbik.io.positions.write_positions`). A file that pads its clips (a
+    dictionary with ``lengths``, as MDM's ``results.npy``) has each clip cleaned over its
+    own frames; the padding is written back as it is.
 
     ``skeleton`` is a name from :data:`~limbik.skeleton.positions.POSITION_SKELETONS` or
     ``(names, parents)``; ``unit`` the file's length unit (positions are cleaned in metres
@@ -280,7 +283,7 @@ def plant_positions_file(source: str | Path, output: str | Path, skeleton: Any, 
     terrain; a file of several clips on a procedural terrain other than ``flat`` (sized
     to each clip, so one ground per clip) is refused before any clip is cleaned.
     Returns a summary record:
-    ``clips`` and ``frames`` in the file, the largest bone-length wobble before
+    ``clips`` and ``frames`` (cleaned) in the file, the largest bone-length wobble before
     (``bone_wobble``, a fraction of the bone), and each report metric's mean over the
     clips (``before_*``, ``after_*``).
     """
@@ -298,27 +301,31 @@ def plant_positions_file(source: str | Path, output: str | Path, skeleton: Any, 
             f"and terrain {terrain!r} is sized to each clip; use flat or a height-field file, "
             f"or one clip per file", argument="html")
     scale = unit_scale(unit)
-    cleaned = np.empty_like(read.positions)
+    cleaned = read.positions.copy()  # (a padded file's padding is written back as it is)
     reports = []
     wobble = 0.0
-    for n, clip in enumerate(read.positions):
-        cleaned[n], info = footplant_positions(
+    frames = 0
+    for n in range(len(read.positions)):
+        clip = read.clip(n)
+        frames += len(clip)
+        result, info = footplant_positions(
             clip * scale, parents, names=names, fps=fps, terrain=terrain,
             terrain_options=terrain_options, up=up, **footplant_options)
+        cleaned[n, :len(clip)] = result / scale
         reports.append(info.report)
         wobble = max(wobble, float(info.length_variation.max()))
     Path(output).parent.mkdir(parents=True, exist_ok=True)
-    write_positions(output, cleaned / scale, read)
+    write_positions(output, cleaned, read)
     if html is not None:
         from limbik.placement.positions import to_y_up
         from limbik.viz.web import footplant_positions_page
 
+        clips = range(len(read.positions))
         footplant_positions_page(
-            html, [to_y_up(clip * scale, up) for clip in read.positions],
-            [to_y_up(clip, up) for clip in cleaned], parents, names, info.terrain,
-            info.legs, reports, frame_time=1.0 / fps, name=Path(source).name)
-    record: dict[str, Any] = {"clips": len(reports), "frames": int(cleaned.shape[0]
-                                                                   * cleaned.shape[1]),
+            html, [to_y_up(read.clip(n) * scale, up) for n in clips],
+            [to_y_up(cleaned[n, :len(read.clip(n))] * scale, up) for n in clips], parents, names,
+            info.terrain, info.legs, reports, frame_time=1.0 / fps, name=Path(source).name)
+    record: dict[str, Any] = {"clips": len(reports), "frames": frames,
                               "bone_wobble": wobble, "legs": " ".join(reports[0].legs),
                               "floor": float(np.mean([r.floor for r in reports]))}
     for when in ("before", "after"):

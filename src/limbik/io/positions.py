@@ -11,14 +11,23 @@ second ``J``, and ``(N, T, J, 3)`` where its last has length 3 and its third ``J
 array that fits both (``T == 3`` and ``J == 3`` cases) or neither is refused unless the
 layout is named. ``.npz`` files name their array: the one array in the file, else
 ``key`` (default: the first of ``motion``, ``positions``, ``joints`` that it holds).
-Pickled objects are never loaded. Positions are returned as float64 ``(N, T, J, 3)``
-with the layout and dtype to write them back in.
+
+A ``.npy`` file holding a dictionary (MDM's ``results.npy``: ``motion`` ``(N, J, 3,
+T)`` with the samples' ``lengths``, their ``text`` and counts) is read the same way:
+``key`` names its array, and where it has ``lengths`` (one per clip, each from 2 to
+``T``), clip ``n`` is its first ``lengths[n]`` frames (the rest is padding). Such a
+file is unpickled with only NumPy arrays, numbers, strings, lists, tuples and
+dictionaries allowed: any other object in it is refused, never built. Positions are
+returned as float64 ``(N, T, J, 3)`` with the layout and dtype to write them back in;
+the file's other entries (other ``.npz`` arrays, the dictionary's other keys) are
+written back unchanged.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import io
+import pickle
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -50,13 +59,30 @@ class PositionFile:
     dtype : numpy dtype
         The file's dtype (results are written in it).
     key : str or None
-        The ``.npz`` array name, None for ``.npy``.
+        The name of the positions' array in an ``.npz`` file or a dictionary, None for
+        a plain ``.npy`` array.
+    lengths : ndarray (N,) of int, or None
+        Each clip's frame count where the file pads its clips to one length (a
+        dictionary's ``lengths``), else None (every clip has ``T`` frames).
+    others : dict or None
+        The file's other entries (other ``.npz`` arrays, or the dictionary's other
+        keys), written back with the results; None for a plain ``.npy`` array.
+    dictionary : bool
+        Whether the file is a ``.npy`` dictionary (written back as one).
     """
 
     positions: np.ndarray
     layout: str
     dtype: np.dtype
     key: str | None = None
+    lengths: np.ndarray | None = None
+    others: dict[str, Any] | None = None
+    dictionary: bool = False
+
+    def clip(self, n: int) -> np.ndarray:
+        """Clip ``n`` ``(T_n, J, 3)``: its frames without the file's padding."""
+        frames = self.positions.shape[1] if self.lengths is None else int(self.lengths[n])
+        return self.positions[n, :frames]
 
 
 def _guess_layout(shape: tuple[int, ...], joints: int | None) -> str | None:
@@ -72,33 +98,111 @@ def _guess_layout(shape: tuple[int, ...], joints: int | None) -> str | None:
     return fits[0] if len(fits) == 1 else None
 
 
-def _load(path: str | Path, key: str | None) -> tuple[np.ndarray, str | None]:
+#: What a pickled ``.npy`` dictionary may build: NumPy arrays, their dtypes and scalars
+#: (the module of the reconstructors moved in NumPy 2; files name either).
+_RECONSTRUCT = np.ndarray((0,)).__reduce__()[0]
+_SCALAR = np.float64(0.0).__reduce__()[0]
+_UNPICKLE_ALLOWED = {("numpy", "ndarray"): np.ndarray, ("numpy", "dtype"): np.dtype,
+                     **{(module, name): made for module in ("numpy.core.multiarray",
+                                                           "numpy._core.multiarray")
+                        for name, made in (("_reconstruct", _RECONSTRUCT),
+                                           ("scalar", _SCALAR))}}
+
+
+class _ArraysOnly(pickle.Unpickler):
+    """An unpickler that builds NumPy arrays and Python's plain containers and values,
+    and refuses every other class or function a pickle names."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        try:
+            return _UNPICKLE_ALLOWED[(module, name)]
+        except KeyError:
+            raise pickle.UnpicklingError(f"{module}.{name} is not an array") from None
+
+
+def _pick(entries: dict[str, Any], key: str | None, name: str | Path) -> str:
+    """The entry of ``entries`` that holds the positions: ``key``, else the only one,
+    else the first of ``NPZ_KEYS``."""
+    names = list(entries)
+    if key is None:
+        key = names[0] if len(names) == 1 else next((k for k in NPZ_KEYS if k in names), None)
+    if key not in names:
+        raise InvalidInputError(f"key must name an array of {name} ({', '.join(names) or 'none'})"
+                                f", got {key!r}", argument="key")
+    return key
+
+
+def _pickled_dictionary(buffer: io.BytesIO, name: str | Path) -> dict[str, Any]:
+    """The dictionary a ``.npy`` file of one pickled object holds (read past its
+    header), built by :class:`_ArraysOnly`."""
+    version = np.lib.format.read_magic(buffer)
+    if version == (1, 0):
+        shape, _, _ = np.lib.format.read_array_header_1_0(buffer)
+    elif version == (2, 0):
+        shape, _, _ = np.lib.format.read_array_header_2_0(buffer)
+    else:
+        raise InvalidInputError(f"path must be a .npy file of format 1.0 or 2.0 where it "
+                                f"holds objects, got format {version} in {name}",
+                                argument="path")
+    try:
+        held = _ArraysOnly(buffer).load()
+    except (pickle.UnpicklingError, AttributeError, EOFError, TypeError, ValueError) as exc:
+        raise InvalidInputError(f"path must hold an array of positions or a dictionary of "
+                                f"arrays, got an object that is not one in {name} ({exc})",
+                                argument="path") from None
+    value = held.item() if isinstance(held, np.ndarray) and held.size == 1 else held
+    if shape != () or not isinstance(value, dict) or not all(isinstance(k, str)
+                                                             for k in value):
+        raise InvalidInputError(f"path must hold an array of positions or a dictionary of "
+                                f"arrays, got an array of objects of shape {shape} in {name}",
+                                argument="path")
+    return value
+
+
+def _load(path: str | Path, key: str | None
+          ) -> tuple[np.ndarray, str | None, dict[str, Any] | None]:
+    """The positions' array of ``path``, its ``key`` and the file's other entries."""
     name, data = read_bytes(path)
     suffix = Path(str(path)).suffix.lower()
     try:
         if suffix == ".npz":
             with np.load(io.BytesIO(data), allow_pickle=False) as archive:
-                names = list(archive.files)
-                if key is None:
-                    key = names[0] if len(names) == 1 else next(
-                        (k for k in NPZ_KEYS if k in names), None)
-                if key not in names:
-                    raise InvalidInputError(
-                        f"key must name an array of {name} ({', '.join(names) or 'none'}), "
-                        f"got {key!r}", argument="key")
-                return np.asarray(archive[key]), key
+                entries = {k: archive[k] for k in archive.files}
+            key = _pick(entries, key, name)
+            return np.asarray(entries.pop(key)), key, entries
         if suffix != ".npy":
             raise InvalidInputError(f"path must end in .npy or .npz, got {name}",
                                     argument="path")
+        buffer = io.BytesIO(data)
+        version = np.lib.format.read_magic(buffer)
+        header = (np.lib.format.read_array_header_1_0 if version == (1, 0) else
+                  np.lib.format.read_array_header_2_0 if version == (2, 0) else None)
+        if header is not None and header(buffer)[2].hasobject:
+            entries = _pickled_dictionary(io.BytesIO(data), name)
+            key = _pick(entries, key, name)
+            return np.asarray(entries.pop(key)), key, entries
         if key is not None:
-            raise InvalidInputError(f"key names an array of an .npz file; {name} is .npy, "
-                                    f"got key={key!r}", argument="key")
-        return np.load(io.BytesIO(data), allow_pickle=False), None
+            raise InvalidInputError(f"key names an array of an .npz file or a dictionary; "
+                                    f"{name} holds one array, got key={key!r}", argument="key")
+        return np.load(io.BytesIO(data), allow_pickle=False), None, None
     except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
         if isinstance(exc, InvalidInputError):
             raise
         raise InvalidInputError(f"path must be a NumPy array file of positions, got {name} "
                                 f"({exc})", argument="path") from None
+
+
+def _clip_lengths(others: dict[str, Any] | None, clips: int, frames: int,
+                  path: str | Path) -> np.ndarray | None:
+    """A dictionary's ``lengths`` ``(N,)`` (each clip's frames), checked; None without."""
+    if others is None or "lengths" not in others:
+        return None
+    lengths = np.asarray(others["lengths"])
+    if lengths.dtype.kind not in "iu" or lengths.shape != (clips,) or \
+            np.any(lengths < 2) or np.any(lengths > frames):
+        raise InvalidInputError(f"lengths in {path} must be {clips} frame counts from 2 to "
+                                f"{frames}, got {lengths!r}", argument="lengths")
+    return lengths.astype(np.int64)
 
 
 def read_positions(path: str | Path, *, joints: int | None = None, layout: str | None = None,
@@ -110,7 +214,7 @@ def read_positions(path: str | Path, *, joints: int | None = None, layout: str |
     array. Raises :class:`~limbik.errors.InvalidInputError` naming the argument for an
     array of another shape or dtype, NaN or inf, or fewer than 2 frames.
     """
-    array, key = _load(path, key)
+    array, key, others = _load(path, key)
     if array.dtype.kind not in "fiu":
         raise InvalidInputError(f"path must hold a numeric array, got dtype {array.dtype} in "
                                 f"{path}", argument="path")
@@ -140,15 +244,22 @@ def read_positions(path: str | Path, *, joints: int | None = None, layout: str |
     if data.shape[1] < 2:
         raise InvalidInputError(f"positions must hold at least 2 frames, got {data.shape[1]}",
                                 argument="positions")
-    if not np.all(np.isfinite(data)):
+    lengths = _clip_lengths(others if array.ndim == 4 else None, data.shape[0], data.shape[1],
+                            path)
+    counts = np.full(data.shape[0], data.shape[1]) if lengths is None else lengths
+    valid = np.arange(data.shape[1])[None, :] < counts[:, None]  # (N, T): padding left out
+    if not np.all(np.isfinite(data[valid])):
         raise NonFiniteInputError(f"positions must be finite, got NaN or inf in {path}",
                                   argument="positions")
-    return PositionFile(np.ascontiguousarray(data), layout, array.dtype, key)
+    return PositionFile(np.ascontiguousarray(data), layout, array.dtype, key, lengths, others,
+                        dictionary=others is not None and Path(str(path)).suffix.lower()
+                        == ".npy")
 
 
 def write_positions(path: str | Path, positions: Any, like: PositionFile) -> None:
-    """Write ``positions (N, T, J, 3)`` to ``path`` in the layout, dtype and (``.npz``)
-    array name of ``like``, atomically."""
+    """Write ``positions (N, T, J, 3)`` to ``path`` in the layout, dtype and array name of
+    ``like``, with its other entries (an ``.npz`` file's other arrays; a dictionary's
+    other keys, written as a ``.npy`` dictionary where ``path`` is ``.npy``), atomically."""
     data = np.asarray(positions, dtype=np.float64)
     if data.ndim != 4 or data.shape[-1] != 3:
         raise InvalidInputError(f"positions must have shape (N, T, J, 3), got {data.shape}",
@@ -167,11 +278,14 @@ def write_positions(path: str | Path, positions: Any, like: PositionFile) -> Non
     if suffix not in (".npy", ".npz"):
         raise InvalidInputError(f"path must end in .npy or .npz, got {path}", argument="path")
 
+    entries: dict[str, Any] = {**(like.others or {}), like.key or NPZ_KEYS[0]: out}
+
     def save(tmp: str) -> None:
         with open(tmp, "wb") as handle:
             if suffix == ".npz":
-                arrays: dict[str, Any] = {like.key or NPZ_KEYS[0]: out}
-                np.savez(handle, **arrays)
+                np.savez(handle, **entries)
+            elif like.dictionary:
+                np.save(handle, np.array(entries, dtype=object), allow_pickle=True)
             else:
                 np.save(handle, out, allow_pickle=False)
 

@@ -29,10 +29,11 @@ def _clips(path: Path, args: argparse.Namespace) -> list[tuple[str, Any, Any, li
 
         skeleton = skeleton_arg(args.skeleton) or "smpl22"
         names, parents = skeleton_layout(skeleton)
-        positions = to_y_up(read_positions(path, joints=len(names)).positions, args.up)
+        read = read_positions(path, joints=len(names))
         label = str(path)
-        return [(f"{label}[{n}]" if len(positions) > 1 else label, clip, parents,
-                 list(names), args.fps or 20.0) for n, clip in enumerate(positions)]
+        count = len(read.positions)
+        return [(f"{label}[{n}]" if count > 1 else label, to_y_up(read.clip(n), args.up),
+                 parents, list(names), args.fps or 20.0) for n in range(count)]
     motion = read_motion(path, up=args.up)
     return [(str(path), motion.world_positions(), motion.skeleton.parents,
              list(motion.names), motion.frame_rate)]

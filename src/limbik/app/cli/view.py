@@ -73,12 +73,14 @@ def _view_html(args: argparse.Namespace) -> int:
             from limbik.skeleton.positions import position_layout
 
             names, parents = position_layout(args.skeleton or "smpl22")
-            data = read_positions(file, joints=len(names)).positions
+            read = read_positions(file, joints=len(names))
             dt = 1.0 / (args.frame_rate or 20.0)
-            for k, clip in enumerate(to_y_up(data, args.up) * scale):
+            count = len(read.positions)
+            for k in range(count):
+                clip = to_y_up(read.clip(k), args.up) * scale
                 motion = Motion.from_positions(clip, args.skeleton or "smpl22", frame_time=dt)
                 feet = _feet(motion.skeleton) if args.traces else []
-                tracks.append(ViewerMotion(clip, parents, names, label if len(data) == 1
+                tracks.append(ViewerMotion(clip, parents, names, label if count == 1
                                            else f"{label}[{k}]", feet=feet, frame_time=dt))
                 clips.append(motion)
         else:
