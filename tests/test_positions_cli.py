@@ -93,6 +93,27 @@ def test_a_padded_results_file_has_each_sample_cleaned_over_its_own_frames(walks
         assert np.abs(clip - walks[n][:length]).max() > 1e-3  # (cleaned, not copied)
 
 
+@pytest.mark.parametrize("up", ["y", "z"])
+def test_one_clip_cleaned_into_a_bvh_file_is_the_cleaned_positions(walks, tmp_path, capsys,
+                                                                   up):
+    source = tmp_path / "walk.npy"
+    np.save(source, from_y_up(walks[0], up))
+    common = ["--skeleton", "smpl22", "--fps", "20", "--up", up]
+    assert main(["footplant", str(source), "-o", str(tmp_path / "clean.bvh")] + common) == 0
+    assert main(["footplant", str(source), "-o", str(tmp_path / "clean.npy")] + common) == 0
+    motion = limbik.read_bvh(tmp_path / "clean.bvh", up=up)
+    assert motion.frame_time == pytest.approx(0.05) and motion.num_frames == len(walks[0])
+    drawn = motion.world_positions(joints=POSITION_SKELETONS["smpl22"][0])
+    np.testing.assert_allclose(from_y_up(drawn, up), np.load(tmp_path / "clean.npy"),
+                               atol=1e-5)  # (BVH's text keeps 6 decimals)
+    half = len(walks[0]) // 2
+    np.save(tmp_path / "two.npy", np.stack([walks[0][:half], walks[0][half:2 * half]]))
+    capsys.readouterr()
+    assert main(["footplant", str(tmp_path / "two.npy"), "-o", str(tmp_path / "two.bvh")]) == 1
+    assert "a .bvh file holds one clip" in capsys.readouterr().err
+    assert not (tmp_path / "two.bvh").exists()
+
+
 def test_a_folder_of_position_files_runs_through_the_batch_runner(walks, tmp_path, capsys):
     folder = tmp_path / "generated"
     folder.mkdir()

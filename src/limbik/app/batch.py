@@ -271,7 +271,9 @@ def plant_positions_file(source: str | Path, output: str | Path, skeleton: Any, 
     ``output`` in the input's layout, dtype and array name, with its other entries
     (:func:`limbik.io.positions.write_positions`). A file that pads its clips (a
     dictionary with ``lengths``, as MDM's ``results.npy``) has each clip cleaned over its
-    own frames; the padding is written back as it is.
+    own frames; the padding is written back as it is. An ``output`` ending in ``.bvh``
+    takes a file of one clip and writes it as a rotational motion
+    (:meth:`limbik.skeleton.Motion.from_positions`) in the file's up axis and units.
 
     ``skeleton`` is a name from :data:`~limbik.skeleton.positions.POSITION_SKELETONS` or
     ``(names, parents)``; ``unit`` the file's length unit (positions are cleaned in metres
@@ -294,6 +296,11 @@ def plant_positions_file(source: str | Path, output: str | Path, skeleton: Any, 
 
     names, parents = skeleton_layout(skeleton)
     read = read_positions(source, joints=len(names), layout=layout, key=key)
+    as_bvh = Path(output).suffix.lower() == ".bvh"
+    if as_bvh and len(read.positions) != 1:
+        raise InvalidInputError(f"output must be .npy or .npz for a file of "
+                                f"{len(read.positions)} clips ({source}); a .bvh file holds "
+                                f"one clip, got {output}", argument="output")
     if html is not None and len(read.positions) > 1 and isinstance(terrain, str) \
             and terrain in PROCEDURAL_TERRAINS and terrain != "flat":
         raise InvalidInputError(
@@ -315,7 +322,15 @@ def plant_positions_file(source: str | Path, output: str | Path, skeleton: Any, 
         reports.append(info.report)
         wobble = max(wobble, float(info.length_variation.max()))
     Path(output).parent.mkdir(parents=True, exist_ok=True)
-    write_positions(output, cleaned, read)
+    if as_bvh:  # (the clip as a rotational motion: one length per bone, as cleaned)
+        from limbik.io.bvh import write_bvh
+        from limbik.placement.positions import to_y_up
+        from limbik.skeleton.motion import Motion
+
+        write_bvh(Motion.from_positions(to_y_up(cleaned[0, :len(read.clip(0))], up), parents,
+                                        names=names, frame_time=1.0 / fps), output, up=up)
+    else:
+        write_positions(output, cleaned, read)
     if html is not None:
         from limbik.placement.positions import to_y_up
         from limbik.viz.web import footplant_positions_page

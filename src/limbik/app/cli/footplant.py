@@ -319,9 +319,9 @@ def _cmd_footplant_positions(args: argparse.Namespace) -> int:
             raise InvalidInputError(f"--{flag} does not apply to a file of joint positions, "
                                     f"got {args.input}", argument=flag)
     output = _footplant_output(args)
-    if output.suffix.lower() not in (".npy", ".npz"):
-        raise InvalidInputError(f"-o must end in .npy or .npz for a file of joint positions, "
-                                f"got {output}", argument="output")
+    if output.suffix.lower() not in (".npy", ".npz", ".bvh"):
+        raise InvalidInputError(f"-o must end in .npy or .npz for a file of joint positions "
+                                f"(or .bvh for one clip), got {output}", argument="output")
     if args.report:
         output_path(args.report, "--report")
     _check_html(args)
