@@ -141,7 +141,7 @@ def test_a_parents_file_names_any_skeleton(walks, tmp_path):
 @pytest.mark.parametrize("extra, words", [
     (["--skeleton", "smpl99"], "--skeleton must be one of"),
     (["--plot", "p.png"], "--plot does not apply"),
-    (["-o", "out.bvh"], "-o must end in .npy or .npz"),
+    (["-o", "out.glb"], "-o must end in .npy or .npz"),
     (["--html"], "--html must name the page for one clip"),
     (["--html", "page.png"], "--html must end in .html"),
     (["--html", "r.html", "--report", "r.html"], "--html r.html is also --report's file"),
