@@ -114,6 +114,20 @@ def test_one_clip_cleaned_into_a_bvh_file_is_the_cleaned_positions(walks, tmp_pa
     assert not (tmp_path / "two.bvh").exists()
 
 
+def test_a_batch_file_on_two_processes_is_the_same_as_on_one(walks, tmp_path):
+    frames = min(len(w) for w in walks) // 2
+    batch = np.stack([w[:frames] for w in walks] + [w[frames:2 * frames] for w in walks])
+    np.save(tmp_path / "samples.npy", batch.transpose(0, 2, 3, 1))  # (N, J, 3, T)
+    for jobs in ("1", "2"):
+        assert main(["footplant", str(tmp_path / "samples.npy"), "-o",
+                     str(tmp_path / f"clean{jobs}.npy"), "--jobs", jobs,
+                     "--report", str(tmp_path / f"r{jobs}.json")]) == 0
+    np.testing.assert_array_equal(np.load(tmp_path / "clean1.npy"),
+                                  np.load(tmp_path / "clean2.npy"))
+    assert json.loads((tmp_path / "r1.json").read_text()) == \
+        json.loads((tmp_path / "r2.json").read_text())
+
+
 def test_a_folder_of_position_files_runs_through_the_batch_runner(walks, tmp_path, capsys):
     folder = tmp_path / "generated"
     folder.mkdir()

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
 import json
 import os
 import signal
@@ -266,12 +267,14 @@ def plant_positions_file(source: str | Path, output: str | Path, skeleton: Any, 
                          terrain_options: Mapping[str, Any] | None = None, up: str = "y",
                          unit: str | float | None = None, layout: str | None = None,
                          key: str | None = None, html: str | Path | None = None,
-                         **footplant_options: Any) -> dict[str, Any]:
+                         jobs: int | None = None, **footplant_options: Any) -> dict[str, Any]:
     """Clean the feet of every clip in a file of joint positions and write them to
     ``output`` in the input's layout, dtype and array name, with its other entries
     (:func:`limbik.io.positions.write_positions`). A file that pads its clips (a
     dictionary with ``lengths``, as MDM's ``results.npy``) has each clip cleaned over its
-    own frames; the padding is written back as it is. An ``output`` ending in ``.bvh``
+    own frames; the padding is written back as it is. A file of several clips is cleaned
+    on ``jobs`` worker processes (default: one per available core; 1 cleans here), in
+    chunks of clips. An ``output`` ending in ``.bvh``
     takes a file of one clip and writes it as a rotational motion
     (:meth:`limbik.skeleton.Motion.from_positions`) in the file's up axis and units.
 
@@ -292,7 +295,6 @@ def plant_positions_file(source: str | Path, output: str | Path, skeleton: Any, 
     import numpy as np
 
     from limbik.io.positions import read_positions, write_positions
-    from limbik.placement.positions import footplant_positions
 
     names, parents = skeleton_layout(skeleton)
     read = read_positions(source, joints=len(names), layout=layout, key=key)
@@ -309,18 +311,15 @@ def plant_positions_file(source: str | Path, output: str | Path, skeleton: Any, 
             f"or one clip per file", argument="html")
     scale = unit_scale(unit)
     cleaned = read.positions.copy()  # (a padded file's padding is written back as it is)
-    reports = []
-    wobble = 0.0
-    frames = 0
-    for n in range(len(read.positions)):
-        clip = read.clip(n)
-        frames += len(clip)
-        result, info = footplant_positions(
-            clip * scale, parents, names=names, fps=fps, terrain=terrain,
-            terrain_options=terrain_options, up=up, **footplant_options)
-        cleaned[n, :len(clip)] = result / scale
-        reports.append(info.report)
-        wobble = max(wobble, float(info.length_variation.max()))
+    clips = [read.clip(n) * scale for n in range(len(read.positions))]
+    done = _clean_positions(clips, default_jobs() if jobs is None else jobs, skeleton=parents,
+                            names=names, fps=fps, terrain=terrain,
+                            terrain_options=terrain_options, up=up, **footplant_options)
+    reports = [info.report for _, info in done]
+    wobble = max(float(info.length_variation.max()) for _, info in done)
+    frames = sum(len(clip) for clip in clips)
+    for n, (result, _) in enumerate(done):
+        cleaned[n, :len(clips[n])] = result / scale
     Path(output).parent.mkdir(parents=True, exist_ok=True)
     if as_bvh:  # (the clip as a rotational motion: one length per bone, as cleaned)
         from limbik.io.bvh import write_bvh
@@ -335,11 +334,11 @@ def plant_positions_file(source: str | Path, output: str | Path, skeleton: Any, 
         from limbik.placement.positions import to_y_up
         from limbik.viz.web import footplant_positions_page
 
-        clips = range(len(read.positions))
+        info = done[-1][1]
         footplant_positions_page(
-            html, [to_y_up(read.clip(n) * scale, up) for n in clips],
-            [to_y_up(cleaned[n, :len(read.clip(n))] * scale, up) for n in clips], parents, names,
-            info.terrain, info.legs, reports, frame_time=1.0 / fps, name=Path(source).name)
+            html, [to_y_up(clip, up) for clip in clips],
+            [to_y_up(result, up) for result, _ in done], parents, names, info.terrain,
+            info.legs, reports, frame_time=1.0 / fps, name=Path(source).name)
     record: dict[str, Any] = {"clips": len(reports), "frames": frames,
                               "bone_wobble": wobble, "legs": " ".join(reports[0].legs),
                               "floor": float(np.mean([r.floor for r in reports]))}
@@ -350,6 +349,36 @@ def plant_positions_file(source: str | Path, output: str | Path, skeleton: Any, 
     return record
 
 
+def _clean_positions_chunk(task: tuple[list[Any], dict[str, Any]]) -> list[Any]:
+    """:func:`limbik.placement.positions.footplant_positions` of each clip of a chunk."""
+    from limbik.placement.positions import footplant_positions
+
+    clips, options = task
+    return [footplant_positions(clip, **options) for clip in clips]
+
+
+def _clean_positions(clips: list[Any], workers: int, **options: Any) -> list[Any]:
+    """``(positions, PositionCleanup)`` of each clip, in order: here, or on up to
+    ``workers`` processes, a few chunks of consecutive clips each (forked from this
+    warmed-up process where ``fork`` exists, as :func:`_run_pool`'s)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    workers = min(workers, len(clips))
+    if workers <= 1:
+        return _clean_positions_chunk((clips, options))
+    forking = "fork" in multiprocessing.get_all_start_methods()
+    if forking:
+        _warm_up()
+    edges = [round(k * len(clips) / (4 * workers)) for k in range(4 * workers + 1)]
+    chunks = [(clips[a:b], options) for a, b in itertools.pairwise(edges) if b > a]
+    with _one_thread_per_process(), ProcessPoolExecutor(
+            max_workers=workers, mp_context=multiprocessing.get_context(
+                "fork" if forking else "spawn"),
+            initializer=_start_worker, initargs=(not forking,)) as pool:
+        return [done for chunk in pool.map(_clean_positions_chunk, chunks) for done in chunk]
+
+
 def _run_positions(job: _ClipJob, record: dict[str, Any]) -> None:
     """:func:`plant_positions_file` for one job, its outcome in ``record``."""
     try:
@@ -357,7 +386,7 @@ def _run_positions(job: _ClipJob, record: dict[str, Any]) -> None:
                                     terrain=job.terrain, terrain_options=job.terrain_options,
                                     up=job.up, unit=job.unit,
                                     html=job.output + ".html" if job.html else None,
-                                    **job.footplant_options)
+                                    jobs=1, **job.footplant_options)
     except Exception as exc:  # one bad file must not stop the library
         record["error"] = _describe(exc)
         record[_RETRY] = not isinstance(exc, LimbikError)
@@ -378,10 +407,15 @@ def _leg_length(motion: Motion, legs: Sequence[Leg]) -> float:
 
 
 def _warm_up() -> None:
-    """Load the compiled kernels once per process, on a short built-in walk."""
+    """Load the compiled kernels once per process, on a short built-in walk (as a clip
+    and as joint positions)."""
+    from limbik.placement.positions import footplant_positions
     from limbik.placement.walk import walk_cycle
 
-    plant_clip(walk_cycle(cycles=0.5, frame_rate=30.0))
+    walk = walk_cycle(cycles=0.5, frame_rate=30.0)
+    plant_clip(walk)
+    footplant_positions(walk.world_positions(), walk.skeleton.parents, names=walk.names,
+                        fps=walk.frame_rate)
 
 
 # ---------------------------------------------------------------------------- engines

@@ -314,7 +314,7 @@ def _cmd_footplant_positions(args: argparse.Namespace) -> int:
     from limbik.app.batch import plant_positions_file
     from limbik.errors import InvalidInputError
 
-    for flag in ("jobs", "scheduler", "plot", "skin", "animation"):
+    for flag in ("scheduler", "plot", "skin", "animation"):
         if getattr(args, flag) is not None:
             raise InvalidInputError(f"--{flag} does not apply to a file of joint positions, "
                                     f"got {args.input}", argument=flag)
@@ -331,7 +331,7 @@ def _cmd_footplant_positions(args: argparse.Namespace) -> int:
     record = plant_positions_file(
         args.input, output, skeleton, fps=args.fps or 20.0, terrain=args.terrain or "flat",
         terrain_options=settings["terrain_options"], up=args.up, unit=args.unit,
-        html=args.html, **settings["footplant_options"])
+        html=args.html, jobs=args.jobs, **settings["footplant_options"])
     written = [str(output)] + ([str(args.html)] if args.html else [])
     if args.report:
         with atomic_write(args.report) as handle:
@@ -424,8 +424,9 @@ def add_parser(sub: Any) -> None:
     fp.add_argument("--json", action="store_true", help="print the report as JSON")
     fp.add_argument("--no-progress", dest="progress", action="store_false",
                     help="no progress bar for long clips")
-    fp.add_argument("--jobs", type=positive_int, default=None, help="a folder of clips: worker "
-                    "processes (default: one per core; 1 runs in this process)")
+    fp.add_argument("--jobs", type=positive_int, default=None, help="a folder of clips, or a "
+                    "file of several clips of joint positions: worker processes (default: one "
+                    "per core; 1 runs in this process)")
     fp.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="a folder of clips: run "
                     "each clip as a task on this Dask scheduler (pip install \"limbik[dask]\")")
     fp.add_argument("--force", action="store_true", help="overwrite the default output file; "
