@@ -6,9 +6,10 @@ the clean clips in ``../shared/data/bvh/`` (resampled to 20 fps, mirrored, time-
 the folder with the batch runner (``limbik footplant DIR -o OUT --skeleton smpl22``) on
 ``--jobs`` processes. Then the same clips as BVH files (each the SMPL-order positions
 fitted with :meth:`limbik.skeleton.Motion.from_positions`) through the same runner.
-Last, the command as a user types it, ``limbik footplant DIR -o OUT --skeleton smpl22
---fps 20`` (default processes, its summary report included), timed from outside:
-interpreter start, imports and the kernels' loading count too.
+Last, the commands as a user types them, timed from outside (interpreter start, imports
+and the kernels' loading count too): ``limbik footplant DIR -o OUT --skeleton smpl22
+--fps 20`` on the folder (default processes, its summary report included), and the same
+clips as one batch file ``(N, J, 3, T)`` (as MDM writes its samples).
 Printed: seconds and clips per second for each, and the ratio measured in this run.
 
     PYTHONPATH=src python benchmarks/positions.py [--clips 1000] [--frames 196] [--jobs 2]
@@ -82,6 +83,15 @@ def timed_library(folder: Path, out: Path, jobs: int, **options: object) -> floa
     return seconds
 
 
+def timed_command(source: Path, out: Path) -> float:
+    """Seconds ``limbik footplant SOURCE -o OUT --skeleton smpl22 --fps 20`` takes."""
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "limbik", "footplant", str(source), "-o", str(out),
+                    "--skeleton", "smpl22", "--fps", "20"], check=True,
+                   stdout=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--clips", type=int, default=1000)
@@ -103,18 +113,19 @@ def main() -> None:
         positions = timed_library(root / "npy", root / "npy_out", args.jobs,
                                   skeleton="smpl22", fps=20.0)
         bvh = timed_library(root / "bvh", root / "bvh_out", args.jobs)
-        start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "limbik", "footplant", str(root / "npy"), "-o",
-                        str(root / "cli_out"), "--skeleton", "smpl22", "--fps", "20"],
-                       check=True, stdout=subprocess.DEVNULL)
-        command = time.perf_counter() - start
+        np.save(root / "batch.npy", np.stack(clips).transpose(0, 2, 3, 1))
+        command, batch = (timed_command(root / name, root / out) for name, out in (
+            ("npy", "cli_out"), ("batch.npy", "batch_out.npy")))
     n = args.clips
     print(f"{n} clips of {args.frames} frames at 20 fps (smpl22), {args.jobs} processes")
     print(f"  positions (.npy)   {positions:7.2f} s   {n / positions:8.1f} clips/s")
     print(f"  same clips as BVH  {bvh:7.2f} s   {n / bvh:8.1f} clips/s")
     print(f"  positions / BVH throughput: {bvh / positions:.2f}x")
-    print(f"  the command line (limbik footplant DIR, start-up and summary report "
-          f"included): {command:.2f} s, {n / command:.1f} clips/s")
+    print("  the command line, start-up included:")
+    print(f"    limbik footplant DIR (and its summary report)  {command:7.2f} s   "
+          f"{n / command:8.1f} clips/s")
+    print(f"    limbik footplant BATCH.npy (N, J, 3, T)        {batch:7.2f} s   "
+          f"{n / batch:8.1f} clips/s")
 
 
 if __name__ == "__main__":
