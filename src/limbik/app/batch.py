@@ -274,9 +274,9 @@ def plant_positions_file(source: str | Path, output: str | Path, skeleton: Any, 
     dictionary with ``lengths``, as MDM's ``results.npy``) has each clip cleaned over its
     own frames; the padding is written back as it is. A file of several clips is cleaned
     on ``jobs`` worker processes (default: one per available core; 1 cleans here), in
-    chunks of clips. An ``output`` ending in ``.bvh``
-    takes a file of one clip and writes it as a rotational motion
-    (:meth:`limbik.skeleton.Motion.from_positions`) in the file's up axis and units.
+    chunks of clips. An ``output`` ending in ``.bvh`` takes a file of one clip and writes
+    it as a rotational motion (:meth:`limbik.skeleton.Motion.from_positions`) in the
+    file's up axis and units.
 
     ``skeleton`` is a name from :data:`~limbik.skeleton.positions.POSITION_SKELETONS` or
     ``(names, parents)``; ``unit`` the file's length unit (positions are cleaned in metres
