@@ -702,11 +702,23 @@ def _up_to_date(previous: tuple[dict[str, Any], dict[str, Any]] | None, source: 
 
 
 def _remove_temporaries(outputs: Iterable[Path]) -> None:
-    """Temporary files of the atomic writer that a killed worker left beside outputs."""
+    """Temporary files of the atomic writer (``.NAME.*.tmp``) that a killed worker left
+    beside outputs; each output folder is listed once."""
+    names: dict[Path, set[str]] = {}
     for output in outputs:
-        for stale in output.parent.glob(f".{output.name}.*.tmp"):
-            with contextlib.suppress(OSError):
-                stale.unlink()
+        names.setdefault(output.parent, set()).add(output.name)
+    for folder, outs in names.items():
+        try:
+            entries = os.listdir(folder)
+        except OSError:
+            continue
+        for entry in entries:
+            if not (entry.startswith(".") and entry.endswith(".tmp")):
+                continue
+            core = entry[1:-4]  # NAME.* less the last dot: NAME is core up to one of its dots
+            if any(core[:i] in outs for i, c in enumerate(core) if c == "."):
+                with contextlib.suppress(OSError):
+                    (folder / entry).unlink()
 
 
 def default_jobs() -> int:
