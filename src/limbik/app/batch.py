@@ -322,9 +322,11 @@ def plant_positions_file(source: str | Path, output: str | Path, skeleton: Any, 
                               "bone_wobble": wobble, "legs": " ".join(reports[0].legs),
                               "floor": float(np.mean([r.floor for r in reports]))}
     for when in ("before", "after"):
-        keys = getattr(reports[0], when).keys()
-        record.update({f"{when}_{k}": float(np.mean([getattr(r, when)[k] for r in reports]))
-                       for k in keys})
+        keys = list(getattr(reports[0], when))
+        # (each metric's values in a row of their own: the same mean as each alone)
+        values = np.array([[getattr(r, when)[k] for r in reports] for k in keys])
+        record.update(zip((f"{when}_{k}" for k in keys), values.mean(axis=1).tolist(),
+                          strict=True))
     return record
 
 

@@ -299,9 +299,9 @@ def _knee_continuity(world: np.ndarray, leg: Leg, lengths: tuple[float, float],
         # a toe moved into the ground pitches up onto it about the ankle
         _pitch_toes_onto_ground(a, t, length, loose, ground, rounds=4)
     # what is left in the ground lifts the foot (an ankle over a held toe, alone)
-    depth = ground.height(a[changed, 0], a[changed, 2]) - a[changed, 1]
+    depth = ground._height_unchecked(a[changed, 0], a[changed, 2]) - a[changed, 1]
     if t is not None:
-        depth = np.maximum(depth, np.where(np.isin(changed, loose), ground.height(
+        depth = np.maximum(depth, np.where(np.isin(changed, loose), ground._height_unchecked(
             t[changed, 0], t[changed, 2]) - t[changed, 1], -np.inf))
     up = np.maximum(depth, 0.0)
     a[changed, 1] += up
@@ -348,7 +348,7 @@ def _pitch_toes_onto_ground(ankle: np.ndarray, toe: np.ndarray, length: np.ndarr
     ``length`` ``(F, 1)`` from the ankle (the foot pitches about the ankle), up to
     ``rounds`` times, as long as one is still in the ground."""
     for _ in range(rounds):
-        under = ground.height(toe[rows, 0], toe[rows, 2])
+        under = ground._height_unchecked(toe[rows, 0], toe[rows, 2])
         sunk = under > toe[rows, 1]
         if not np.any(sunk):
             break
@@ -515,12 +515,12 @@ def _toe_tip_lift(tips: np.ndarray, turn: np.ndarray, toe: np.ndarray, ground: T
     length = np.linalg.norm(d, axis=2)
     if not np.any(length > 0):
         return None
-    deepest = np.argmin(toe[:, None, 1] + d[..., 1] - ground.height(
+    deepest = np.argmin(toe[:, None, 1] + d[..., 1] - ground._height_unchecked(
         toe[:, None, 0] + d[..., 0], toe[:, None, 2] + d[..., 2]), axis=1)
     frames = np.arange(len(toe))
     v = d[frames, deepest]
     tip = toe + v
-    sunk = np.flatnonzero((ground.height(tip[:, 0], tip[:, 2]) > tip[:, 1])
+    sunk = np.flatnonzero((ground._height_unchecked(tip[:, 0], tip[:, 2]) > tip[:, 1])
                           & (length[frames, deepest] > 0))
     if sunk.size == 0:
         return None
@@ -531,7 +531,7 @@ def _toe_tip_lift(tips: np.ndarray, turn: np.ndarray, toe: np.ndarray, ground: T
     for _ in range(4):  # the ground under the tip moves as it turns
         turned = rotate_vectors(quaternion_from_axis_angle(axis, angle), v)
         tip = toe[sunk] + turned
-        depth = ground.height(tip[:, 0], tip[:, 2]) - tip[:, 1]
+        depth = ground._height_unchecked(tip[:, 0], tip[:, 2]) - tip[:, 1]
         if not np.any(depth > 0):
             break
         goal = np.arcsin(np.clip((turned[:, 1] + np.maximum(depth, 0.0)) / size, -1.0, 1.0))
@@ -885,7 +885,7 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
         height = np.maximum(standing[frames, j], -float(track.rest[j]))
         least = up[span]
         height = np.where(least > 0.0, np.maximum(height, least), height)
-        y = ground.height(xz[:, 0], xz[:, 1])[span] + track.rest[j] + height
+        y = ground._height_unchecked(xz[:, 0], xz[:, 1])[span] + track.rest[j] + height
         locks[frames, j] = np.stack([xz[span, 0], y, xz[span, 1]], axis=1)
     if k > 1:  # where both are held, the foot keeps its length about the ball of the foot
         _hold_foot_length(locks, track.contacts, length, ground)
@@ -906,7 +906,7 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
         span, at = np.unique(np.searchsorted(starts, begins, side="right") - 1,
                              return_index=True)
         rows = begins[at]
-        beneath = ground.height(locks[rows, j, 0], locks[rows, j, 2])
+        beneath = ground._height_unchecked(locks[rows, j, 0], locks[rows, j, 2])
         total[span] = np.where(count[span] > 0, total[span] + beneath, beneath)
         count[span] += 1
         if j == 0:
@@ -917,7 +917,7 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
                             np.where(np.isnan(under_ankle), mean, under_ankle).tolist(),
                             strict=True))
     if not levels:  # never planted: the ground under the foot, low-passed
-        below = ground.height(track.source[:, 0, 0], track.source[:, 0, 2])
+        below = ground._height_unchecked(track.source[:, 0, 0], track.source[:, 0, 2])
         track.ground = smooth_zero_lag(below, 1.0, 5.0) if n > 1 else below
         track.root_ground = track.ground
         return
@@ -930,7 +930,8 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
     for edge, first in ((0, True), (n - 1, False)):
         if not planted[edge]:
             j = int(np.argmin(track.source[edge, :, 1]))
-            under = float(ground.height(track.source[edge, j, 0], track.source[edge, j, 2]))
+            under = float(ground._height_unchecked(track.source[edge, j, 0],
+                                                   track.source[edge, j, 2]))
             foot_levels.insert(0 if first else len(foot_levels), (edge, edge + 1, under))
             if lowest[edge] <= EDGE_NEAR * size:
                 root_levels.insert(0 if first else len(root_levels), (edge, edge + 1, under))
@@ -1053,7 +1054,7 @@ def _stage_swing(track: LegTrack, ground: Terrain, floor: float, hover: float,
         gap = np.zeros((n, 3))
         lock = track.locks[held, j]
         gap[held] = lock - base[held, j]
-        gap[held, 1] = (lock[:, 1] - ground.height(lock[:, 0], lock[:, 2])
+        gap[held, 1] = (lock[:, 1] - ground._height_unchecked(lock[:, 0], lock[:, 2])
                         - (base[held, j, 1] - track.ground[held]))
         eased, pins[:, j] = _eased_offsets(gap, held, ease_in, ease_out)
         if release_band > 0.0:
@@ -1081,7 +1082,7 @@ def _stage_swing(track: LegTrack, ground: Terrain, floor: float, hover: float,
         conform = track.stand
         rows = np.flatnonzero(conform > 0.0)
         if rows.size:
-            under = ground.height(targets[rows, j, 0], targets[rows, j, 2])
+            under = ground._height_unchecked(targets[rows, j, 0], targets[rows, j, 2])
             targets[rows, j, 1] += conform[rows] * (under - track.ground[rows])
     if k > 1:  # the foot keeps its length: the held joint stays, the other follows
         length = np.linalg.norm(track.source[:, 1] - track.source[:, 0], axis=1)[:, None]
@@ -1107,12 +1108,12 @@ def _stage_swing(track: LegTrack, ground: Terrain, floor: float, hover: float,
         toe_first = _toe_share(pins[:, 0:1], pins[:, 1:2])
         held = a[standing], t[standing]
         # (the ground under each joint's place before the round: the last round's after)
-        beneath = [ground.height(p[:, 0], p[:, 2]) for p in held]
+        beneath = [ground._height_unchecked(p[:, 0], p[:, 2]) for p in held]
         for _ in range(3):
             held = _keep_length(held[0], held[1], length[standing], toe_first[standing],
                                 source_heading[standing])
             for i, new in enumerate(held):
-                below = ground.height(new[:, 0], new[:, 2])
+                below = ground._height_unchecked(new[:, 0], new[:, 2])
                 new[:, 1] += w[:, 0] * (below - beneath[i])
                 beneath[i] = below
         a[standing] = w * held[0] + (1.0 - w) * a[standing]
@@ -1192,7 +1193,7 @@ def _hang_over_ground(hang: np.ndarray, toe: np.ndarray, offset: np.ndarray,
     weight = stand[rows] * np.maximum(1.0 - (rel / np.maximum(size, 1e-300)) ** 2, 0.0)
     heading = offset[rows][:, [0, 2]]
     heading /= np.maximum(np.linalg.norm(heading, axis=1, keepdims=True), 1e-300)
-    above_toe = t[:, 1] - ground.height(t[:, 0], t[:, 2])
+    above_toe = t[:, 1] - ground._height_unchecked(t[:, 0], t[:, 2])
     hang[rows] = _turn_over_ground(t, heading, size, above_toe + rel, weight, t[:, 1] + rel,
                                    ground)
 
@@ -1265,7 +1266,8 @@ def _stage_clearance(track: LegTrack, ground: Terrain, floor: float, hover: floa
                                first + lengths - quarter)
         clearance = np.minimum(above_src, middle[span])
         seg = targets[frames]
-        need = (ground.height(seg[..., 0], seg[..., 2]) + clearance - seg[..., 1]).max(axis=1)
+        need = (ground._height_unchecked(seg[..., 0], seg[..., 2]) + clearance
+                - seg[..., 1]).max(axis=1)
         need = np.maximum(need, 0.0) * (free[frames] > 0.0)
         for c in np.flatnonzero(np.maximum.reduceat(need, first) > 0.0).tolist():
             start, stop = int(starts[c]), int(stops[c])
@@ -1280,7 +1282,8 @@ def _stage_clearance(track: LegTrack, ground: Terrain, floor: float, hover: floa
     raise_by = np.maximum(raise_by * _ramp(free), 0.0)
     targets[..., 1] += raise_by[:, None]
     # and never in the ground: what is left lifts the whole foot
-    depth = (ground.height(targets[..., 0], targets[..., 2]) - targets[..., 1]).max(axis=1)
+    depth = (ground._height_unchecked(targets[..., 0], targets[..., 2])
+             - targets[..., 1]).max(axis=1)
     targets[..., 1] += np.maximum(depth, 0.0)[:, None]
 
 
@@ -1318,7 +1321,7 @@ def _stage_unfold(track: LegTrack, ground: Terrain, floor: float, hover: float,
     if not np.any(keep):
         return
     above_src = np.maximum(track.source[..., 1] - floor - hover, 0.0)
-    room = (targets[..., 1] - ground.height(targets[..., 0], targets[..., 2])
+    room = (targets[..., 1] - ground._height_unchecked(targets[..., 0], targets[..., 2])
             - above_src).min(axis=1)
     room = np.maximum(room, 0.0)
     drop = np.zeros(len(targets))
@@ -1424,7 +1427,7 @@ def _stage_legs(motion: Motion, tracks: list[LegTrack], source_rotations: np.nda
                 _limit_pitch(src_foot, wanted, max_tilt) - wanted)
             # (but not into the ground: there it takes the pitch it was given)
             toe = solved[:, 2] + foot
-            sunk = ground.height(toe[:, 0], toe[:, 2]) > toe[:, 1]
+            sunk = ground._height_unchecked(toe[:, 0], toe[:, 2]) > toe[:, 1]
             foot[sunk] = wanted[sunk]
             turn = quaternion_from_two_vectors(src_foot, foot)
             # a planted sole rolls with the ground's cross slope (within max_tilt)
@@ -1691,7 +1694,7 @@ def _stage_report(motion: Motion, planted: Motion, tracks: list[LegTrack],
     labels = {t.leg.side: t.contacts for t in tracks}
     before_ground = Terrain.flat(floor)
     root = motion.root_positions
-    lift_by = (float(np.median(ground.height(root[:, 0], root[:, 2]))) - floor
+    lift_by = (float(np.median(ground._height_unchecked(root[:, 0], root[:, 2]))) - floor
                if terrain is not None else 0.0)
     after_world = _legs_world_pose(planted, source_rotations, full_world, legs, lift)
     joints = motion.skeleton.num_joints
