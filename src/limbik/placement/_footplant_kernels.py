@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from limbik.geometry._quaternion_kernels import multiply, rotate, swing
 from limbik.placement._terrain_kernels import height_at
 
 
@@ -223,3 +224,61 @@ def steady_runs(values: np.ndarray, starts: np.ndarray, stops: np.ndarray,
                 held = min(max(held, v[i] - w), v[i] + w)
                 out[a + i, c] = 0.5 * (held + forward[i])
     return out
+
+
+@njit(cache=True)  # called from the kernels
+def _store(q: np.ndarray, f: int, j: int, value: tuple[float, float, float, float]) -> None:
+    """``q[f, j] = value``."""
+    q[f, j, 0], q[f, j, 1], q[f, j, 2], q[f, j, 3] = value
+
+
+@njit(cache=True)
+def leg_chain_rotations(source_rotations: np.ndarray, world: np.ndarray, lift: np.ndarray,
+                        translations: np.ndarray, parents: np.ndarray, chains: np.ndarray,
+                        knee_at: np.ndarray, ankle_at: np.ndarray, ankle_q: np.ndarray,
+                        toe_q: np.ndarray, q_local: np.ndarray) -> None:
+    """In place, the local rotations ``q_local`` ``(F, J, 4)`` of legs along the chains
+    ``(L, 4)`` (hip, knee, ankle, toe joints; toe -1 where it keeps its rotation): each
+    bone turned by the smallest rotation from its direction in the clip's world pose
+    (rotations ``source_rotations`` ``(F, J, 4)``, positions ``world`` ``(F, J, 3)``) to
+    its new one, from the hip moved by ``lift`` ``(F, 3)`` to the knee ``knee_at`` and
+    from there to the ankle ``ankle_at`` ``(F, L, 3)`` (the knee placed by the thigh's
+    local translation, ``translations`` ``(F, J, 3)``); the ankle and toe take the world
+    rotations ``ankle_q`` and ``toe_q`` ``(F, L, 4)``."""
+    frames = world.shape[0]
+    for f in range(frames):
+        for i in range(chains.shape[0]):
+            hip, knee, ankle, toe = chains[i, 0], chains[i, 1], chains[i, 2], chains[i, 3]
+            hx = world[f, hip, 0] + lift[f, 0]
+            hy = world[f, hip, 1] + lift[f, 1]
+            hz = world[f, hip, 2] + lift[f, 2]
+            s = swing(world[f, knee, 0] - world[f, hip, 0], world[f, knee, 1] - world[f, hip, 1],
+                      world[f, knee, 2] - world[f, hip, 2], knee_at[f, i, 0] - hx,
+                      knee_at[f, i, 1] - hy, knee_at[f, i, 2] - hz)
+            hq = multiply(s[0], s[1], s[2], s[3], source_rotations[f, hip, 0],
+                          source_rotations[f, hip, 1], source_rotations[f, hip, 2],
+                          source_rotations[f, hip, 3])
+            t = rotate(hq[0], hq[1], hq[2], hq[3], translations[f, knee, 0],
+                       translations[f, knee, 1], translations[f, knee, 2])
+            kx, ky, kz = hx + t[0], hy + t[1], hz + t[2]
+            s = swing(world[f, ankle, 0] - world[f, knee, 0],
+                      world[f, ankle, 1] - world[f, knee, 1],
+                      world[f, ankle, 2] - world[f, knee, 2], ankle_at[f, i, 0] - kx,
+                      ankle_at[f, i, 1] - ky, ankle_at[f, i, 2] - kz)
+            kq = multiply(s[0], s[1], s[2], s[3], source_rotations[f, knee, 0],
+                          source_rotations[f, knee, 1], source_rotations[f, knee, 2],
+                          source_rotations[f, knee, 3])
+            p = parents[hip]
+            _store(q_local, f, hip, multiply(
+                -source_rotations[f, p, 0], -source_rotations[f, p, 1],
+                -source_rotations[f, p, 2], source_rotations[f, p, 3], hq[0], hq[1], hq[2],
+                hq[3]))
+            _store(q_local, f, knee, multiply(-hq[0], -hq[1], -hq[2], hq[3], kq[0], kq[1],
+                                              kq[2], kq[3]))
+            _store(q_local, f, ankle, multiply(
+                -kq[0], -kq[1], -kq[2], kq[3], ankle_q[f, i, 0], ankle_q[f, i, 1],
+                ankle_q[f, i, 2], ankle_q[f, i, 3]))
+            if toe >= 0:
+                _store(q_local, f, toe, multiply(
+                    -ankle_q[f, i, 0], -ankle_q[f, i, 1], -ankle_q[f, i, 2], ankle_q[f, i, 3],
+                    toe_q[f, i, 0], toe_q[f, i, 1], toe_q[f, i, 2], toe_q[f, i, 3]))

@@ -54,6 +54,7 @@ from limbik.io.units import import_height_field
 from limbik.placement import metrics
 from limbik.placement._footplant_kernels import (
     hold_foot_length,
+    leg_chain_rotations,
     limit_rate,
     turn_over_ground,
 )
@@ -379,29 +380,21 @@ def _apply_legs(motion: Motion, source_rotations: np.ndarray, world: np.ndarray,
     """
     sk = motion.skeleton
     q_local = np.array(motion.rotations)
-    translations = motion.local_translations()
-    # (all legs at once: joints ``(L,)``, per frame and leg ``(F, L, ...)``)
-    hips, knees, ankles = (np.array(j) for j in zip(*((leg.hip, leg.knee, leg.ankle)
-                                                         for leg in legs), strict=True))
-    hip = world[:, hips] + lift[:, None]
-    hip_q = quaternion_multiply(
-        quaternion_from_two_vectors(world[:, knees] - world[:, hips],
-                                    np.stack([positions[j] for j in knees], axis=1) - hip),
-        source_rotations[:, hips])
-    knee = hip + rotate_vectors(hip_q, translations[:, knees])
-    knee_q = quaternion_multiply(
-        quaternion_from_two_vectors(world[:, ankles] - world[:, knees],
-                                    np.stack([positions[j] for j in ankles], axis=1) - knee),
-        source_rotations[:, knees])
-    q_local[:, hips] = quaternion_multiply(
-        quaternion_conjugate(source_rotations[:, sk.parents[hips]]), hip_q)
-    q_local[:, knees] = quaternion_multiply(quaternion_conjugate(hip_q), knee_q)
-    ankle_q = np.stack([rotations[j] for j in ankles], axis=1)
-    q_local[:, ankles] = quaternion_multiply(quaternion_conjugate(knee_q), ankle_q)
-    for i, leg in enumerate(legs):
-        if leg.toe is not None and leg.toe in rotations:
-            q_local[:, leg.toe] = quaternion_multiply(quaternion_conjugate(ankle_q[:, i]),
-                                                      rotations[leg.toe])
+    # (all legs at once: per frame and leg ``(F, L, ...)``; a toe without a rotation keeps
+    # its own)
+    chains = np.array([(leg.hip, leg.knee, leg.ankle,
+                        leg.toe if leg.toe is not None and leg.toe in rotations else -1)
+                       for leg in legs], dtype=np.int64)
+    ankle_q = np.stack([rotations[leg.ankle] for leg in legs], axis=1)
+    toe_q = np.stack([rotations[toe] if toe >= 0 else ankle_q[:, i]
+                      for i, toe in enumerate(chains[:, 3].tolist())], axis=1)
+    knee_at, ankle_at = (np.stack([positions[j] for j in chains[:, c]], axis=1)
+                         for c in (1, 2))
+    leg_chain_rotations(_contiguous(source_rotations), _contiguous(world), _contiguous(lift),
+                        _contiguous(motion.local_translations()),
+                        np.ascontiguousarray(sk.parents, dtype=np.int64), chains,
+                        _contiguous(knee_at), _contiguous(ankle_at), _contiguous(ankle_q),
+                        _contiguous(toe_q), q_local)
     return dataclasses.replace(motion, rotations=q_local,
                                root_positions=motion.root_positions + lift)
 
@@ -959,11 +952,15 @@ def _turn_over_ground(pivot: np.ndarray, heading: np.ndarray, length: np.ndarray
     (:func:`~limbik.placement._footplant_kernels.turn_over_ground`). A height ``length``
     or more from the pivot's puts the point straight over or under it (its extent over
     the ground goes to 0 there, whatever the heading)."""
-    def c(a: np.ndarray) -> np.ndarray:
-        return np.ascontiguousarray(a, dtype=np.float64)
+    c = _contiguous
     return turn_over_ground(ground.heights, ground.cell_size, ground.origin[0],
                             ground.origin[1], c(pivot), c(heading), c(length), c(above),
                             c(weight), c(kept), 9)
+
+
+def _contiguous(a: np.ndarray) -> np.ndarray:
+    """``a`` as a C-contiguous float64 array, for a kernel (no copy where it is one)."""
+    return np.ascontiguousarray(a, dtype=np.float64)
 
 
 def _hold_foot_length(locks: np.ndarray, contacts: np.ndarray, length: float,
