@@ -1493,7 +1493,11 @@ def evaluate(motion: Motion, terrain: Terrain, legs: Sequence[Leg],
     Heights are measured from ``terrain``; to measure a source clip on its own floor,
     pass ``Terrain.flat(floor)``.
     """
-    return _evaluate(motion, world_pose(motion)[1], terrain, legs, contacts,
+    if not isinstance(terrain, Terrain):
+        raise InvalidInputError(f"terrain must be a Terrain, got {type(terrain).__name__}",
+                                argument="terrain")
+    masks = {leg.side: metrics._mask(contacts[leg.side], motion.num_frames) for leg in legs}
+    return _evaluate(motion, world_pose(motion)[1], terrain, legs, masks,
                      None if reference is None else world_pose(reference)[1][0])
 
 
@@ -1508,33 +1512,35 @@ def _evaluate(motion: Motion, full: np.ndarray, terrain: Terrain, legs: Sequence
     dt = motion.frame_time
     forward = _facing(world, legs)
     knees = metrics._knees(world, legs) if knees is None else knees
+    height = terrain._height_unchecked
     for leg in legs:
         point = world[:, foot_point(leg)]
+        ankle = world[:, leg.ankle]
         thigh, shin = leg_lengths(motion, leg)
         c = contacts[leg.side]
-        per_frame, skate = metrics.foot_skate(point, c)
+        per_frame, skate = metrics._foot_skate(point, c)
         feet = full[:, foot_joints(motion, leg)]
         out[f"{leg.side}_skate"] = skate
         out[f"{leg.side}_skate_max"] = float(per_frame.max(initial=0.0))
-        out[f"{leg.side}_penetration"] = float(metrics.penetration(feet, terrain).max(initial=0))
-        fl = metrics.floating(point, terrain, c)
+        out[f"{leg.side}_penetration"] = float(metrics._penetration(feet, height).max(initial=0))
+        fl = metrics._floating(point, height, c)
         out[f"{leg.side}_floating"] = float(fl[c].mean()) if np.any(c) else 0.0
-        out[f"{leg.side}_stance_gap"] = metrics.stance_gap(feet, terrain, c)
-        out[f"{leg.side}_pivot_slide"] = metrics.pivot_slide(world[:, leg.ankle], point, c)[1]
-        out[f"{leg.side}_heel_slide"] = metrics.contact_speed(world[:, leg.ankle], c, dt)
-        out[f"{leg.side}_toe_slide"] = metrics.contact_speed(point, c, dt)
-        out[f"{leg.side}_toe_speed_near_ground"] = metrics.speed_near_floor(
-            point, terrain, dt, near=0.05 * (thigh + shin))
+        out[f"{leg.side}_stance_gap"] = metrics._stance_gap(feet, height, c)
+        out[f"{leg.side}_pivot_slide"] = metrics._pivot_slide(ankle, point, c)[1]
+        out[f"{leg.side}_heel_slide"] = metrics._contact_speed(ankle, c, dt)
+        out[f"{leg.side}_toe_slide"] = metrics._contact_speed(point, c, dt)
+        out[f"{leg.side}_toe_speed_near_ground"] = metrics._speed_near_floor(
+            point, height, dt, 0.05 * (thigh + shin))
         offset, flexion, move = knees[leg.side]
         bend = metrics._signed_flexion(offset, flexion, forward)
         out[f"{leg.side}_knee_pop"] = float(np.max(np.abs(np.diff(np.abs(bend))), initial=0.0))
         out[f"{leg.side}_backward_knee_frames"] = float(np.count_nonzero(bend < -2.0))
         out[f"{leg.side}_knee_jump"] = move
-        ankle = world[:, leg.ankle]
         out[f"{leg.side}_foot_turn"] = (0.0 if leg.toe is None
-                                        else metrics.foot_turn(ankle, world[:, leg.toe]))
+                                        else metrics._foot_turn(ankle, world[:, leg.toe]))
     ref = (full if reference is None else reference[None])[0, :motion.skeleton.num_joints]
-    out["bone_length_drift"] = metrics.bone_length_drift(world, motion.skeleton.parents, ref)
+    out["bone_length_drift"] = metrics._bone_length_drift(
+        world, np.asarray(motion.skeleton.parents, dtype=np.intp), ref)
     return out
 
 
