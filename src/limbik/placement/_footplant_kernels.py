@@ -282,3 +282,49 @@ def leg_chain_rotations(source_rotations: np.ndarray, world: np.ndarray, lift: n
                 _store(q_local, f, toe, multiply(
                     -ankle_q[f, i, 0], -ankle_q[f, i, 1], -ankle_q[f, i, 2], ankle_q[f, i, 3],
                     toe_q[f, i, 0], toe_q[f, i, 1], toe_q[f, i, 2], toe_q[f, i, 3]))
+
+
+@njit(cache=True)
+def keep_length(heights: np.ndarray, cell: float, x0: float, z0: float, ankle: np.ndarray,
+                toe: np.ndarray, length: np.ndarray, toe_first: np.ndarray,
+                heading: np.ndarray, weight: np.ndarray, rounds: int) -> None:
+    """In place, ``rounds`` times: each ankle and toe ``(n, 3)`` put ``length`` ``(n,)``
+    apart as :func:`limbik.placement.footplant._keep_length` puts them (the toe moved by
+    ``1 − toe_first`` ``(n,)`` of the change, the ankle by the rest; ``heading`` ``(n, 2)``
+    for joints at one place), then each joint's height changed by ``weight`` ``(n,)``
+    times the change of the ground (the grid ``heights``, as :func:`height_at`) under
+    it since the round before."""
+    for i in range(ankle.shape[0]):
+        ax, ay, az = ankle[i, 0], ankle[i, 1], ankle[i, 2]
+        tx, ty, tz = toe[i, 0], toe[i, 1], toe[i, 2]
+        size, share, w = length[i], toe_first[i], weight[i]
+        under_a = height_at(heights, cell, x0, z0, ax, az)
+        under_t = height_at(heights, cell, x0, z0, tx, tz)
+        for _ in range(rounds):
+            ox, oy, oz = tx - ax, ty - ay, tz - az
+            distance = np.sqrt(ox * ox + oy * oy + oz * oz)
+            sine = oy / max(distance, 1e-300) if distance > 1e-9 * size else 0.0
+            kept = 1.0 - sine ** 16.0
+            rise = kept * min(max(oy, -size), size) + (1.0 - kept) * size * sine
+            hx, hz = ox, oz
+            if not np.sqrt(hx * hx + hz * hz) > 1e-9 * size:
+                hx, hz = heading[i, 0], heading[i, 1]
+            flat = max(np.sqrt(hx * hx + hz * hz), 1e-300)
+            hx, hz = hx / flat, hz / flat
+            over = np.sqrt(max(size * size - rise * rise, 0.0))
+            gx, gz = over * hx, over * hz
+            px = (1.0 - share) * ax + share * tx
+            pz = (1.0 - share) * az + share * tz
+            py = (1.0 - share) * ay + share * ty
+            ax, az = px - share * gx, pz - share * gz
+            ay = py - share * rise
+            tx, tz = ax + gx, az + gz
+            ty = ay + rise
+            below = height_at(heights, cell, x0, z0, ax, az)
+            ay += w * (below - under_a)
+            under_a = below
+            below = height_at(heights, cell, x0, z0, tx, tz)
+            ty += w * (below - under_t)
+            under_t = below
+        ankle[i, 0], ankle[i, 1], ankle[i, 2] = ax, ay, az
+        toe[i, 0], toe[i, 1], toe[i, 2] = tx, ty, tz

@@ -54,6 +54,7 @@ from limbik.io.units import import_height_field
 from limbik.placement import metrics
 from limbik.placement._footplant_kernels import (
     hold_foot_length,
+    keep_length,
     leg_chain_rotations,
     limit_rate,
     turn_over_ground,
@@ -1103,16 +1104,8 @@ def _stage_swing(track: LegTrack, ground: Terrain, floor: float, hover: float,
         standing = np.flatnonzero(track.stand > 0.0)
         w = track.stand[standing, None]
         toe_first = _toe_share(pins[:, 0:1], pins[:, 1:2])
-        held = a[standing], t[standing]
-        # (the ground under each joint's place before the round: the last round's after)
-        beneath = [ground._height_unchecked(p[:, 0], p[:, 2]) for p in held]
-        for _ in range(3):
-            held = _keep_length(held[0], held[1], length[standing], toe_first[standing],
-                                source_heading[standing])
-            for i, new in enumerate(held):
-                below = ground._height_unchecked(new[:, 0], new[:, 2])
-                new[:, 1] += w[:, 0] * (below - beneath[i])
-                beneath[i] = below
+        held = _keep_length(a[standing], t[standing], length[standing], toe_first[standing],
+                            source_heading[standing], ground, w[:, 0], rounds=3)
         a[standing] = w * held[0] + (1.0 - w) * a[standing]
         t[standing] = w * held[1] + (1.0 - w) * t[standing]
         direction = (t - a) / np.maximum(np.linalg.norm(t - a, axis=1, keepdims=True), 1e-300)
@@ -1136,8 +1129,9 @@ def _toe_share(ankle_pin: np.ndarray, toe_pin: np.ndarray) -> np.ndarray:
 
 
 def _keep_length(ankle: np.ndarray, toe: np.ndarray, length: np.ndarray,
-                 toe_first: np.ndarray, source_heading: np.ndarray
-                 ) -> tuple[np.ndarray, np.ndarray]:
+                 toe_first: np.ndarray, source_heading: np.ndarray,
+                 ground: Terrain | None = None, weight: np.ndarray | None = None, *,
+                 rounds: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """Ankle and toe ``(n, 3)`` moved to ``length`` ``(n, 1)`` apart along their heading over
     the ground, the toe by ``1 − toe_first`` ``(n, 1)`` of the change and the ankle by the
     rest.
@@ -1150,26 +1144,25 @@ def _keep_length(ankle: np.ndarray, toe: np.ndarray, length: np.ndarray,
     scaled along its line. Its extent over the ground then goes to 0 as the foot passes through
     the vertical, where its heading over the ground turns over, so the result is
     continuous there. Joints at one place go along ``source_heading`` ``(n, 2)``.
+
+    With ``ground``, ``rounds`` such moves, after each of which each joint's height
+    changes by ``weight`` ``(n,)`` times the change of the ground under it (the ground
+    under a moved joint changes). Compiled (:func:`~limbik.placement._footplant_kernels.
+    keep_length`).
     """
-    a, t = ankle.copy(), toe.copy()
-    offset = t - a
-    distance = np.linalg.norm(offset, axis=1, keepdims=True)
-    apart = distance > 1e-9 * length
-    sine = np.where(apart, offset[:, 1:2] / np.maximum(distance, 1e-300), 0.0)
-    kept = 1.0 - sine ** 16
-    rise = kept * np.clip(offset[:, 1:2], -length, length) + (1.0 - kept) * length * sine
-    heading = offset[:, [0, 2]]
-    flat = np.linalg.norm(heading, axis=1, keepdims=True)
-    heading = np.where(flat > 1e-9 * length, heading, source_heading)
-    heading /= np.maximum(np.linalg.norm(heading, axis=1, keepdims=True), 1e-300)
-    over_ground = np.sqrt(np.maximum(length * length - rise * rise, 0.0)) * heading
-    pivot = (1.0 - toe_first) * a[:, [0, 2]] + toe_first * t[:, [0, 2]]
-    a[:, [0, 2]] = pivot - toe_first * over_ground
-    pivot_y = (1.0 - toe_first) * a[:, 1:2] + toe_first * t[:, 1:2]
-    a[:, 1:2] = pivot_y - toe_first * rise
-    t[:, [0, 2]] = a[:, [0, 2]] + over_ground
-    t[:, 1:2] = a[:, 1:2] + rise
+    n = len(ankle)
+    a, t = np.array(ankle, dtype=np.float64), np.array(toe, dtype=np.float64)
+    field = ground if ground is not None else _LEVEL
+    keep_length(field.heights, field.cell_size, field.origin[0], field.origin[1], a, t,
+                _contiguous(np.broadcast_to(length, (n, 1))[:, 0]),
+                _contiguous(np.broadcast_to(toe_first, (n, 1))[:, 0]),
+                _contiguous(np.broadcast_to(source_heading, (n, 2))),
+                _contiguous(np.zeros(n) if weight is None else weight), rounds)
     return a, t
+
+
+#: The ground of :func:`_keep_length` without one (its heights then stay).
+_LEVEL = Terrain.flat(0.0)
 
 
 def _hang_over_ground(hang: np.ndarray, toe: np.ndarray, offset: np.ndarray,
