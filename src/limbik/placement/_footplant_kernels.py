@@ -328,3 +328,52 @@ def keep_length(heights: np.ndarray, cell: float, x0: float, z0: float, ankle: n
             under_t = below
         ankle[i, 0], ankle[i, 1], ankle[i, 2] = ax, ay, az
         toe[i, 0], toe[i, 1], toe[i, 2] = tx, ty, tz
+
+
+@njit(cache=True)  # called from the kernels
+def _smoothstep(x: float) -> float:
+    """Smoothstep of ``x`` clipped to [0, 1] (``footplant._ramp``)."""
+    s = min(max(x, 0.0), 1.0)
+    return s * s * (3 - 2 * s)
+
+
+@njit(cache=True)
+def eased_offsets(values: np.ndarray, mask: np.ndarray, before: int, after: int,
+                  out: np.ndarray, weights: np.ndarray) -> None:
+    """``out`` ``(n, d)`` and ``weights`` ``(n,)`` of
+    :func:`limbik.placement.footplant._eased_offsets` for ``values`` ``(n, d)`` and a
+    ``mask`` ``(n,)`` with at least one true entry."""
+    n = mask.shape[0]
+    last_seen = -1
+    since = np.empty(n)
+    last = np.empty(n, dtype=np.int64)
+    for i in range(n):  # frames since the last run frame at or before each, and that frame
+        if mask[i]:
+            last_seen = i
+        since[i] = i - last_seen if last_seen >= 0 else np.inf
+        last[i] = last_seen
+    next_seen = -1
+    for i in range(n - 1, -1, -1):  # frames until the next at or after, and that frame
+        if mask[i]:
+            next_seen = i
+        until = next_seen - i if next_seen >= 0 else np.inf
+        # (before the first run frame, its own; after the last, the last's)
+        lo = last[i] if last[i] >= 0 else next_seen
+        hi = next_seen if next_seen >= 0 else last[i]
+        w_in = (_smoothstep(1.0 - until / (before + 1)) if before > 0
+                else (1.0 if until == 0 else 0.0))
+        w_out = (_smoothstep(1.0 - since[i] / (after + 1)) if after > 0
+                 else (1.0 if since[i] == 0 else 0.0))
+        weights[i] = max(w_in, w_out)
+        if mask[i]:
+            for c in range(values.shape[1]):
+                out[i, c] = values[i, c]
+            continue
+        if (since[i] < np.inf and until < np.inf
+                and since[i] + until - 1 < max(before, after)):
+            # (a gap shorter than the longer ease: one smoothstep across it)
+            share = _smoothstep(since[i] / (since[i] + until))
+            w_out, w_in = 1.0 - share, share
+        total = max(w_out + w_in, 1.0)
+        for c in range(values.shape[1]):
+            out[i, c] = (w_out / total) * values[lo, c] + (w_in / total) * values[hi, c]

@@ -53,6 +53,7 @@ from limbik.geometry.vectors import cross
 from limbik.io.units import import_height_field
 from limbik.placement import metrics
 from limbik.placement._footplant_kernels import (
+    eased_offsets,
     hold_foot_length,
     keep_length,
     leg_chain_rotations,
@@ -608,27 +609,11 @@ def _eased_offsets(values: np.ndarray, mask: np.ndarray, before: int, after: int
     shorter than both, the two are blended, their weights summing to 1); and the mask's
     :func:`_ease_weights` ``(n,)``."""
     n = len(mask)
-    out = np.zeros_like(values)
-    inside = np.flatnonzero(mask)
-    if inside.size == 0:
-        return out, np.zeros(n)
-    idx = np.arange(n)
-    since, until = _contact_distances(mask)
-    last = inside[np.clip(np.searchsorted(inside, idx, side="right") - 1, 0, inside.size - 1)]
-    nxt = inside[np.clip(np.searchsorted(inside, idx), 0, inside.size - 1)]
-    w_in, w_out = _ease_ramps(since, until, before, after)
-    weights = np.maximum(w_in, w_out)
-    # (in a gap shorter than the longer ease, one smoothstep across the whole gap from the
-    # last run's value to the next one's, so it meets both edges; in a longer gap shorter
-    # than both eases, they share it)
-    short = (~mask) & np.isfinite(since) & np.isfinite(until) & (since + until - 1
-                                                                 < max(before, after))
-    if np.any(short):
-        share = _ramp(since[short] / (since[short] + until[short]))
-        w_out[short], w_in[short] = 1.0 - share, share
-    total = np.maximum(w_out + w_in, 1.0)
-    out = (w_out / total)[:, None] * values[last] + (w_in / total)[:, None] * values[nxt]
-    out[mask] = values[mask]
+    out = np.zeros_like(values, dtype=np.float64)
+    weights = np.zeros(n)
+    if np.any(mask):  # (compiled: :func:`~limbik.placement._footplant_kernels.eased_offsets`)
+        eased_offsets(_contiguous(values), np.ascontiguousarray(mask, dtype=np.bool_),
+                      int(before), int(after), out, weights)
     return out, weights
 
 
