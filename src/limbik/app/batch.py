@@ -780,10 +780,11 @@ def footplant_library(source: str | Path | Sequence[str | Path], output: str | P
     start = time.perf_counter()
     out = Path(output)
     root, clips = find_clips(source, positions=skeleton is not None)
-    if out.resolve() == root.resolve():
+    resolved = out.resolve()
+    if resolved == root.resolve():
         raise InvalidInputError(f"output must be a folder other than the input folder, got "
                                 f"{str(output)!r}", argument="output")
-    inside = [clip for clip in clips if clip.resolve().is_relative_to(out.resolve())]
+    inside = [clip for clip in clips if clip.resolve().is_relative_to(resolved)]
     if inside and isinstance(source, list | tuple):  # named, so not silently left out
         raise InvalidInputError(f"source clips must lie outside the output folder "
                                 f"{str(output)!r}, got {str(inside[0])!r}", argument="source")

@@ -301,9 +301,10 @@ def _knees(world: FloatArray, legs: Sequence[Any]) -> _Knees:
     :func:`knee_displacement` (all legs through one :func:`_leg`)."""
     hip, knee, ankle = (world[:, [getattr(leg, name) for leg in legs]]
                         for name in ("hip", "knee", "ankle"))
-    (h, k, a), _ = _leg(hip, knee, ankle)
+    (h, k, a), unit = _leg(hip, knee, ankle)
     offset, flexion = _knee_offset_flexion(h, k, a)
-    return {leg.side: (offset[:, i], flexion[:, i], knee_displacement(hip[:, i], knee[:, i]))
+    moves = _knee_displacement(k - h, unit)
+    return {leg.side: (offset[:, i], flexion[:, i], float(moves[i]))
             for i, leg in enumerate(legs)}
 
 
@@ -318,10 +319,15 @@ def knee_displacement(hip: Any, knee: Any) -> float:
     """The largest per-frame move of the knee relative to the hip (length units): a
     flipping bend shows here even when the flexion angle changes smoothly."""
     (hip_, knee_), unit = _leg(hip, knee)
-    rel = knee_ - hip_
+    return float(_knee_displacement(knee_ - hip_, unit))
+
+
+def _knee_displacement(rel: FloatArray, unit: float) -> FloatArray:
+    """:func:`knee_displacement` of the knee relative to the hip ``rel`` ``(frames, ...,
+    3)`` in ``unit`` (:func:`_leg`'s): ``(...)``."""
     if len(rel) < 2:
-        return 0.0
-    return float(np.max(np.linalg.norm(np.diff(rel, axis=0), axis=-1))) * unit
+        return np.zeros(rel.shape[1:-1])
+    return np.max(np.linalg.norm(np.diff(rel, axis=0), axis=-1), axis=0) * unit
 
 
 def stance_gap(points: Any, ground: _Ground, contact: Any) -> float:
