@@ -1,11 +1,13 @@
 """Compiled quaternion arithmetic on one rotation at a time, scalar last ``(x, y, z, w)``,
-for kernels: the same operations, in the same order, as the NumPy functions of
-:mod:`limbik.geometry.quaternion` (their results agree to rounding)."""
+for kernels (and :func:`swing_rows` over rows): the same operations, in the same order,
+as the NumPy functions of :mod:`limbik.geometry.quaternion` (their results agree to
+rounding)."""
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 from numba import njit
 
 from limbik.tolerances import EPS_DIRECTION
@@ -79,3 +81,13 @@ def swing(ax: float, ay: float, az: float, bx: float, by: float, bz: float) -> Q
     if n < 1e-300:
         return 0.0, 0.0, 0.0, 1.0
     return x / n, y / n, z / n, w / n
+
+
+@njit(cache=True)
+def swing_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """:func:`swing` of each row of ``a`` and ``b`` ``(n, 3)``: ``(n, 4)``."""
+    out = np.empty((a.shape[0], 4))
+    for i in range(a.shape[0]):
+        out[i, 0], out[i, 1], out[i, 2], out[i, 3] = swing(a[i, 0], a[i, 1], a[i, 2],
+                                                           b[i, 0], b[i, 1], b[i, 2])
+    return out

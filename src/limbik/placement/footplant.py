@@ -41,6 +41,7 @@ import numpy as np
 
 from limbik._runtime.validation import as_flag, as_float, read_only
 from limbik.errors import InvalidInputError
+from limbik.geometry._quaternion_kernels import swing_rows
 from limbik.geometry.quaternion import (
     quaternion_conjugate,
     quaternion_from_axis_angle,
@@ -944,6 +945,14 @@ def _turn_over_ground(pivot: np.ndarray, heading: np.ndarray, length: np.ndarray
                             c(weight), c(kept), 9)
 
 
+def _swing_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """:func:`~limbik.geometry.quaternion.quaternion_from_two_vectors` of ``a`` and ``b``
+    ``(..., 3)`` (one shape), compiled (:func:`~limbik.geometry._quaternion_kernels.
+    swing_rows`): ``(..., 4)``."""
+    return swing_rows(_contiguous(a).reshape(-1, 3),
+                      _contiguous(b).reshape(-1, 3)).reshape(a.shape[:-1] + (4,))
+
+
 def _contiguous(a: np.ndarray) -> np.ndarray:
     """``a`` as a C-contiguous float64 array, for a kernel (no copy where it is one)."""
     return np.ascontiguousarray(a, dtype=np.float64)
@@ -1374,7 +1383,7 @@ def _stage_legs(motion: Motion, tracks: list[LegTrack], source_rotations: np.nda
                                                          for leg in legs), strict=True))
     hip_all = world[:, hips] + lift[:, None]
     a_all = np.stack([np.asarray(t.targets)[:, 0] for t in tracks], axis=1)
-    swing = quaternion_from_two_vectors(world[:, ankles] - world[:, hips], a_all - hip_all)
+    swing = _swing_rows(world[:, ankles] - world[:, hips], a_all - hip_all)
     reference = hip_all + rotate_vectors(swing, world[:, knees] - world[:, hips])
     axis = rotate_vectors(quaternion_multiply(swing, source_rotations[:, hips]),
                           np.stack([axes[leg.side] for leg in legs]))
@@ -1404,7 +1413,7 @@ def _stage_legs(motion: Motion, tracks: list[LegTrack], source_rotations: np.nda
             toe = solved[:, 2] + foot
             sunk = ground._height_unchecked(toe[:, 0], toe[:, 2]) > toe[:, 1]
             foot[sunk] = wanted[sunk]
-            turn = quaternion_from_two_vectors(src_foot, foot)
+            turn = _swing_rows(src_foot, foot)
             # a planted sole rolls with the ground's cross slope (within max_tilt)
             mid = a + 0.5 * foot
             normal = ground.normal(mid[:, 0], mid[:, 2])
