@@ -12,8 +12,8 @@ with every bone at its fitted length: in that frame the rotations are the identi
 Each joint with one child turns by the smallest rotation that points its bone where the
 positions put it (no twist of its own relative to its parent); a joint with several
 children (a pelvis, a chest) takes the rotation that best maps its rest children onto
-theirs (Kabsch), exact where they keep their shape; a joint with no child keeps its
-parent's rotation.
+theirs (the rotation Kabsch's method finds, computed as Horn's unit quaternion), exact
+where they keep their shape; a joint with no child keeps its parent's rotation.
 """
 
 from __future__ import annotations
@@ -28,11 +28,10 @@ from limbik._runtime.validation import FloatArray, as_parents
 from limbik.errors import InvalidInputError, NonFiniteInputError
 from limbik.geometry.quaternion import (
     quaternion_conjugate,
-    quaternion_from_matrix,
     quaternion_multiply,
     rotate_vectors,
 )
-from limbik.skeleton._fit_kernels import aim_world_rotations
+from limbik.skeleton._fit_kernels import aim_world_rotations, best_rotations
 
 __all__ = ["POSITION_SKELETONS", "PositionFit", "fit_positions", "position_layout"]
 
@@ -135,19 +134,6 @@ def _check_positions(positions: Any, joints: int) -> FloatArray:
     return array
 
 
-def _kabsch(h: FloatArray) -> FloatArray:
-    """Rotations ``(..., 4)`` best mapping rest points onto points now, from their
-    covariances ``h`` ``(..., 3, 3)`` (``einsum("kc,kd->cd", rest, now)``)."""
-    u, _, vt = np.linalg.svd(h)
-    v = np.swapaxes(vt, -1, -2)
-    d = np.sign(np.linalg.det(v @ np.swapaxes(u, -1, -2)))
-    d[d == 0] = 1.0
-    fix = np.ones(u.shape[:-1])
-    fix[..., -1] = d
-    r = (v * fix[..., None, :]) @ np.swapaxes(u, -1, -2)
-    return quaternion_from_matrix(r)
-
-
 def fit_positions(positions: Any, parents: Any, *, rest_frame: int = 0) -> PositionFit:
     """Fit bone lengths and local rotations to joint positions ``(T, J, 3)``.
 
@@ -204,9 +190,9 @@ def fit_positions(positions: Any, parents: Any, *, rest_frame: int = 0) -> Posit
     identity = np.zeros((frames, 1, 4))
     identity[..., 3] = 1.0
     world = np.empty((frames, joints, 4))
-    # a joint with several children: the Kabsch rotation of their rest offsets onto their
-    # offsets now (all such joints in one batch); one with a single child: aimed down
-    # the tree by aim_world_rotations (-1 marks no child, -2 a Kabsch joint)
+    # a joint with several children: the rotation that best maps their rest offsets onto
+    # their offsets now (best_rotations, all such joints in one batch); one with a single
+    # child: aimed down the tree by aim_world_rotations (-1 marks no child, -2 the former)
     child = np.array([kids[0] if len(kids) == 1 else -1 if not kids else -2
                       for kids in children], dtype=np.int64)
     several = [j for j in range(joints) if len(children[j]) > 1]
@@ -214,7 +200,8 @@ def fit_positions(positions: Any, parents: Any, *, rest_frame: int = 0) -> Posit
         h = np.stack([np.einsum("kc,tkd->tcd", offsets[children[j]],
                                 unit_t[:, [c - 1 for c in children[j]]]
                                 * lengths[children[j]][None, :, None]) for j in several])
-        world[:, several] = np.swapaxes(_kabsch(h), 0, 1)
+        world[:, several] = best_rotations(h.reshape(-1, 3, 3)).reshape(
+            len(several), frames, 4).swapaxes(0, 1)
     aim_world_rotations(np.ascontiguousarray(par, dtype=np.int64), child,
                         np.ascontiguousarray(direction),
                         np.ascontiguousarray(unit_t), np.ascontiguousarray(lengths_t), world)
