@@ -343,9 +343,11 @@ def plant_positions_file(source: str | Path, output: str | Path, skeleton: Any, 
                               "bone_wobble": wobble, "legs": " ".join(reports[0].legs),
                               "floor": float(np.mean([r.floor for r in reports]))}
     for when in ("before", "after"):
-        keys = getattr(reports[0], when).keys()
-        record.update({f"{when}_{k}": float(np.mean([getattr(r, when)[k] for r in reports]))
-                       for k in keys})
+        keys = list(getattr(reports[0], when))
+        # (each metric's values in a row of their own: the same mean as each alone)
+        values = np.array([[getattr(r, when)[k] for r in reports] for k in keys])
+        record.update(zip((f"{when}_{k}" for k in keys), values.mean(axis=1).tolist(),
+                          strict=True))
     return record
 
 
@@ -758,11 +760,23 @@ def _up_to_date(previous: tuple[dict[str, Any], dict[str, Any]] | None, source: 
 
 
 def _remove_temporaries(outputs: Iterable[Path]) -> None:
-    """Temporary files of the atomic writer that a killed worker left beside outputs."""
+    """Temporary files of the atomic writer (``.NAME.*.tmp``) that a killed worker left
+    beside outputs; each output folder is listed once."""
+    names: dict[Path, set[str]] = {}
     for output in outputs:
-        for stale in output.parent.glob(f".{output.name}.*.tmp"):
-            with contextlib.suppress(OSError):
-                stale.unlink()
+        names.setdefault(output.parent, set()).add(output.name)
+    for folder, outs in names.items():
+        try:
+            entries = os.listdir(folder)
+        except OSError:
+            continue
+        for entry in entries:
+            if not (entry.startswith(".") and entry.endswith(".tmp")):
+                continue
+            core = entry[1:-4]  # NAME.* less the last dot: NAME is core up to one of its dots
+            if any(core[:i] in outs for i, c in enumerate(core) if c == "."):
+                with contextlib.suppress(OSError):
+                    (folder / entry).unlink()
 
 
 def default_jobs() -> int:
@@ -822,10 +836,11 @@ def footplant_library(source: str | Path | Sequence[str | Path], output: str | P
     start = time.perf_counter()
     out = Path(output)
     root, clips = find_clips(source, positions=skeleton is not None)
-    if out.resolve() == root.resolve():
+    resolved = out.resolve()
+    if resolved == root.resolve():
         raise InvalidInputError(f"output must be a folder other than the input folder, got "
                                 f"{str(output)!r}", argument="output")
-    inside = [clip for clip in clips if clip.resolve().is_relative_to(out.resolve())]
+    inside = [clip for clip in clips if clip.resolve().is_relative_to(resolved)]
     if inside and isinstance(source, list | tuple):  # named, so not silently left out
         raise InvalidInputError(f"source clips must lie outside the output folder "
                                 f"{str(output)!r}, got {str(inside[0])!r}", argument="source")

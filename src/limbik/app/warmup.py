@@ -147,12 +147,17 @@ def _ccd_points() -> None:
 
 
 def _footplant() -> None:
-    """Foot placement of a short walk (forward kinematics, contacts, springs, legs)."""
+    """Foot placement of a short walk (forward kinematics, contacts, springs, legs), as a
+    clip and as joint positions (fitting rotations to them)."""
     from limbik.app.batch import plant_clip
+    from limbik.placement.positions import footplant_positions
     from limbik.placement.walk import walk_cycle
 
-    plant_clip(walk_cycle(cycles=0.5, frame_rate=30.0))
-    plant_clip(walk_cycle(cycles=0.5, frame_rate=30.0), terrain="hills")
+    walk = walk_cycle(cycles=0.5, frame_rate=30.0)
+    plant_clip(walk)
+    plant_clip(walk, terrain="hills")
+    footplant_positions(walk.world_positions(), walk.skeleton.parents,
+                        names=walk.skeleton.names, fps=30.0)
 
 
 #: The families :func:`compile_kernels` knows, each a function making its common calls.

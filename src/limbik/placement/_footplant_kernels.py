@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from limbik.geometry._quaternion_kernels import multiply, rotate, swing
 from limbik.placement._terrain_kernels import height_at
 
 
@@ -223,3 +224,156 @@ def steady_runs(values: np.ndarray, starts: np.ndarray, stops: np.ndarray,
                 held = min(max(held, v[i] - w), v[i] + w)
                 out[a + i, c] = 0.5 * (held + forward[i])
     return out
+
+
+@njit(cache=True)  # called from the kernels
+def _store(q: np.ndarray, f: int, j: int, value: tuple[float, float, float, float]) -> None:
+    """``q[f, j] = value``."""
+    q[f, j, 0], q[f, j, 1], q[f, j, 2], q[f, j, 3] = value
+
+
+@njit(cache=True)
+def leg_chain_rotations(source_rotations: np.ndarray, world: np.ndarray, lift: np.ndarray,
+                        translations: np.ndarray, parents: np.ndarray, chains: np.ndarray,
+                        knee_at: np.ndarray, ankle_at: np.ndarray, ankle_q: np.ndarray,
+                        toe_q: np.ndarray, q_local: np.ndarray) -> None:
+    """In place, the local rotations ``q_local`` ``(F, J, 4)`` of legs along the chains
+    ``(L, 4)`` (hip, knee, ankle, toe joints; toe -1 where it keeps its rotation): each
+    bone turned by the smallest rotation from its direction in the clip's world pose
+    (rotations ``source_rotations`` ``(F, J, 4)``, positions ``world`` ``(F, J, 3)``) to
+    its new one, from the hip moved by ``lift`` ``(F, 3)`` to the knee ``knee_at`` and
+    from there to the ankle ``ankle_at`` ``(F, L, 3)`` (the knee placed by the thigh's
+    local translation, ``translations`` ``(F, J, 3)``); the ankle and toe take the world
+    rotations ``ankle_q`` and ``toe_q`` ``(F, L, 4)``."""
+    frames = world.shape[0]
+    for f in range(frames):
+        for i in range(chains.shape[0]):
+            hip, knee, ankle, toe = chains[i, 0], chains[i, 1], chains[i, 2], chains[i, 3]
+            hx = world[f, hip, 0] + lift[f, 0]
+            hy = world[f, hip, 1] + lift[f, 1]
+            hz = world[f, hip, 2] + lift[f, 2]
+            s = swing(world[f, knee, 0] - world[f, hip, 0], world[f, knee, 1] - world[f, hip, 1],
+                      world[f, knee, 2] - world[f, hip, 2], knee_at[f, i, 0] - hx,
+                      knee_at[f, i, 1] - hy, knee_at[f, i, 2] - hz)
+            hq = multiply(s[0], s[1], s[2], s[3], source_rotations[f, hip, 0],
+                          source_rotations[f, hip, 1], source_rotations[f, hip, 2],
+                          source_rotations[f, hip, 3])
+            t = rotate(hq[0], hq[1], hq[2], hq[3], translations[f, knee, 0],
+                       translations[f, knee, 1], translations[f, knee, 2])
+            kx, ky, kz = hx + t[0], hy + t[1], hz + t[2]
+            s = swing(world[f, ankle, 0] - world[f, knee, 0],
+                      world[f, ankle, 1] - world[f, knee, 1],
+                      world[f, ankle, 2] - world[f, knee, 2], ankle_at[f, i, 0] - kx,
+                      ankle_at[f, i, 1] - ky, ankle_at[f, i, 2] - kz)
+            kq = multiply(s[0], s[1], s[2], s[3], source_rotations[f, knee, 0],
+                          source_rotations[f, knee, 1], source_rotations[f, knee, 2],
+                          source_rotations[f, knee, 3])
+            p = parents[hip]
+            _store(q_local, f, hip, multiply(
+                -source_rotations[f, p, 0], -source_rotations[f, p, 1],
+                -source_rotations[f, p, 2], source_rotations[f, p, 3], hq[0], hq[1], hq[2],
+                hq[3]))
+            _store(q_local, f, knee, multiply(-hq[0], -hq[1], -hq[2], hq[3], kq[0], kq[1],
+                                              kq[2], kq[3]))
+            _store(q_local, f, ankle, multiply(
+                -kq[0], -kq[1], -kq[2], kq[3], ankle_q[f, i, 0], ankle_q[f, i, 1],
+                ankle_q[f, i, 2], ankle_q[f, i, 3]))
+            if toe >= 0:
+                _store(q_local, f, toe, multiply(
+                    -ankle_q[f, i, 0], -ankle_q[f, i, 1], -ankle_q[f, i, 2], ankle_q[f, i, 3],
+                    toe_q[f, i, 0], toe_q[f, i, 1], toe_q[f, i, 2], toe_q[f, i, 3]))
+
+
+@njit(cache=True)
+def keep_length(heights: np.ndarray, cell: float, x0: float, z0: float, ankle: np.ndarray,
+                toe: np.ndarray, length: np.ndarray, toe_first: np.ndarray,
+                heading: np.ndarray, weight: np.ndarray, rounds: int) -> None:
+    """In place, ``rounds`` times: each ankle and toe ``(n, 3)`` put ``length`` ``(n,)``
+    apart as :func:`limbik.placement.footplant._keep_length` puts them (the toe moved by
+    ``1 − toe_first`` ``(n,)`` of the change, the ankle by the rest; ``heading`` ``(n, 2)``
+    for joints at one place), then each joint's height changed by ``weight`` ``(n,)``
+    times the change of the ground (the grid ``heights``, as :func:`height_at`) under
+    it since the round before."""
+    for i in range(ankle.shape[0]):
+        ax, ay, az = ankle[i, 0], ankle[i, 1], ankle[i, 2]
+        tx, ty, tz = toe[i, 0], toe[i, 1], toe[i, 2]
+        size, share, w = length[i], toe_first[i], weight[i]
+        under_a = height_at(heights, cell, x0, z0, ax, az)
+        under_t = height_at(heights, cell, x0, z0, tx, tz)
+        for _ in range(rounds):
+            ox, oy, oz = tx - ax, ty - ay, tz - az
+            distance = np.sqrt(ox * ox + oy * oy + oz * oz)
+            sine = oy / max(distance, 1e-300) if distance > 1e-9 * size else 0.0
+            kept = 1.0 - sine ** 16.0
+            rise = kept * min(max(oy, -size), size) + (1.0 - kept) * size * sine
+            hx, hz = ox, oz
+            if not np.sqrt(hx * hx + hz * hz) > 1e-9 * size:
+                hx, hz = heading[i, 0], heading[i, 1]
+            flat = max(np.sqrt(hx * hx + hz * hz), 1e-300)
+            hx, hz = hx / flat, hz / flat
+            over = np.sqrt(max(size * size - rise * rise, 0.0))
+            gx, gz = over * hx, over * hz
+            px = (1.0 - share) * ax + share * tx
+            pz = (1.0 - share) * az + share * tz
+            py = (1.0 - share) * ay + share * ty
+            ax, az = px - share * gx, pz - share * gz
+            ay = py - share * rise
+            tx, tz = ax + gx, az + gz
+            ty = ay + rise
+            below = height_at(heights, cell, x0, z0, ax, az)
+            ay += w * (below - under_a)
+            under_a = below
+            below = height_at(heights, cell, x0, z0, tx, tz)
+            ty += w * (below - under_t)
+            under_t = below
+        ankle[i, 0], ankle[i, 1], ankle[i, 2] = ax, ay, az
+        toe[i, 0], toe[i, 1], toe[i, 2] = tx, ty, tz
+
+
+@njit(cache=True)  # called from the kernels
+def _smoothstep(x: float) -> float:
+    """Smoothstep of ``x`` clipped to [0, 1] (``footplant._ramp``)."""
+    s = min(max(x, 0.0), 1.0)
+    return s * s * (3 - 2 * s)
+
+
+@njit(cache=True)
+def eased_offsets(values: np.ndarray, mask: np.ndarray, before: int, after: int,
+                  out: np.ndarray, weights: np.ndarray) -> None:
+    """``out`` ``(n, d)`` and ``weights`` ``(n,)`` of
+    :func:`limbik.placement.footplant._eased_offsets` for ``values`` ``(n, d)`` and a
+    ``mask`` ``(n,)`` with at least one true entry."""
+    n = mask.shape[0]
+    last_seen = -1
+    since = np.empty(n)
+    last = np.empty(n, dtype=np.int64)
+    for i in range(n):  # frames since the last run frame at or before each, and that frame
+        if mask[i]:
+            last_seen = i
+        since[i] = i - last_seen if last_seen >= 0 else np.inf
+        last[i] = last_seen
+    next_seen = -1
+    for i in range(n - 1, -1, -1):  # frames until the next at or after, and that frame
+        if mask[i]:
+            next_seen = i
+        until = next_seen - i if next_seen >= 0 else np.inf
+        # (before the first run frame, its own; after the last, the last's)
+        lo = last[i] if last[i] >= 0 else next_seen
+        hi = next_seen if next_seen >= 0 else last[i]
+        w_in = (_smoothstep(1.0 - until / (before + 1)) if before > 0
+                else (1.0 if until == 0 else 0.0))
+        w_out = (_smoothstep(1.0 - since[i] / (after + 1)) if after > 0
+                 else (1.0 if since[i] == 0 else 0.0))
+        weights[i] = max(w_in, w_out)
+        if mask[i]:
+            for c in range(values.shape[1]):
+                out[i, c] = values[i, c]
+            continue
+        if (since[i] < np.inf and until < np.inf
+                and since[i] + until - 1 < max(before, after)):
+            # (a gap shorter than the longer ease: one smoothstep across it)
+            share = _smoothstep(since[i] / (since[i] + until))
+            w_out, w_in = 1.0 - share, share
+        total = max(w_out + w_in, 1.0)
+        for c in range(values.shape[1]):
+            out[i, c] = (w_out / total) * values[lo, c] + (w_in / total) * values[hi, c]

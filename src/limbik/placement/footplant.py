@@ -41,6 +41,7 @@ import numpy as np
 
 from limbik._runtime.validation import as_flag, as_float, read_only
 from limbik.errors import InvalidInputError
+from limbik.geometry._quaternion_kernels import swing_rows
 from limbik.geometry.quaternion import (
     quaternion_conjugate,
     quaternion_from_axis_angle,
@@ -53,7 +54,10 @@ from limbik.geometry.vectors import cross
 from limbik.io.units import import_height_field
 from limbik.placement import metrics
 from limbik.placement._footplant_kernels import (
+    eased_offsets,
     hold_foot_length,
+    keep_length,
+    leg_chain_rotations,
     limit_rate,
     turn_over_ground,
 )
@@ -299,9 +303,9 @@ def _knee_continuity(world: np.ndarray, leg: Leg, lengths: tuple[float, float],
         # a toe moved into the ground pitches up onto it about the ankle
         _pitch_toes_onto_ground(a, t, length, loose, ground, rounds=4)
     # what is left in the ground lifts the foot (an ankle over a held toe, alone)
-    depth = ground.height(a[changed, 0], a[changed, 2]) - a[changed, 1]
+    depth = ground._height_unchecked(a[changed, 0], a[changed, 2]) - a[changed, 1]
     if t is not None:
-        depth = np.maximum(depth, np.where(np.isin(changed, loose), ground.height(
+        depth = np.maximum(depth, np.where(np.isin(changed, loose), ground._height_unchecked(
             t[changed, 0], t[changed, 2]) - t[changed, 1], -np.inf))
     up = np.maximum(depth, 0.0)
     a[changed, 1] += up
@@ -348,7 +352,7 @@ def _pitch_toes_onto_ground(ankle: np.ndarray, toe: np.ndarray, length: np.ndarr
     ``length`` ``(F, 1)`` from the ankle (the foot pitches about the ankle), up to
     ``rounds`` times, as long as one is still in the ground."""
     for _ in range(rounds):
-        under = ground.height(toe[rows, 0], toe[rows, 2])
+        under = ground._height_unchecked(toe[rows, 0], toe[rows, 2])
         sunk = under > toe[rows, 1]
         if not np.any(sunk):
             break
@@ -379,29 +383,21 @@ def _apply_legs(motion: Motion, source_rotations: np.ndarray, world: np.ndarray,
     """
     sk = motion.skeleton
     q_local = np.array(motion.rotations)
-    translations = motion.local_translations()
-    # (all legs at once: joints ``(L,)``, per frame and leg ``(F, L, ...)``)
-    hips, knees, ankles = (np.array(j) for j in zip(*((leg.hip, leg.knee, leg.ankle)
-                                                         for leg in legs), strict=True))
-    hip = world[:, hips] + lift[:, None]
-    hip_q = quaternion_multiply(
-        quaternion_from_two_vectors(world[:, knees] - world[:, hips],
-                                    np.stack([positions[j] for j in knees], axis=1) - hip),
-        source_rotations[:, hips])
-    knee = hip + rotate_vectors(hip_q, translations[:, knees])
-    knee_q = quaternion_multiply(
-        quaternion_from_two_vectors(world[:, ankles] - world[:, knees],
-                                    np.stack([positions[j] for j in ankles], axis=1) - knee),
-        source_rotations[:, knees])
-    q_local[:, hips] = quaternion_multiply(
-        quaternion_conjugate(source_rotations[:, sk.parents[hips]]), hip_q)
-    q_local[:, knees] = quaternion_multiply(quaternion_conjugate(hip_q), knee_q)
-    ankle_q = np.stack([rotations[j] for j in ankles], axis=1)
-    q_local[:, ankles] = quaternion_multiply(quaternion_conjugate(knee_q), ankle_q)
-    for i, leg in enumerate(legs):
-        if leg.toe is not None and leg.toe in rotations:
-            q_local[:, leg.toe] = quaternion_multiply(quaternion_conjugate(ankle_q[:, i]),
-                                                      rotations[leg.toe])
+    # (all legs at once: per frame and leg ``(F, L, ...)``; a toe without a rotation keeps
+    # its own)
+    chains = np.array([(leg.hip, leg.knee, leg.ankle,
+                        leg.toe if leg.toe is not None and leg.toe in rotations else -1)
+                       for leg in legs], dtype=np.int64)
+    ankle_q = np.stack([rotations[leg.ankle] for leg in legs], axis=1)
+    toe_q = np.stack([rotations[toe] if toe >= 0 else ankle_q[:, i]
+                      for i, toe in enumerate(chains[:, 3].tolist())], axis=1)
+    knee_at, ankle_at = (np.stack([positions[j] for j in chains[:, c]], axis=1)
+                         for c in (1, 2))
+    leg_chain_rotations(_contiguous(source_rotations), _contiguous(world), _contiguous(lift),
+                        _contiguous(motion.local_translations()),
+                        np.ascontiguousarray(sk.parents, dtype=np.int64), chains,
+                        _contiguous(knee_at), _contiguous(ankle_at), _contiguous(ankle_q),
+                        _contiguous(toe_q), q_local)
     return dataclasses.replace(motion, rotations=q_local,
                                root_positions=motion.root_positions + lift)
 
@@ -515,12 +511,12 @@ def _toe_tip_lift(tips: np.ndarray, turn: np.ndarray, toe: np.ndarray, ground: T
     length = np.linalg.norm(d, axis=2)
     if not np.any(length > 0):
         return None
-    deepest = np.argmin(toe[:, None, 1] + d[..., 1] - ground.height(
+    deepest = np.argmin(toe[:, None, 1] + d[..., 1] - ground._height_unchecked(
         toe[:, None, 0] + d[..., 0], toe[:, None, 2] + d[..., 2]), axis=1)
     frames = np.arange(len(toe))
     v = d[frames, deepest]
     tip = toe + v
-    sunk = np.flatnonzero((ground.height(tip[:, 0], tip[:, 2]) > tip[:, 1])
+    sunk = np.flatnonzero((ground._height_unchecked(tip[:, 0], tip[:, 2]) > tip[:, 1])
                           & (length[frames, deepest] > 0))
     if sunk.size == 0:
         return None
@@ -531,7 +527,7 @@ def _toe_tip_lift(tips: np.ndarray, turn: np.ndarray, toe: np.ndarray, ground: T
     for _ in range(4):  # the ground under the tip moves as it turns
         turned = rotate_vectors(quaternion_from_axis_angle(axis, angle), v)
         tip = toe[sunk] + turned
-        depth = ground.height(tip[:, 0], tip[:, 2]) - tip[:, 1]
+        depth = ground._height_unchecked(tip[:, 0], tip[:, 2]) - tip[:, 1]
         if not np.any(depth > 0):
             break
         goal = np.arcsin(np.clip((turned[:, 1] + np.maximum(depth, 0.0)) / size, -1.0, 1.0))
@@ -614,27 +610,11 @@ def _eased_offsets(values: np.ndarray, mask: np.ndarray, before: int, after: int
     shorter than both, the two are blended, their weights summing to 1); and the mask's
     :func:`_ease_weights` ``(n,)``."""
     n = len(mask)
-    out = np.zeros_like(values)
-    inside = np.flatnonzero(mask)
-    if inside.size == 0:
-        return out, np.zeros(n)
-    idx = np.arange(n)
-    since, until = _contact_distances(mask)
-    last = inside[np.clip(np.searchsorted(inside, idx, side="right") - 1, 0, inside.size - 1)]
-    nxt = inside[np.clip(np.searchsorted(inside, idx), 0, inside.size - 1)]
-    w_in, w_out = _ease_ramps(since, until, before, after)
-    weights = np.maximum(w_in, w_out)
-    # (in a gap shorter than the longer ease, one smoothstep across the whole gap from the
-    # last run's value to the next one's, so it meets both edges; in a longer gap shorter
-    # than both eases, they share it)
-    short = (~mask) & np.isfinite(since) & np.isfinite(until) & (since + until - 1
-                                                                 < max(before, after))
-    if np.any(short):
-        share = _ramp(since[short] / (since[short] + until[short]))
-        w_out[short], w_in[short] = 1.0 - share, share
-    total = np.maximum(w_out + w_in, 1.0)
-    out = (w_out / total)[:, None] * values[last] + (w_in / total)[:, None] * values[nxt]
-    out[mask] = values[mask]
+    out = np.zeros_like(values, dtype=np.float64)
+    weights = np.zeros(n)
+    if np.any(mask):  # (compiled: :func:`~limbik.placement._footplant_kernels.eased_offsets`)
+        eased_offsets(_contiguous(values), np.ascontiguousarray(mask, dtype=np.bool_),
+                      int(before), int(after), out, weights)
     return out, weights
 
 
@@ -885,7 +865,7 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
         height = np.maximum(standing[frames, j], -float(track.rest[j]))
         least = up[span]
         height = np.where(least > 0.0, np.maximum(height, least), height)
-        y = ground.height(xz[:, 0], xz[:, 1])[span] + track.rest[j] + height
+        y = ground._height_unchecked(xz[:, 0], xz[:, 1])[span] + track.rest[j] + height
         locks[frames, j] = np.stack([xz[span, 0], y, xz[span, 1]], axis=1)
     if k > 1:  # where both are held, the foot keeps its length about the ball of the foot
         _hold_foot_length(locks, track.contacts, length, ground)
@@ -906,7 +886,7 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
         span, at = np.unique(np.searchsorted(starts, begins, side="right") - 1,
                              return_index=True)
         rows = begins[at]
-        beneath = ground.height(locks[rows, j, 0], locks[rows, j, 2])
+        beneath = ground._height_unchecked(locks[rows, j, 0], locks[rows, j, 2])
         total[span] = np.where(count[span] > 0, total[span] + beneath, beneath)
         count[span] += 1
         if j == 0:
@@ -917,7 +897,7 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
                             np.where(np.isnan(under_ankle), mean, under_ankle).tolist(),
                             strict=True))
     if not levels:  # never planted: the ground under the foot, low-passed
-        below = ground.height(track.source[:, 0, 0], track.source[:, 0, 2])
+        below = ground._height_unchecked(track.source[:, 0, 0], track.source[:, 0, 2])
         track.ground = smooth_zero_lag(below, 1.0, 5.0) if n > 1 else below
         track.root_ground = track.ground
         return
@@ -930,7 +910,8 @@ def _stage_locks(track: LegTrack, ground: Terrain, floor: float, hover: float,
     for edge, first in ((0, True), (n - 1, False)):
         if not planted[edge]:
             j = int(np.argmin(track.source[edge, :, 1]))
-            under = float(ground.height(track.source[edge, j, 0], track.source[edge, j, 2]))
+            under = float(ground._height_unchecked(track.source[edge, j, 0],
+                                                   track.source[edge, j, 2]))
             foot_levels.insert(0 if first else len(foot_levels), (edge, edge + 1, under))
             if lowest[edge] <= EDGE_NEAR * size:
                 root_levels.insert(0 if first else len(root_levels), (edge, edge + 1, under))
@@ -958,11 +939,23 @@ def _turn_over_ground(pivot: np.ndarray, heading: np.ndarray, length: np.ndarray
     (:func:`~limbik.placement._footplant_kernels.turn_over_ground`). A height ``length``
     or more from the pivot's puts the point straight over or under it (its extent over
     the ground goes to 0 there, whatever the heading)."""
-    def c(a: np.ndarray) -> np.ndarray:
-        return np.ascontiguousarray(a, dtype=np.float64)
+    c = _contiguous
     return turn_over_ground(ground.heights, ground.cell_size, ground.origin[0],
                             ground.origin[1], c(pivot), c(heading), c(length), c(above),
                             c(weight), c(kept), 9)
+
+
+def _swing_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """:func:`~limbik.geometry.quaternion.quaternion_from_two_vectors` of ``a`` and ``b``
+    ``(..., 3)`` (one shape), compiled (:func:`~limbik.geometry._quaternion_kernels.
+    swing_rows`): ``(..., 4)``."""
+    return swing_rows(_contiguous(a).reshape(-1, 3),
+                      _contiguous(b).reshape(-1, 3)).reshape(a.shape[:-1] + (4,))
+
+
+def _contiguous(a: np.ndarray) -> np.ndarray:
+    """``a`` as a C-contiguous float64 array, for a kernel (no copy where it is one)."""
+    return np.ascontiguousarray(a, dtype=np.float64)
 
 
 def _hold_foot_length(locks: np.ndarray, contacts: np.ndarray, length: float,
@@ -1053,7 +1046,7 @@ def _stage_swing(track: LegTrack, ground: Terrain, floor: float, hover: float,
         gap = np.zeros((n, 3))
         lock = track.locks[held, j]
         gap[held] = lock - base[held, j]
-        gap[held, 1] = (lock[:, 1] - ground.height(lock[:, 0], lock[:, 2])
+        gap[held, 1] = (lock[:, 1] - ground._height_unchecked(lock[:, 0], lock[:, 2])
                         - (base[held, j, 1] - track.ground[held]))
         eased, pins[:, j] = _eased_offsets(gap, held, ease_in, ease_out)
         if release_band > 0.0:
@@ -1081,7 +1074,7 @@ def _stage_swing(track: LegTrack, ground: Terrain, floor: float, hover: float,
         conform = track.stand
         rows = np.flatnonzero(conform > 0.0)
         if rows.size:
-            under = ground.height(targets[rows, j, 0], targets[rows, j, 2])
+            under = ground._height_unchecked(targets[rows, j, 0], targets[rows, j, 2])
             targets[rows, j, 1] += conform[rows] * (under - track.ground[rows])
     if k > 1:  # the foot keeps its length: the held joint stays, the other follows
         length = np.linalg.norm(track.source[:, 1] - track.source[:, 0], axis=1)[:, None]
@@ -1105,16 +1098,8 @@ def _stage_swing(track: LegTrack, ground: Terrain, floor: float, hover: float,
         standing = np.flatnonzero(track.stand > 0.0)
         w = track.stand[standing, None]
         toe_first = _toe_share(pins[:, 0:1], pins[:, 1:2])
-        held = a[standing], t[standing]
-        # (the ground under each joint's place before the round: the last round's after)
-        beneath = [ground.height(p[:, 0], p[:, 2]) for p in held]
-        for _ in range(3):
-            held = _keep_length(held[0], held[1], length[standing], toe_first[standing],
-                                source_heading[standing])
-            for i, new in enumerate(held):
-                below = ground.height(new[:, 0], new[:, 2])
-                new[:, 1] += w[:, 0] * (below - beneath[i])
-                beneath[i] = below
+        held = _keep_length(a[standing], t[standing], length[standing], toe_first[standing],
+                            source_heading[standing], ground, w[:, 0], rounds=3)
         a[standing] = w * held[0] + (1.0 - w) * a[standing]
         t[standing] = w * held[1] + (1.0 - w) * t[standing]
         direction = (t - a) / np.maximum(np.linalg.norm(t - a, axis=1, keepdims=True), 1e-300)
@@ -1138,8 +1123,9 @@ def _toe_share(ankle_pin: np.ndarray, toe_pin: np.ndarray) -> np.ndarray:
 
 
 def _keep_length(ankle: np.ndarray, toe: np.ndarray, length: np.ndarray,
-                 toe_first: np.ndarray, source_heading: np.ndarray
-                 ) -> tuple[np.ndarray, np.ndarray]:
+                 toe_first: np.ndarray, source_heading: np.ndarray,
+                 ground: Terrain | None = None, weight: np.ndarray | None = None, *,
+                 rounds: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """Ankle and toe ``(n, 3)`` moved to ``length`` ``(n, 1)`` apart along their heading over
     the ground, the toe by ``1 − toe_first`` ``(n, 1)`` of the change and the ankle by the
     rest.
@@ -1152,26 +1138,25 @@ def _keep_length(ankle: np.ndarray, toe: np.ndarray, length: np.ndarray,
     scaled along its line. Its extent over the ground then goes to 0 as the foot passes through
     the vertical, where its heading over the ground turns over, so the result is
     continuous there. Joints at one place go along ``source_heading`` ``(n, 2)``.
+
+    With ``ground``, ``rounds`` such moves, after each of which each joint's height
+    changes by ``weight`` ``(n,)`` times the change of the ground under it (the ground
+    under a moved joint changes). Compiled (:func:`~limbik.placement._footplant_kernels.
+    keep_length`).
     """
-    a, t = ankle.copy(), toe.copy()
-    offset = t - a
-    distance = np.linalg.norm(offset, axis=1, keepdims=True)
-    apart = distance > 1e-9 * length
-    sine = np.where(apart, offset[:, 1:2] / np.maximum(distance, 1e-300), 0.0)
-    kept = 1.0 - sine ** 16
-    rise = kept * np.clip(offset[:, 1:2], -length, length) + (1.0 - kept) * length * sine
-    heading = offset[:, [0, 2]]
-    flat = np.linalg.norm(heading, axis=1, keepdims=True)
-    heading = np.where(flat > 1e-9 * length, heading, source_heading)
-    heading /= np.maximum(np.linalg.norm(heading, axis=1, keepdims=True), 1e-300)
-    over_ground = np.sqrt(np.maximum(length * length - rise * rise, 0.0)) * heading
-    pivot = (1.0 - toe_first) * a[:, [0, 2]] + toe_first * t[:, [0, 2]]
-    a[:, [0, 2]] = pivot - toe_first * over_ground
-    pivot_y = (1.0 - toe_first) * a[:, 1:2] + toe_first * t[:, 1:2]
-    a[:, 1:2] = pivot_y - toe_first * rise
-    t[:, [0, 2]] = a[:, [0, 2]] + over_ground
-    t[:, 1:2] = a[:, 1:2] + rise
+    n = len(ankle)
+    a, t = np.array(ankle, dtype=np.float64), np.array(toe, dtype=np.float64)
+    field = ground if ground is not None else _LEVEL
+    keep_length(field.heights, field.cell_size, field.origin[0], field.origin[1], a, t,
+                _contiguous(np.broadcast_to(length, (n, 1))[:, 0]),
+                _contiguous(np.broadcast_to(toe_first, (n, 1))[:, 0]),
+                _contiguous(np.broadcast_to(source_heading, (n, 2))),
+                _contiguous(np.zeros(n) if weight is None else weight), rounds)
     return a, t
+
+
+#: The ground of :func:`_keep_length` without one (its heights then stay).
+_LEVEL = Terrain.flat(0.0)
 
 
 def _hang_over_ground(hang: np.ndarray, toe: np.ndarray, offset: np.ndarray,
@@ -1192,7 +1177,7 @@ def _hang_over_ground(hang: np.ndarray, toe: np.ndarray, offset: np.ndarray,
     weight = stand[rows] * np.maximum(1.0 - (rel / np.maximum(size, 1e-300)) ** 2, 0.0)
     heading = offset[rows][:, [0, 2]]
     heading /= np.maximum(np.linalg.norm(heading, axis=1, keepdims=True), 1e-300)
-    above_toe = t[:, 1] - ground.height(t[:, 0], t[:, 2])
+    above_toe = t[:, 1] - ground._height_unchecked(t[:, 0], t[:, 2])
     hang[rows] = _turn_over_ground(t, heading, size, above_toe + rel, weight, t[:, 1] + rel,
                                    ground)
 
@@ -1265,7 +1250,8 @@ def _stage_clearance(track: LegTrack, ground: Terrain, floor: float, hover: floa
                                first + lengths - quarter)
         clearance = np.minimum(above_src, middle[span])
         seg = targets[frames]
-        need = (ground.height(seg[..., 0], seg[..., 2]) + clearance - seg[..., 1]).max(axis=1)
+        need = (ground._height_unchecked(seg[..., 0], seg[..., 2]) + clearance
+                - seg[..., 1]).max(axis=1)
         need = np.maximum(need, 0.0) * (free[frames] > 0.0)
         for c in np.flatnonzero(np.maximum.reduceat(need, first) > 0.0).tolist():
             start, stop = int(starts[c]), int(stops[c])
@@ -1280,7 +1266,8 @@ def _stage_clearance(track: LegTrack, ground: Terrain, floor: float, hover: floa
     raise_by = np.maximum(raise_by * _ramp(free), 0.0)
     targets[..., 1] += raise_by[:, None]
     # and never in the ground: what is left lifts the whole foot
-    depth = (ground.height(targets[..., 0], targets[..., 2]) - targets[..., 1]).max(axis=1)
+    depth = (ground._height_unchecked(targets[..., 0], targets[..., 2])
+             - targets[..., 1]).max(axis=1)
     targets[..., 1] += np.maximum(depth, 0.0)[:, None]
 
 
@@ -1318,7 +1305,7 @@ def _stage_unfold(track: LegTrack, ground: Terrain, floor: float, hover: float,
     if not np.any(keep):
         return
     above_src = np.maximum(track.source[..., 1] - floor - hover, 0.0)
-    room = (targets[..., 1] - ground.height(targets[..., 0], targets[..., 2])
+    room = (targets[..., 1] - ground._height_unchecked(targets[..., 0], targets[..., 2])
             - above_src).min(axis=1)
     room = np.maximum(room, 0.0)
     drop = np.zeros(len(targets))
@@ -1396,7 +1383,7 @@ def _stage_legs(motion: Motion, tracks: list[LegTrack], source_rotations: np.nda
                                                          for leg in legs), strict=True))
     hip_all = world[:, hips] + lift[:, None]
     a_all = np.stack([np.asarray(t.targets)[:, 0] for t in tracks], axis=1)
-    swing = quaternion_from_two_vectors(world[:, ankles] - world[:, hips], a_all - hip_all)
+    swing = _swing_rows(world[:, ankles] - world[:, hips], a_all - hip_all)
     reference = hip_all + rotate_vectors(swing, world[:, knees] - world[:, hips])
     axis = rotate_vectors(quaternion_multiply(swing, source_rotations[:, hips]),
                           np.stack([axes[leg.side] for leg in legs]))
@@ -1424,9 +1411,9 @@ def _stage_legs(motion: Motion, tracks: list[LegTrack], source_rotations: np.nda
                 _limit_pitch(src_foot, wanted, max_tilt) - wanted)
             # (but not into the ground: there it takes the pitch it was given)
             toe = solved[:, 2] + foot
-            sunk = ground.height(toe[:, 0], toe[:, 2]) > toe[:, 1]
+            sunk = ground._height_unchecked(toe[:, 0], toe[:, 2]) > toe[:, 1]
             foot[sunk] = wanted[sunk]
-            turn = quaternion_from_two_vectors(src_foot, foot)
+            turn = _swing_rows(src_foot, foot)
             # a planted sole rolls with the ground's cross slope (within max_tilt)
             mid = a + 0.5 * foot
             normal = ground.normal(mid[:, 0], mid[:, 2])
@@ -1493,7 +1480,11 @@ def evaluate(motion: Motion, terrain: Terrain, legs: Sequence[Leg],
     Heights are measured from ``terrain``; to measure a source clip on its own floor,
     pass ``Terrain.flat(floor)``.
     """
-    return _evaluate(motion, world_pose(motion)[1], terrain, legs, contacts,
+    if not isinstance(terrain, Terrain):
+        raise InvalidInputError(f"terrain must be a Terrain, got {type(terrain).__name__}",
+                                argument="terrain")
+    masks = {leg.side: metrics._mask(contacts[leg.side], motion.num_frames) for leg in legs}
+    return _evaluate(motion, world_pose(motion)[1], terrain, legs, masks,
                      None if reference is None else world_pose(reference)[1][0])
 
 
@@ -1508,33 +1499,35 @@ def _evaluate(motion: Motion, full: np.ndarray, terrain: Terrain, legs: Sequence
     dt = motion.frame_time
     forward = _facing(world, legs)
     knees = metrics._knees(world, legs) if knees is None else knees
+    height = terrain._height_unchecked
     for leg in legs:
         point = world[:, foot_point(leg)]
+        ankle = world[:, leg.ankle]
         thigh, shin = leg_lengths(motion, leg)
         c = contacts[leg.side]
-        per_frame, skate = metrics.foot_skate(point, c)
+        per_frame, skate = metrics._foot_skate(point, c)
         feet = full[:, foot_joints(motion, leg)]
         out[f"{leg.side}_skate"] = skate
         out[f"{leg.side}_skate_max"] = float(per_frame.max(initial=0.0))
-        out[f"{leg.side}_penetration"] = float(metrics.penetration(feet, terrain).max(initial=0))
-        fl = metrics.floating(point, terrain, c)
+        out[f"{leg.side}_penetration"] = float(metrics._penetration(feet, height).max(initial=0))
+        fl = metrics._floating(point, height, c)
         out[f"{leg.side}_floating"] = float(fl[c].mean()) if np.any(c) else 0.0
-        out[f"{leg.side}_stance_gap"] = metrics.stance_gap(feet, terrain, c)
-        out[f"{leg.side}_pivot_slide"] = metrics.pivot_slide(world[:, leg.ankle], point, c)[1]
-        out[f"{leg.side}_heel_slide"] = metrics.contact_speed(world[:, leg.ankle], c, dt)
-        out[f"{leg.side}_toe_slide"] = metrics.contact_speed(point, c, dt)
-        out[f"{leg.side}_toe_speed_near_ground"] = metrics.speed_near_floor(
-            point, terrain, dt, near=0.05 * (thigh + shin))
+        out[f"{leg.side}_stance_gap"] = metrics._stance_gap(feet, height, c)
+        out[f"{leg.side}_pivot_slide"] = metrics._pivot_slide(ankle, point, c)[1]
+        out[f"{leg.side}_heel_slide"] = metrics._contact_speed(ankle, c, dt)
+        out[f"{leg.side}_toe_slide"] = metrics._contact_speed(point, c, dt)
+        out[f"{leg.side}_toe_speed_near_ground"] = metrics._speed_near_floor(
+            point, height, dt, 0.05 * (thigh + shin))
         offset, flexion, move = knees[leg.side]
         bend = metrics._signed_flexion(offset, flexion, forward)
         out[f"{leg.side}_knee_pop"] = float(np.max(np.abs(np.diff(np.abs(bend))), initial=0.0))
         out[f"{leg.side}_backward_knee_frames"] = float(np.count_nonzero(bend < -2.0))
         out[f"{leg.side}_knee_jump"] = move
-        ankle = world[:, leg.ankle]
         out[f"{leg.side}_foot_turn"] = (0.0 if leg.toe is None
-                                        else metrics.foot_turn(ankle, world[:, leg.toe]))
+                                        else metrics._foot_turn(ankle, world[:, leg.toe]))
     ref = (full if reference is None else reference[None])[0, :motion.skeleton.num_joints]
-    out["bone_length_drift"] = metrics.bone_length_drift(world, motion.skeleton.parents, ref)
+    out["bone_length_drift"] = metrics._bone_length_drift(
+        world, np.asarray(motion.skeleton.parents, dtype=np.intp), ref)
     return out
 
 
@@ -1691,7 +1684,7 @@ def _stage_report(motion: Motion, planted: Motion, tracks: list[LegTrack],
     labels = {t.leg.side: t.contacts for t in tracks}
     before_ground = Terrain.flat(floor)
     root = motion.root_positions
-    lift_by = (float(np.median(ground.height(root[:, 0], root[:, 2]))) - floor
+    lift_by = (float(np.median(ground._height_unchecked(root[:, 0], root[:, 2]))) - floor
                if terrain is not None else 0.0)
     after_world = _legs_world_pose(planted, source_rotations, full_world, legs, lift)
     joints = motion.skeleton.num_joints

@@ -7,7 +7,7 @@ Lengths are in the motion's units; speeds in units per second; angles in degrees
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import numpy as np
@@ -62,6 +62,14 @@ def _check_ground(ground: Any) -> _Ground:
     return ground
 
 
+def _height_of(ground: _Ground) -> Callable[[Any, Any], FloatArray]:
+    """``ground.height``; a Terrain's without checking the arrays (for callers whose
+    arrays are valid positions)."""
+    from limbik.placement.terrain import Terrain
+
+    return ground._height_unchecked if isinstance(ground, Terrain) else ground.height
+
+
 def _dt(dt: Any) -> float:
     return as_float(dt, "dt", minimum=0.0, exclusive=True)
 
@@ -103,7 +111,11 @@ def foot_skate(positions: Any, contact: Any) -> tuple[FloatArray, float]:
     total : the sum of ``per_frame``.
     """
     p = _trajectory(positions)
-    c = _mask(contact, len(p))
+    return _foot_skate(p, _mask(contact, len(p)))
+
+
+def _foot_skate(p: FloatArray, c: np.ndarray) -> tuple[FloatArray, float]:
+    """:func:`foot_skate` of a validated trajectory ``(frames, 3)`` and mask."""
     step = np.zeros(len(p))
     if len(p) > 1:
         d = np.hypot(*(np.diff(p[:, [0, 2]], axis=0).T))
@@ -113,8 +125,12 @@ def foot_skate(positions: Any, contact: Any) -> tuple[FloatArray, float]:
 
 def penetration(positions: Any, ground: _Ground) -> FloatArray:
     """Depth below the ground, ``max(0, ground - y)``: shape of ``positions`` without the 3."""
-    p = _trajectory(positions)
-    return np.maximum(0.0, _check_ground(ground).height(p[..., 0], p[..., 2]) - p[..., 1])
+    return _penetration(_trajectory(positions), _check_ground(ground).height)
+
+
+def _penetration(p: FloatArray, height: Callable[[Any, Any], FloatArray]) -> FloatArray:
+    """:func:`penetration` of validated positions, with the ground's ``height(x, z)``."""
+    return np.maximum(0.0, height(p[..., 0], p[..., 2]) - p[..., 1])
 
 
 def floating(positions: Any, ground: _Ground, contact: Any, clearance: float = 0.0) -> FloatArray:
@@ -125,7 +141,13 @@ def floating(positions: Any, ground: _Ground, contact: Any, clearance: float = 0
     p = _trajectory(positions)
     c = _mask(contact, len(p))
     clearance = as_float(clearance, "clearance")
-    above = p[..., 1] - _check_ground(ground).height(p[..., 0], p[..., 2]) - clearance
+    return _floating(p, _check_ground(ground).height, c, clearance)
+
+
+def _floating(p: FloatArray, height: Callable[[Any, Any], FloatArray], c: np.ndarray,
+              clearance: float = 0.0) -> FloatArray:
+    """:func:`floating` of validated arguments, with the ground's ``height(x, z)``."""
+    above = p[..., 1] - height(p[..., 0], p[..., 2]) - clearance
     return np.where(c, np.maximum(above, 0.0), 0.0)
 
 
@@ -156,6 +178,11 @@ def foot_turn(ankle: Any, toe: Any) -> float:
     a = _trajectory(ankle, "ankle")
     t = _trajectory(toe, "toe")
     broadcast_shapes(("ankle", a.shape[:-1]), ("toe", t.shape[:-1]))
+    return _foot_turn(a, t)
+
+
+def _foot_turn(a: FloatArray, t: FloatArray) -> float:
+    """:func:`foot_turn` of validated trajectories."""
     unit = length_scale(a, t)  # a power of two: the directions keep their bits
     foot = t / unit - a / unit
     size = np.linalg.norm(foot, axis=-1, keepdims=True)
@@ -185,11 +212,17 @@ def bone_length_drift(world_positions: Any, parents: Any, reference: Any | None 
         raise InvalidInputError(f"parents must be joint indices below {p.shape[1]} (negative "
                                 f"for roots), got {par.tolist()[:20]}", argument="parents")
     par = par.astype(np.intp, copy=False)
-    child = np.flatnonzero(par >= 0)
     ref = p[0] if reference is None else as_float_array(reference, "reference", (3,))
     if ref.shape != p.shape[1:]:
         raise InvalidInputError(f"reference must have shape {p.shape[1:]}, got {ref.shape}",
                                 argument="reference")
+    return _bone_length_drift(p, par, ref)
+
+
+def _bone_length_drift(p: FloatArray, par: np.ndarray, ref: FloatArray) -> float:
+    """:func:`bone_length_drift` of validated positions ``(frames, joints, 3)``, parents
+    ``(joints,)`` (intp) and reference ``(joints, 3)``."""
+    child = np.flatnonzero(par >= 0)
     rest = np.linalg.norm(ref[child] - ref[par[child]], axis=-1)
     keep = rest > 1e-9 * max(float(rest.max(initial=0.0)), 1e-300)
     if not np.any(keep):
@@ -209,7 +242,14 @@ def speed_near_floor(positions: Any, ground: _Ground, dt: float, near: float) ->
     if isinstance(near, bool | np.bool_) or not (
             isinstance(near, float | int | np.floating | np.integer) and near == near):
         as_float(near, "near")  # raises: not a number, or NaN (+inf: every frame is near)
-    gap = p[:, 1] - _check_ground(ground).height(p[:, 0], p[:, 2])
+    return _speed_near_floor(p, _check_ground(ground).height, dt, near)
+
+
+def _speed_near_floor(p: FloatArray, height: Callable[[Any, Any], FloatArray], dt: float,
+                      near: float) -> float:
+    """:func:`speed_near_floor` of validated arguments, with the ground's
+    ``height(x, z)``."""
+    gap = p[:, 1] - height(p[:, 0], p[:, 2])
     close = gap <= near
     if len(p) < 2:
         return 0.0
@@ -261,9 +301,10 @@ def _knees(world: FloatArray, legs: Sequence[Any]) -> _Knees:
     :func:`knee_displacement` (all legs through one :func:`_leg`)."""
     hip, knee, ankle = (world[:, [getattr(leg, name) for leg in legs]]
                         for name in ("hip", "knee", "ankle"))
-    (h, k, a), _ = _leg(hip, knee, ankle)
+    (h, k, a), unit = _leg(hip, knee, ankle)
     offset, flexion = _knee_offset_flexion(h, k, a)
-    return {leg.side: (offset[:, i], flexion[:, i], knee_displacement(hip[:, i], knee[:, i]))
+    moves = _knee_displacement(k - h, unit)
+    return {leg.side: (offset[:, i], flexion[:, i], float(moves[i]))
             for i, leg in enumerate(legs)}
 
 
@@ -278,10 +319,15 @@ def knee_displacement(hip: Any, knee: Any) -> float:
     """The largest per-frame move of the knee relative to the hip (length units): a
     flipping bend shows here even when the flexion angle changes smoothly."""
     (hip_, knee_), unit = _leg(hip, knee)
-    rel = knee_ - hip_
+    return float(_knee_displacement(knee_ - hip_, unit))
+
+
+def _knee_displacement(rel: FloatArray, unit: float) -> FloatArray:
+    """:func:`knee_displacement` of the knee relative to the hip ``rel`` ``(frames, ...,
+    3)`` in ``unit`` (:func:`_leg`'s): ``(...)``."""
     if len(rel) < 2:
-        return 0.0
-    return float(np.max(np.linalg.norm(np.diff(rel, axis=0), axis=-1))) * unit
+        return np.zeros(rel.shape[1:-1])
+    return np.max(np.linalg.norm(np.diff(rel, axis=0), axis=-1), axis=0) * unit
 
 
 def stance_gap(points: Any, ground: _Ground, contact: Any) -> float:
@@ -292,10 +338,15 @@ def stance_gap(points: Any, ground: _Ground, contact: Any) -> float:
     """
     p = _trajectory(points, "points")
     c = _mask(contact, len(p))
-    _check_ground(ground)
+    return _stance_gap(p, _check_ground(ground).height, c)
+
+
+def _stance_gap(p: FloatArray, height: Callable[[Any, Any], FloatArray], c: np.ndarray
+                ) -> float:
+    """:func:`stance_gap` of validated arguments, with the ground's ``height(x, z)``."""
     if not np.any(c):
         return 0.0
-    gap = p[..., 1] - ground.height(p[..., 0], p[..., 2])
+    gap = p[..., 1] - height(p[..., 0], p[..., 2])
     lowest = gap.reshape(len(p), -1).min(axis=1)
     return float(lowest[c].mean())
 
@@ -323,8 +374,14 @@ def pivot_slide(heel: Any, toe: Any, contact: Any) -> tuple[FloatArray, float]:
     if h.shape != t.shape:
         raise InvalidInputError(f"heel and toe must have the same shape (frames, 3), got "
                                 f"{h.shape} and {t.shape}", argument="toe")
-    heel_steps, _ = foot_skate(h, contact)
-    toe_steps, _ = foot_skate(t, contact)
+    c = _mask(contact, len(h))
+    return _pivot_slide(h, t, c)
+
+
+def _pivot_slide(h: FloatArray, t: FloatArray, c: np.ndarray) -> tuple[FloatArray, float]:
+    """:func:`pivot_slide` of validated trajectories ``(frames, 3)`` and mask."""
+    heel_steps, _ = _foot_skate(h, c)
+    toe_steps, _ = _foot_skate(t, c)
     step = np.minimum(heel_steps, toe_steps)
     return step, float(step.sum())
 
@@ -334,7 +391,11 @@ def contact_speed(positions: Any, contact: Any, dt: float) -> float:
     toe slide. Returns 0 without such frame pairs."""
     p = _trajectory(positions)
     c = _mask(contact, len(p))
-    dt = _dt(dt)
+    return _contact_speed(p, c, _dt(dt))
+
+
+def _contact_speed(p: FloatArray, c: np.ndarray, dt: float) -> float:
+    """:func:`contact_speed` of validated arguments."""
     if len(p) < 2:
         return 0.0
     both = c[1:] & c[:-1]
@@ -617,14 +678,15 @@ def _score_motion(motion: Any, *, source: Any | None = None, terrain: _Ground | 
     if contacts is None or any(contacts.get(leg.side) is None for leg in legs):
         paths = [basis[:, joints] for joints in feet]
         found = list(feet_contacts(
-            paths, [b[..., 1] - basis_ground.height(b[..., 0], b[..., 2]) for b in paths],
+            paths, [b[..., 1] - _height_of(basis_ground)(b[..., 0], b[..., 2]) for b in paths],
             leg_length, dt))
     left = world[:, legs[0].hip] - world[:, legs[-1].hip]
     facing = cross(left, np.array([0.0, 1.0, 0.0]))  # (np.cross's bits)
     knees = _knees(world, legs) if knees is None else knees
+    height_of, src_height_of = _height_of(ground), _height_of(src_ground)
     for leg, joints, detected in zip(legs, feet, found, strict=True):
         points = full[:, joints]
-        height = points[..., 1] - ground.height(points[..., 0], points[..., 2])
+        height = points[..., 1] - height_of(points[..., 0], points[..., 2])
         speed = np.stack([horizontal_speed_of(points[:, k], dt) for k in range(len(joints))],
                          axis=1)
         given = None if contacts is None else contacts.get(leg.side)
@@ -649,7 +711,7 @@ def _score_motion(motion: Any, *, source: Any | None = None, terrain: _Ground | 
         lowest = height.min(axis=1)
         if np.any(foot):
             sole = full[:, foot_joints(motion, leg)]
-            sole_height = (sole[..., 1] - ground.height(sole[..., 0], sole[..., 2])).min(axis=1)
+            sole_height = (sole[..., 1] - height_of(sole[..., 0], sole[..., 2])).min(axis=1)
             floats.append(np.maximum(sole_height[foot], 0.0))
         gap = max(1, round(MIN_CONTACT_TIME / dt))
         # (contacts widened by ``gap`` frames each way; "full" then cut, since "same"
@@ -679,8 +741,8 @@ def _score_motion(motion: Any, *, source: Any | None = None, terrain: _Ground | 
             truth_all.append(truth)
         if src_full is not None:
             src_points = src_full[:, joints]
-            src_height = src_points[..., 1] - src_ground.height(src_points[..., 0],
-                                                                src_points[..., 2])
+            src_height = src_points[..., 1] - src_height_of(src_points[..., 0],
+                                                            src_points[..., 2])
             stance.append(np.abs(height - src_height)[mask])
             if np.count_nonzero(swing) > 2 and n > 2:
                 acc = np.zeros((n, len(joints)))
@@ -693,7 +755,7 @@ def _score_motion(motion: Any, *, source: Any | None = None, terrain: _Ground | 
         "skate_ratio": 100.0 * float(np.mean(skate)) if skate else 0.0,
         "slide_speed": float(np.mean(np.concatenate(slide))) if slide else 0.0,
         "penetration": pct * float(np.max(
-            [penetration(full[:, foot_joints(motion, leg)], ground).max(initial=0.0)
+            [_penetration(full[:, foot_joints(motion, leg)], height_of).max(initial=0.0)
              for leg in legs])),
         "float": pct * float(np.mean(np.concatenate(floats))) if floats else 0.0,
         "swing_clearance": pct * float(min(clear)) if clear else 0.0,

@@ -11,6 +11,7 @@ import numpy as np
 from limbik._runtime.validation import (
     FloatArray,
     as_float,
+    as_float_array,
     as_int,
     as_parents,
     as_points,
@@ -155,11 +156,17 @@ def _kernel_rows(array: FloatArray, shape: tuple[int, ...]) -> FloatArray:
 
 def _unit_quaternions(value: Any) -> FloatArray:
     """Validated quaternions; rows already of unit norm (to rounding) are kept bit for bit."""
-    q = as_quaternions(value, "rotations")  # validates shape, finiteness and zero norm
-    raw = np.asarray(value, dtype=np.float64)
-    with np.errstate(over="ignore"):  # huge rows: not unit, so q (scaled) is taken
-        near_unit = np.abs(np.sum(raw * raw, axis=-1) - 1.0) <= 4 * np.finfo(np.float64).eps
+    raw = as_float_array(value, "rotations", (4,))  # numbers, finite, shape (..., 4)
+    with np.errstate(over="ignore"):  # huge rows: not unit, so normalised (scaled) below
+        near_unit = np.abs(np.sum(raw * raw, axis=-1) - 1.0) <= _NEAR_UNIT
+    if near_unit.all():
+        return raw
+    q = as_quaternions(raw, "rotations")  # normalised; a zero quaternion raises
     return np.where(near_unit[..., None], raw, q)
+
+
+#: Largest difference of a quaternion's squared norm from 1 that keeps it as it is.
+_NEAR_UNIT = 4 * np.finfo(np.float64).eps
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

@@ -12,8 +12,8 @@ with every bone at its fitted length: in that frame the rotations are the identi
 Each joint with one child turns by the smallest rotation that points its bone where the
 positions put it (no twist of its own relative to its parent); a joint with several
 children (a pelvis, a chest) takes the rotation that best maps its rest children onto
-theirs (Kabsch), exact where they keep their shape; a joint with no child keeps its
-parent's rotation.
+theirs (the rotation Kabsch's method finds, computed as Horn's unit quaternion), exact
+where they keep their shape; a joint with no child keeps its parent's rotation.
 """
 
 from __future__ import annotations
@@ -28,11 +28,10 @@ from limbik._runtime.validation import FloatArray, as_parents
 from limbik.errors import InvalidInputError, NonFiniteInputError
 from limbik.geometry.quaternion import (
     quaternion_conjugate,
-    quaternion_from_matrix,
-    quaternion_from_two_vectors,
     quaternion_multiply,
     rotate_vectors,
 )
+from limbik.skeleton._fit_kernels import aim_world_rotations, best_rotations
 
 __all__ = ["POSITION_SKELETONS", "PositionFit", "fit_positions", "position_layout"]
 
@@ -135,19 +134,6 @@ def _check_positions(positions: Any, joints: int) -> FloatArray:
     return array
 
 
-def _kabsch(rest: FloatArray, now: FloatArray) -> FloatArray:
-    """Rotations ``(T, 4)`` best mapping ``rest (K, 3)`` onto ``now (T, K, 3)``."""
-    h = np.einsum("kc,tkd->tcd", rest, now)  # covariance, rest → now
-    u, _, vt = np.linalg.svd(h)
-    v = np.swapaxes(vt, -1, -2)
-    d = np.sign(np.linalg.det(v @ np.swapaxes(u, -1, -2)))
-    d[d == 0] = 1.0
-    fix = np.ones(u.shape[:-1])
-    fix[:, -1] = d
-    r = (v * fix[:, None, :]) @ np.swapaxes(u, -1, -2)
-    return quaternion_from_matrix(r)
-
-
 def fit_positions(positions: Any, parents: Any, *, rest_frame: int = 0) -> PositionFit:
     """Fit bone lengths and local rotations to joint positions ``(T, J, 3)``.
 
@@ -196,7 +182,7 @@ def fit_positions(positions: Any, parents: Any, *, rest_frame: int = 0) -> Posit
     for j in range(1, joints):
         if not short[j]:
             children[int(par[j])].append(j)
-    # joints by depth: each depth's rotations are found together, from their parents'
+    # joints by depth (for the forward kinematics of the residual below)
     depth = np.zeros(joints, dtype=np.int64)
     for j in range(1, joints):
         depth[j] = depth[par[j]] + 1
@@ -204,22 +190,21 @@ def fit_positions(positions: Any, parents: Any, *, rest_frame: int = 0) -> Posit
     identity = np.zeros((frames, 1, 4))
     identity[..., 3] = 1.0
     world = np.empty((frames, joints, 4))
-    for level in levels:
-        parent_q = identity if level[0] == 0 else world[:, par[level]]
-        q = np.array(parent_q)  # a joint with no child keeps its parent's rotation
-        single = [k for k, j in enumerate(level.tolist()) if len(children[j]) == 1]
-        if single:
-            child = np.array([children[level[k]][0] for k in single])
-            carried = rotate_vectors(parent_q[:, single], direction[child])  # no turn of its own
-            aim = np.where(lengths_t[:, child - 1, None] > 0, unit_t[:, child - 1], carried)
-            q[:, single] = quaternion_multiply(quaternion_from_two_vectors(carried, aim),
-                                               parent_q[:, single])
-        for k, j in enumerate(level.tolist()):
-            kids = children[j]
-            if len(kids) > 1:
-                now = unit_t[:, [c - 1 for c in kids]] * lengths[kids][None, :, None]
-                q[:, k] = _kabsch(offsets[kids], now)
-        world[:, level] = q / np.linalg.norm(q, axis=-1, keepdims=True)
+    # a joint with several children: the rotation that best maps their rest offsets onto
+    # their offsets now (best_rotations, all such joints in one batch); one with a single
+    # child: aimed down the tree by aim_world_rotations (-1 marks no child, -2 the former)
+    child = np.array([kids[0] if len(kids) == 1 else -1 if not kids else -2
+                      for kids in children], dtype=np.int64)
+    several = [j for j in range(joints) if len(children[j]) > 1]
+    if several:
+        h = np.stack([np.einsum("kc,tkd->tcd", offsets[children[j]],
+                                unit_t[:, [c - 1 for c in children[j]]]
+                                * lengths[children[j]][None, :, None]) for j in several])
+        world[:, several] = best_rotations(h.reshape(-1, 3, 3)).reshape(
+            len(several), frames, 4).swapaxes(0, 1)
+    aim_world_rotations(np.ascontiguousarray(par, dtype=np.int64), child,
+                        np.ascontiguousarray(direction),
+                        np.ascontiguousarray(unit_t), np.ascontiguousarray(lengths_t), world)
     # each joint's rotation in its parent's (the root's parent: the identity)
     parent_world = np.concatenate([identity, world[:, par[1:]]], axis=1)
     local = quaternion_multiply(quaternion_conjugate(parent_world), world)

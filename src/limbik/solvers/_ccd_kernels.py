@@ -12,6 +12,7 @@ import math
 import numpy as np
 from numba import njit
 
+from limbik.geometry._quaternion_kernels import multiply, rotate
 from limbik.solvers.fabrik._kernels import _unbend
 
 #: Compiled helpers called from the kernels here.
@@ -306,24 +307,13 @@ def ccd_points_solve_range(start, stop, positions, target, tolerance, max_iterat
 @_helper
 def _qmul(a, b):  # pragma: no cover - compiled
     """Hamilton product of (x, y, z, w) tuples."""
-    ax, ay, az, aw = a
-    bx, by, bz, bw = b
-    return (aw * bx + ax * bw + ay * bz - az * by,
-            aw * by - ax * bz + ay * bw + az * bx,
-            aw * bz + ax * by - ay * bx + az * bw,
-            aw * bw - ax * bx - ay * by - az * bz)
+    return multiply(a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3])
 
 
 @_helper
 def _qrot(q, vx, vy, vz):  # pragma: no cover - compiled
     """Rotate (vx, vy, vz) by the unit quaternion tuple q."""
-    x, y, z, w = q
-    tx = 2.0 * (y * vz - z * vy)
-    ty = 2.0 * (z * vx - x * vz)
-    tz = 2.0 * (x * vy - y * vx)
-    return (vx + w * tx + (y * tz - z * ty),
-            vy + w * ty + (z * tx - x * tz),
-            vz + w * tz + (x * ty - y * tx))
+    return rotate(q[0], q[1], q[2], q[3], vx, vy, vz)
 
 
 @_helper
