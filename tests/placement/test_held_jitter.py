@@ -9,10 +9,10 @@ import pytest
 
 import limbik
 from limbik.placement._footplant_kernels import steady_runs
-from limbik.placement.contacts import white_noise
+from limbik.placement.contacts import universal_band, white_noise
 from limbik.placement.footplant import _contact_distances, _ease_ramps, _held_back_on_release
 from limbik.placement.positions import footplant_positions
-from limbik.placement.settle import settle_in_runs, universal_band
+from limbik.placement.settle import settle_in_runs
 
 #: SMPL's 22 joints taken from a CMU-named clip (the same anatomical points).
 CMU_FOR_SMPL22 = ("Hips", "LeftUpLeg", "RightUpLeg", "LowerBack", "LeftLeg", "RightLeg", "Spine",

@@ -16,6 +16,7 @@ from limbik.placement.contacts import (
     noise_smoothing,
     smoothed_speed,
     standing_noise,
+    white_noise,
 )
 
 DT = 1 / 60
@@ -115,3 +116,40 @@ def test_smoothing_zero_finds_the_same_contacts(rng):
     speed = smoothed_speed(path, DT)[:, None]
     assert np.array_equal(joint_contacts(height, speed, LEG, DT),
                           joint_contacts(height, speed, LEG, DT, smoothing=0.0))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_landing_is_told_from_jitter_by_the_measured_white_noise(seed):
+    """At 20 fps the landing test looks 4 frames ahead: jitter of 1% of a leg comes that
+    much lower by chance, so without the noise most touch-downs read as still landing."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(400) / 20.0
+    phase = t % 1.0
+    swing = phase > 0.6
+    s = np.clip((phase - 0.6) / 0.4, 0.0, 1.0)
+    path = np.stack([np.floor(t) * 0.8 + 0.8 * s * s * (3 - 2 * s),
+                     np.where(swing, 0.15 * np.sin(np.pi * s), 0.0), np.zeros(t.size)], axis=1)
+    noisy = path + rng.normal(0.0, 0.01, path.shape)
+    noise = white_noise(noisy[:, None], 0.05)
+    assert 0.006 < noise < 0.014  # (it measures the jitter)
+    height = noisy[:, 1:2] - np.percentile(noisy[:, 1], 2)
+    smoothing = noise_smoothing(noisy[:, None], 0.05, LEG)
+    speed = smoothed_speed(noisy, 0.05, smoothing)[:, None]
+    plain = joint_contacts(height, speed, LEG, 0.05, smoothing=smoothing)[:, 0]
+    found = joint_contacts(height, speed, LEG, 0.05, smoothing=smoothing, noise=noise)[:, 0]
+    stance = ~swing
+    recall = lambda mask: (mask & stance).sum() / stance.sum()  # noqa: E731
+    assert recall(found) > recall(plain) + 0.03 and recall(found) > 0.85, recall(found)
+    assert (found & swing).sum() <= 0.05 * found.sum()
+    # each contact starts no later than the one found without the noise
+    starts = np.flatnonzero(found[1:] & ~found[:-1]) + 1
+    for start in np.flatnonzero(plain[1:] & ~plain[:-1]) + 1:
+        near = starts[np.abs(starts - start) <= 6]
+        assert near.size and near.min() <= start, (start, near)
+    # a clean path finds the same contacts with its own (tiny) noise as with none
+    clean_height = path[:, 1:2]
+    clean_speed = smoothed_speed(path, 0.05)[:, None]
+    assert np.array_equal(
+        joint_contacts(clean_height, clean_speed, LEG, 0.05),
+        joint_contacts(clean_height, clean_speed, LEG, 0.05,
+                       noise=white_noise(path[:, None], 0.05)))

@@ -22,6 +22,7 @@ __all__ = [
     "low_pass",
     "noise_smoothing",
     "standing_noise",
+    "universal_band",
     "white_noise",
 ]
 
@@ -125,6 +126,13 @@ def white_noise(paths: Any, dt: float) -> float:
     slow = _slowest_frames(low_pass(p, NOISE_TIME / dt), dt, slice(1, -2))
     return float(np.median([np.median(third[slow[:, k], k]) for k in range(p.shape[1])])
                  / (0.6745 * np.sqrt(20.0)))
+
+
+def universal_band(frames: Any, noise: float) -> Any:
+    """The universal threshold ``noise·√(2 ln m)`` of runs of ``m`` ``frames`` (an int or
+    an array; at least 2): about the largest offset that white noise of standard
+    deviation ``noise`` reaches over such a run."""
+    return noise * np.sqrt(2.0 * np.log(np.maximum(frames, 2)))
 
 
 def noise_smoothing(paths: Any, dt: float, leg_length: float) -> float:
@@ -328,7 +336,7 @@ def smoothed_speed(positions: Any, dt: float, smoothing: float = 0.0) -> FloatAr
 def joint_contacts(heights: Any, speeds: Any, leg_length: float, dt: float, *,
                    contact_height: float = CONTACT_HEIGHT,
                    speed_threshold: float | None = None,
-                   smoothing: float = 0.0) -> np.ndarray:
+                   smoothing: float = 0.0, noise: float = 0.0) -> np.ndarray:
     """Contact masks ``(frames, k)`` of ``k`` foot joints (heel/ankle, toe), as an animator
     marks them.
 
@@ -352,6 +360,10 @@ def joint_contacts(heights: Any, speeds: Any, leg_length: float, dt: float, *,
     first frames, while it still comes lower within ``LANDING_TIME`` s by more than
     ``LANDED_SHARE`` of the contact height, are its landing) and ends where it lifts off
     (its last frames above the entry height are its lift-off), unless the clip cuts it.
+    On a clip with white ``noise`` (the standard deviation of its foot paths' jitter,
+    :func:`white_noise`, in the clip's units) a landing must come lower by that share
+    and by the :func:`universal_band` of the frames it looks ahead over too: a standing
+    joint's jitter alone does not make it look as if it still comes down.
     """
     h = np.atleast_2d(np.asarray(heights, dtype=np.float64).T).T
     v = np.atleast_2d(np.asarray(speeds, dtype=np.float64).T).T
@@ -367,6 +379,9 @@ def joint_contacts(heights: Any, speeds: Any, leg_length: float, dt: float, *,
     half = max(1, round(LOCAL_FLOOR_TIME / dt))
     frames = max(2, round(MIN_CONTACT_TIME / dt))
     landing = max(1, round(LANDING_TIME / dt))
+    # (how much lower a joint must come within the landing time to be still landing, leg
+    # lengths: beyond what the noise reaches over those frames)
+    descent = LANDED_SHARE * contact_height + float(universal_band(landing + 1, noise)) / size
     out = np.zeros(h.shape, dtype=bool)
     for k in range(h.shape[1]):
         height = h[:, k] / size
@@ -381,25 +396,29 @@ def joint_contacts(heights: Any, speeds: Any, leg_length: float, dt: float, *,
                                     exit_height=EXIT_RATIO * contact_height, enter_speed=0.7 * gate,
                                     exit_speed=1.4 * gate, min_frames=frames,
                                     lifting=np.ones(len(signal), dtype=bool),
-                                    landing=height > ahead + LANDED_SHARE * contact_height)
+                                    landing=height > ahead + descent)
     return out
 
 
 def feet_contacts(paths: Sequence[np.ndarray], heights: Sequence[np.ndarray],
                   leg_length: float, dt: float, *, contact_height: float = CONTACT_HEIGHT,
-                  speed_threshold: float | None = None) -> list[np.ndarray]:
+                  speed_threshold: float | None = None,
+                  noise: float | None = None) -> list[np.ndarray]:
     """:func:`joint_contacts` for each foot of a clip: ``paths[i]`` ``(frames, k, 3)`` are
     foot ``i``'s joints' positions and ``heights[i]`` ``(frames, k)`` their heights above
     the ground, in the clip's units. One noise low-pass (:func:`noise_smoothing` of all
-    the feet's paths) and one speed threshold (default: :func:`joint_speed_threshold` of
-    all their speeds) serve every foot; returns a mask ``(frames, k)`` per foot."""
+    the feet's paths), one white noise (default: :func:`white_noise` of all the paths) and
+    one speed threshold (default: :func:`joint_speed_threshold` of all their speeds)
+    serve every foot; returns a mask ``(frames, k)`` per foot."""
     if not paths:
         return []
-    smoothing = noise_smoothing(np.concatenate(list(paths), axis=1), dt, leg_length)
+    every = np.concatenate(list(paths), axis=1)
+    smoothing = noise_smoothing(every, dt, leg_length)
+    noise = white_noise(every, dt) if noise is None else float(noise)
     speeds = [np.stack([smoothed_speed(p[:, k], dt, smoothing) for k in range(p.shape[1])],
                        axis=1) for p in paths]
     gate = (joint_speed_threshold(np.concatenate([s.ravel() for s in speeds]) / leg_length)
             if speed_threshold is None else float(speed_threshold))
     return [joint_contacts(h, v, leg_length, dt, contact_height=contact_height,
-                           speed_threshold=gate, smoothing=smoothing)
+                           speed_threshold=gate, smoothing=smoothing, noise=noise)
             for h, v in zip(heights, speeds, strict=True)]

@@ -69,6 +69,7 @@ from limbik.placement.contacts import (
     feet_contacts,
     joint_speed_threshold,
     runs,
+    universal_band,
     white_noise,
     window_reduce,
 )
@@ -79,7 +80,7 @@ from limbik.placement.feet import (
     leg_lengths,
     world_pose,
 )
-from limbik.placement.settle import settle_in_runs, steady_paths, universal_band
+from limbik.placement.settle import settle_in_runs, steady_paths
 from limbik.placement.spans import span_frames, span_medians, span_percentiles
 from limbik.placement.spring import smooth_zero_lag
 from limbik.placement.terrain import Terrain
@@ -645,11 +646,12 @@ def _stage_tracks(motion: Motion, full_world: np.ndarray, legs: Sequence[Leg],
 
 def _stage_contacts(tracks: list[LegTrack], given: Mapping[str, Any] | None, floor: float,
                     leg_length: float, dt: float, contact_height: float,
-                    contact_speed: float | None) -> None:
+                    contact_speed: float | None, noise: float) -> None:
     """Contacts per foot joint: given per leg, else found on the source's heights above its
     floor and speeds (:func:`~limbik.placement.contacts.feet_contacts`: one speed
-    threshold and one noise low-pass for all the clip's feet), a toe that lands the frame
-    after its heel held from the heel strike (:func:`_toe_from_heel_strike`)."""
+    threshold, one noise low-pass and the clip's white ``noise`` for all its feet), a toe
+    that lands the frame after its heel held from the heel strike
+    (:func:`_toe_from_heel_strike`)."""
     gate = (None if contact_speed is None
             else as_float(contact_speed, "contact_speed", minimum=0.0, exclusive=True))
     frames = len(tracks[0].source) if tracks else 0
@@ -658,7 +660,8 @@ def _stage_contacts(tracks: list[LegTrack], given: Mapping[str, Any] | None, flo
     if any(m is None for m in masks):
         found = list(feet_contacts([t.source for t in tracks],
                                    [t.source[..., 1] - floor for t in tracks], leg_length,
-                                   dt, contact_height=contact_height, speed_threshold=gate))
+                                   dt, contact_height=contact_height, speed_threshold=gate,
+                                   noise=noise))
     for track, mask, detected in zip(tracks, masks, found, strict=True):
         if mask is None:
             assert detected is not None
@@ -1615,7 +1618,11 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
     ground.warn_if_left(world, "motion")  # a height field is clamped at its edges
     tick(1, "contacts")
     tracks = _stage_tracks(motion, full_world, legs, floor, leg_length)
-    _stage_contacts(tracks, contacts, floor, leg_length, dt, contact_height, contact_speed)
+    # (how much the source's standing feet jitter: a landing comes down by more than it,
+    # and it is settled out of locks and of the joints free while their foot stands)
+    noise = white_noise(np.concatenate([t.source for t in tracks], axis=1), dt)
+    _stage_contacts(tracks, contacts, floor, leg_length, dt, contact_height, contact_speed,
+                    noise)
     tick(2, "locks")
     ease_in = max(1, round(smooth_time / dt))
     for track in tracks:
@@ -1624,9 +1631,6 @@ def footplant(motion: Motion, terrain: Terrain | None = None, *,
     # the one lift that puts the source's typical stance on the ground
     hovers = [h for track in tracks for h in track.hover]
     hover = float(np.median(hovers)) if hovers else 0.0
-    # (how much the source's standing feet jitter: settled out of locks and of the joints
-    # free while their foot stands)
-    noise = white_noise(np.concatenate([t.source for t in tracks], axis=1), dt)
     for track in tracks:
         _stage_locks(track, ground, floor, hover, world[:, track.leg.hip], lock_feet, dt,
                      noise)

@@ -2,30 +2,21 @@
 
 The noise's standard deviation comes from :func:`limbik.placement.contacts.white_noise`.
 Over a run of ``m`` frames it reaches about the universal threshold ``σ·√(2 ln m)``
-(:func:`universal_band`); a held joint's heights are soft-thresholded toward the run's
-median by that band (:func:`settle_in_runs`), and the paths of joints a standing foot
-does not hold keep a level within it still and follow a larger move
-(:func:`steady_paths`).
+(:func:`~limbik.placement.contacts.universal_band`); a held joint's heights are
+soft-thresholded toward the run's median by that band (:func:`settle_in_runs`), and the
+paths of joints a standing foot does not hold keep a level within it still and follow a
+larger move (:func:`steady_paths`).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from limbik.placement._footplant_kernels import steady_runs
-from limbik.placement.contacts import runs
+from limbik.placement.contacts import runs, universal_band
 from limbik.placement.spans import span_frames, span_medians
 
-__all__ = ["median_of_three", "settle_in_runs", "steady_paths", "universal_band"]
-
-
-def universal_band(frames: Any, noise: float) -> Any:
-    """The universal threshold ``noise·√(2 ln m)`` of runs of ``m`` ``frames`` (an int or
-    an array; at least 2): about the largest offset that white noise of standard
-    deviation ``noise`` reaches over such a run."""
-    return noise * np.sqrt(2.0 * np.log(np.maximum(frames, 2)))
+__all__ = ["median_of_three", "settle_in_runs", "steady_paths"]
 
 
 def median_of_three(values: np.ndarray, frames: np.ndarray, starts: np.ndarray,
