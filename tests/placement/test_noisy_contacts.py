@@ -153,3 +153,13 @@ def test_a_landing_is_told_from_jitter_by_the_measured_white_noise(seed):
         joint_contacts(clean_height, clean_speed, LEG, 0.05),
         joint_contacts(clean_height, clean_speed, LEG, 0.05,
                        noise=white_noise(path[:, None], 0.05)))
+
+
+@pytest.mark.parametrize("bad, error", [(-1.0, "noise must be >= 0"),
+                                        (float("nan"), "noise must be finite")])
+def test_a_bad_noise_is_refused_by_name(bad, error):
+    from limbik.errors import LimbikError
+
+    h = np.zeros((20, 1))
+    with pytest.raises(LimbikError, match=error):
+        joint_contacts(h, h, LEG, 0.05, noise=bad)

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from limbik._runtime.validation import FloatArray, as_float_array, as_int
+from limbik._runtime.validation import FloatArray, as_float, as_float_array, as_int
 from limbik.errors import InvalidInputError
 
 __all__ = [
@@ -381,6 +381,7 @@ def joint_contacts(heights: Any, speeds: Any, leg_length: float, dt: float, *,
     landing = max(1, round(LANDING_TIME / dt))
     # (how much lower a joint must come within the landing time to be still landing, leg
     # lengths: beyond what the noise reaches over those frames)
+    noise = as_float(noise, "noise", minimum=0.0)
     descent = LANDED_SHARE * contact_height + float(universal_band(landing + 1, noise)) / size
     out = np.zeros(h.shape, dtype=bool)
     for k in range(h.shape[1]):
@@ -414,7 +415,7 @@ def feet_contacts(paths: Sequence[np.ndarray], heights: Sequence[np.ndarray],
         return []
     every = np.concatenate(list(paths), axis=1)
     smoothing = noise_smoothing(every, dt, leg_length)
-    noise = white_noise(every, dt) if noise is None else float(noise)
+    noise = white_noise(every, dt) if noise is None else as_float(noise, "noise", minimum=0.0)
     speeds = [np.stack([smoothed_speed(p[:, k], dt, smoothing) for k in range(p.shape[1])],
                        axis=1) for p in paths]
     gate = (joint_speed_threshold(np.concatenate([s.ravel() for s in speeds]) / leg_length)
