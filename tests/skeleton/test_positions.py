@@ -242,6 +242,37 @@ CMU_FOR_SMPL22 = ("Hips", "LeftUpLeg", "RightUpLeg", "LowerBack", "LeftLeg", "Ri
                   "RightForeArm", "LeftHand", "RightHand")
 
 
+def test_footplant_on_jittering_positions_puts_the_upper_body_nearest_to_as_given(
+        shared_data):
+    from limbik.placement.positions import footplant_positions
+
+    clip = limbik.read_bvh(shared_data / "bvh" / "xia_neutral_walk_01_000.bvh")
+    positions = clip.world_positions(joints=CMU_FOR_SMPL22) * 0.056  # (metres)
+    noisy = positions + np.random.default_rng(4).normal(scale=0.01, size=positions.shape)
+    out, info = footplant_positions(noisy, "smpl22", fps=clip.frame_rate)
+    parents = np.array(POSITION_SKELETONS["smpl22"][1])
+    lengths = np.linalg.norm(out[:, 1:] - out[:, parents[1:]], axis=-1)
+    np.testing.assert_allclose(lengths, np.broadcast_to(info.lengths[1:], lengths.shape),
+                               rtol=1e-9)
+    # each joint above the pelvis: on the line from its parent toward where the input has
+    # it relative to the root, at its bone's length (the nearest such point)
+    upper = [3, 6, 9, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21]
+    given = out[:, :1] + (noisy - noisy[:, :1])
+    for j in upper:
+        way = given[:, j] - out[:, parents[j]]
+        np.testing.assert_allclose(out[:, j] - out[:, parents[j]],
+                                   way / np.linalg.norm(way, axis=-1, keepdims=True)
+                                   * info.lengths[j], atol=1e-12)
+    # nearer than the fit alone, which keeps every bone's direction and so carries each
+    # bone's length error to the joints beyond it
+    fitted = Motion.from_positions(noisy, "smpl22").world_positions()
+    moved = np.linalg.norm((out[:, upper] - out[:, :1]) - (noisy[:, upper] - noisy[:, :1]),
+                           axis=-1)
+    kept = np.linalg.norm((fitted[:, upper] - fitted[:, :1])
+                          - (noisy[:, upper] - noisy[:, :1]), axis=-1)
+    assert moved.mean() < 0.8 * kept.mean() and moved.max() < kept.max()
+
+
 def test_footplant_on_smpl_positions_keeps_bones_and_the_upper_body(shared_data):
     from limbik.placement.positions import footplant_positions
 

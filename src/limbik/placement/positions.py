@@ -5,7 +5,8 @@ A position motion is fitted with one length per bone and rotations
 (:meth:`limbik.skeleton.Motion.from_positions`), planted by :func:`limbik.footplant`
 (the same contacts, locks, swings and report), and turned back into positions in the
 input's joint order. Every bone of the result holds its fitted length; the upper body
-keeps its pose relative to the root.
+keeps its pose relative to the root as closely as that allows (each joint above the
+pelvis the nearest point at its bone's length to where the input has it).
 """
 
 from __future__ import annotations
@@ -107,6 +108,34 @@ def footplant_positions(positions: Any, skeleton: Any = "smpl22", *,
         terrain = terrain_for_clip(terrain, motion, legs=legs, up=axis,
                                    **dict(terrain_options or {}))
     planted, report = footplant(motion, terrain, legs=legs, **options)
-    out = from_y_up(planted.world_positions(), axis)
+    placed = planted.world_positions()
+    _upper_body_as_given(placed, pos, parents, fit.lengths, legs)
+    out = from_y_up(placed, axis)
     return out, PositionCleanup(report, fit.length_variation, fit.lengths, fit.residual,
                                 tuple(legs), terrain)
+
+
+def _upper_body_as_given(placed: np.ndarray, given: np.ndarray, parents: np.ndarray,
+                         lengths: np.ndarray, legs: Sequence[Leg]) -> None:
+    """In place: the joints of ``placed`` ``(T, J, 3)`` outside the ``legs`` (a leg is its
+    hip and everything below it) and the root, from the root out, each on the line from
+    its parent's place toward where ``given`` ``(T, J, 3)`` has it relative to the root,
+    at its bone's length ``lengths[j]``: the nearest such point. The upper body keeps its
+    pose relative to the root as closely as one length per bone allows, and one bone's
+    length error in ``given`` does not carry to the joints beyond it. A joint that
+    coincides with that line's start keeps its bone as ``placed`` has it."""
+    joints = len(parents)  # (each parent before its children, the root first)
+    in_leg = np.zeros(joints, dtype=bool)
+    in_leg[[leg.hip for leg in legs]] = True
+    for j in range(1, joints):
+        in_leg[j] |= in_leg[parents[j]]
+    bones = placed - placed[:, np.maximum(parents, 0)]
+    target = placed[:, :1] + (given - given[:, :1])
+    for j in range(1, joints):
+        p = int(parents[j])
+        if in_leg[j]:
+            continue
+        way = target[:, j] - placed[:, p]
+        size = np.linalg.norm(way, axis=-1, keepdims=True)
+        placed[:, j] = placed[:, p] + np.where(
+            size > 0.0, way / np.where(size > 0.0, size, 1.0) * lengths[j], bones[:, j])
