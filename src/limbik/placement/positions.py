@@ -129,13 +129,15 @@ def _upper_body_as_given(placed: np.ndarray, given: np.ndarray, parents: np.ndar
     in_leg[[leg.hip for leg in legs]] = True
     for j in range(1, joints):
         in_leg[j] |= in_leg[parents[j]]
-    bones = placed - placed[:, np.maximum(parents, 0)]
     target = placed[:, :1] + (given - given[:, :1])
-    for j in range(1, joints):
+    before = placed.copy()
+    for j in np.flatnonzero(~in_leg)[1:].tolist():
         p = int(parents[j])
-        if in_leg[j]:
-            continue
         way = target[:, j] - placed[:, p]
-        size = np.linalg.norm(way, axis=-1, keepdims=True)
-        placed[:, j] = placed[:, p] + np.where(
-            size > 0.0, way / np.where(size > 0.0, size, 1.0) * lengths[j], bones[:, j])
+        size = np.sqrt(np.einsum("ij,ij->i", way, way))[:, None]
+        if np.all(size > 0.0):
+            placed[:, j] = placed[:, p] + way * (lengths[j] / size)
+        else:
+            placed[:, j] = placed[:, p] + np.where(
+                size > 0.0, way * (lengths[j] / np.where(size > 0.0, size, 1.0)),
+                before[:, j] - before[:, p])
