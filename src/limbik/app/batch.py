@@ -361,23 +361,13 @@ def _clean_positions_chunk(task: tuple[list[Any], dict[str, Any]]) -> list[Any]:
 
 def _clean_positions(clips: list[Any], workers: int, **options: Any) -> list[Any]:
     """``(positions, PositionCleanup)`` of each clip, in order: here, or on up to
-    ``workers`` processes, a few chunks of consecutive clips each (forked from this
-    warmed-up process where ``fork`` exists, as :func:`_run_pool`'s)."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
+    ``workers`` processes (:func:`_worker_pool`), a few chunks of consecutive clips each."""
     workers = min(workers, len(clips))
     if workers <= 1:
         return _clean_positions_chunk((clips, options))
-    forking = "fork" in multiprocessing.get_all_start_methods()
-    if forking:
-        _warm_up()
     edges = [round(k * len(clips) / (4 * workers)) for k in range(4 * workers + 1)]
     chunks = [(clips[a:b], options) for a, b in itertools.pairwise(edges) if b > a]
-    with _one_thread_per_process(), ProcessPoolExecutor(
-            max_workers=workers, mp_context=multiprocessing.get_context(
-                "fork" if forking else "spawn"),
-            initializer=_start_worker, initargs=(not forking,)) as pool:
+    with _worker_pool(workers) as pool:
         return [done for chunk in pool.map(_clean_positions_chunk, chunks) for done in chunk]
 
 
@@ -489,27 +479,37 @@ def _one_thread_per_process() -> Any:
                 os.environ[name] = value
 
 
-def _run_pool(jobs: Sequence[_ClipJob], workers: int, deliver: Deliver) -> None:
-    """A pool of worker processes. Where ``fork`` exists, the pool forks this (warmed-up)
-    process, so each worker starts with the kernels loaded; elsewhere each worker warms
-    up once. Clips of a pool whose process died are run again in a new pool."""
+@contextlib.contextmanager
+def _worker_pool(workers: int) -> Any:
+    """A pool of ``workers`` processes, one thread each. Where ``fork`` exists, the pool
+    forks this process, warmed up first, so each worker starts with the kernels loaded;
+    elsewhere each worker warms up once."""
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-    from concurrent.futures.process import BrokenProcessPool
+    from concurrent.futures import ProcessPoolExecutor
 
     forking = "fork" in multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if forking else "spawn")
     if forking:
         _warm_up()
+    with _one_thread_per_process(), ProcessPoolExecutor(
+            max_workers=workers, mp_context=multiprocessing.get_context(
+                "fork" if forking else "spawn"),
+            initializer=_start_worker, initargs=(not forking,)) as pool:
+        yield pool
+
+
+def _run_pool(jobs: Sequence[_ClipJob], workers: int, deliver: Deliver) -> None:
+    """Each clip a task on :func:`_worker_pool`. Clips of a pool whose process died are
+    run again in a new pool."""
+    from concurrent.futures import as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
     # largest files first, so the last clips to finish are short ones
     remaining = sorted(jobs, key=lambda job: -_size(job.source))
     for _ in range(_POOL_ROUNDS):
         if not remaining:
             return
         lost: list[_ClipJob] = []
-        with _one_thread_per_process(), ProcessPoolExecutor(
-                max_workers=min(workers, len(remaining)), mp_context=context,
-                initializer=_start_worker, initargs=(not forking,)) as pool:
+        with _worker_pool(min(workers, len(remaining))) as pool:
             futures = {pool.submit(_run_clip, job): job for job in remaining}
             try:
                 for future in as_completed(futures):

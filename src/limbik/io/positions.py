@@ -132,18 +132,10 @@ def _pick(entries: dict[str, Any], key: str | None, name: str | Path) -> str:
     return key
 
 
-def _pickled_dictionary(buffer: io.BytesIO, name: str | Path) -> dict[str, Any]:
-    """The dictionary a ``.npy`` file of one pickled object holds (read past its
-    header), built by :class:`_ArraysOnly`."""
-    version = np.lib.format.read_magic(buffer)
-    if version == (1, 0):
-        shape, _, _ = np.lib.format.read_array_header_1_0(buffer)
-    elif version == (2, 0):
-        shape, _, _ = np.lib.format.read_array_header_2_0(buffer)
-    else:
-        raise InvalidInputError(f"path must be a .npy file of format 1.0 or 2.0 where it "
-                                f"holds objects, got format {version} in {name}",
-                                argument="path")
+def _pickled_dictionary(buffer: io.BytesIO, shape: tuple[int, ...],
+                        name: str | Path) -> dict[str, Any]:
+    """The dictionary a ``.npy`` file of one pickled object of ``shape`` holds (``buffer``
+    read past its header), built by :class:`_ArraysOnly`."""
     try:
         held = _ArraysOnly(buffer).load()
     except (pickle.UnpicklingError, AttributeError, EOFError, TypeError, ValueError) as exc:
@@ -174,13 +166,15 @@ def _load(path: str | Path, key: str | None
             raise InvalidInputError(f"path must end in .npy or .npz, got {name}",
                                     argument="path")
         buffer = io.BytesIO(data)
-        version = np.lib.format.read_magic(buffer)
-        header = (np.lib.format.read_array_header_1_0 if version == (1, 0) else
-                  np.lib.format.read_array_header_2_0 if version == (2, 0) else None)
-        if header is not None and header(buffer)[2].hasobject:
-            entries = _pickled_dictionary(io.BytesIO(data), name)
-            key = _pick(entries, key, name)
-            return np.asarray(entries.pop(key)), key, entries
+        read_header = {(1, 0): np.lib.format.read_array_header_1_0,
+                       (2, 0): np.lib.format.read_array_header_2_0}.get(
+                           np.lib.format.read_magic(buffer))
+        if read_header is not None:
+            shape, _, dtype = read_header(buffer)
+            if dtype.hasobject:
+                entries = _pickled_dictionary(buffer, shape, name)
+                key = _pick(entries, key, name)
+                return np.asarray(entries.pop(key)), key, entries
         if key is not None:
             raise InvalidInputError(f"key names an array of an .npz file or a dictionary; "
                                     f"{name} holds one array, got key={key!r}", argument="key")
