@@ -326,7 +326,7 @@ def plant_positions_file(source: str | Path, output: str | Path, skeleton: Any, 
         from limbik.placement.positions import to_y_up
         from limbik.skeleton.motion import Motion
 
-        write_bvh(Motion.from_positions(to_y_up(cleaned[0, :len(read.clip(0))], up), parents,
+        write_bvh(Motion.from_positions(to_y_up(cleaned[0, :len(clips[0])], up), parents,
                                         names=names, frame_time=1.0 / fps), output, up=up)
     else:
         write_positions(output, cleaned, read)
