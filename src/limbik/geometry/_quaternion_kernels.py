@@ -18,8 +18,13 @@ Vector = tuple[float, float, float]
 
 @njit(cache=True)  # called from the kernels
 def unit(x: float, y: float, z: float) -> Vector:
-    """``(x, y, z)`` over its length; 0 below ``EPS_DIRECTION`` (as ``normalize``)."""
+    """``(x, y, z)`` over its length; 0 below ``EPS_DIRECTION`` (as ``normalize``, and as
+    it scaled down by a power of two first where the squares overflow)."""
     n = math.sqrt(x * x + y * y + z * z)
+    if n == math.inf:
+        e = math.frexp(max(abs(x), abs(y), abs(z)))[1]
+        x, y, z = math.ldexp(x, -e), math.ldexp(y, -e), math.ldexp(z, -e)
+        n = math.sqrt(x * x + y * y + z * z)
     if n < EPS_DIRECTION:
         return 0.0, 0.0, 0.0
     return x / n, y / n, z / n
